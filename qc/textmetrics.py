@@ -1,0 +1,324 @@
+"""Text-overlap metrics used to evaluate rewrites and to measure agreement between workers.
+
+Scales: BLEU is on 0-100 as sacrebleu reports it; chrF, GLEU, SARI and match rates are
+fractions in [0, 1] (the sluice paper reports chrF and GLEU that way).
+
+References are always given per item as a sequence of strings, and items may have
+different numbers of references (``references_per_item[i]`` is the list for item ``i``).
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+import sacrebleu
+from sacrebleu.tokenizers.tokenizer_13a import Tokenizer13a
+
+CHRF_CHAR_ORDER = 4
+CHRF_BETA = 3.0
+GLEU_MAX_ORDER = 4
+
+_tokenize_13a = Tokenizer13a()
+
+
+def tokenize(text: str) -> list[str]:
+    """Tokens as BLEU sees them: sacrebleu's ``13a`` tokenizer (mteval-v13a), split on spaces."""
+    return _tokenize_13a(text.strip()).split()
+
+
+def _pad_references(references_per_item: Sequence[Sequence[str]]) -> list[list[str | None]]:
+    """Turn per-item reference lists into sacrebleu's reference streams, padding with None."""
+    if any(len(refs) == 0 for refs in references_per_item):
+        raise ValueError("every item needs at least one reference")
+    width = max((len(refs) for refs in references_per_item), default=0)
+    return [
+        [refs[k] if k < len(refs) else None for refs in references_per_item]
+        for k in range(width)
+    ]
+
+
+def corpus_bleu(
+    hypotheses: Sequence[str],
+    references_per_item: Sequence[Sequence[str]],
+    *,
+    tokenize: str = "13a",
+    lowercase: bool = False,
+) -> float:
+    """Corpus BLEU (0-100) with a variable number of references per hypothesis.
+
+    Thin wrapper over ``sacrebleu.corpus_bleu`` (default 13a tokenisation, case-sensitive,
+    the same as Moses ``multi-bleu-detok.perl`` that CANARD used).
+    """
+    if len(hypotheses) != len(references_per_item):
+        raise ValueError("one list of references is needed per hypothesis")
+    if not hypotheses:
+        return 0.0
+    streams = _pad_references(references_per_item)
+    return sacrebleu.corpus_bleu(
+        list(hypotheses), streams, tokenize=tokenize, lowercase=lowercase
+    ).score
+
+
+def sentence_bleu(hypothesis: str, references: Sequence[str]) -> float:
+    """Sentence BLEU in [0, 1] with Lin & Och (2004) add-one smoothing for n > 1.
+
+    This is what the sluice paper used (NLTK ``sentence_bleu`` with ``method2``); sacrebleu's
+    ``add-k`` smoothing with k = 1 is the same rule, so sacrebleu does the work.
+    """
+    if not references:
+        raise ValueError("sentence_bleu needs at least one reference")
+    score = sacrebleu.sentence_bleu(
+        hypothesis, list(references), smooth_method="add-k", smooth_value=1
+    )
+    return score.score / 100.0
+
+
+# --- chrF -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ChrF:
+    """Character n-gram precision, recall and F-beta, each in [0, 1]."""
+
+    precision: float
+    recall: float
+    f_score: float
+
+
+def _char_ngrams(text: str, order: int) -> list[Counter]:
+    """Counters of character n-grams (n = 1..order) with all whitespace removed (as chrF)."""
+    squeezed = "".join(text.split())
+    return [
+        Counter(squeezed[i : i + n] for i in range(len(squeezed) - n + 1))
+        for n in range(1, order + 1)
+    ]
+
+
+def chrf_statistics(hypothesis: str, reference: str, order: int = CHRF_CHAR_ORDER) -> list:
+    """Per n-gram order ``[hyp_count, ref_count, matches]`` — sacrebleu's CHRF statistics.
+
+    As in sacrebleu, hypothesis n-grams of an order the reference is too short to have are
+    not counted (so they do not lower the corpus precision).
+    """
+    stats = []
+    for hyp_grams, ref_grams in zip(
+        _char_ngrams(hypothesis, order), _char_ngrams(reference, order), strict=True
+    ):
+        matches = sum((hyp_grams & ref_grams).values())
+        hyp_count = sum(hyp_grams.values()) if ref_grams else 0
+        stats.append([hyp_count, sum(ref_grams.values()), matches])
+    return stats
+
+
+def chrf_from_statistics(stats: Sequence[Sequence[float]], beta: float = CHRF_BETA) -> ChrF:
+    """chrF as sacrebleu 2.x computes it (no eps smoothing).
+
+    Precision and recall are averaged over the n-gram orders where both hypothesis and
+    reference have n-grams; F-beta is computed from those averages. Reporting these same
+    averages as P and R keeps P, R and F consistent with each other and with sacrebleu.
+    """
+    total_precision = total_recall = 0.0
+    effective_order = 0
+    for n_hyp, n_ref, n_match in stats:
+        if n_hyp > 0 and n_ref > 0:
+            total_precision += n_match / n_hyp
+            total_recall += n_match / n_ref
+            effective_order += 1
+    if effective_order == 0:
+        return ChrF(0.0, 0.0, 0.0)
+    precision = total_precision / effective_order
+    recall = total_recall / effective_order
+    if precision + recall == 0:
+        return ChrF(precision, recall, 0.0)
+    factor = beta**2
+    f_score = (1 + factor) * precision * recall / (factor * precision + recall)
+    return ChrF(precision, recall, f_score)
+
+
+def _best_reference_statistics(hypothesis: str, references: Sequence[str], beta: float) -> list:
+    """Statistics against the reference giving the highest F (sacrebleu's multi-ref rule)."""
+    if not references:
+        raise ValueError("chrF needs at least one reference")
+    candidates = [chrf_statistics(hypothesis, ref) for ref in references]
+    return max(candidates, key=lambda stats: chrf_from_statistics(stats, beta).f_score)
+
+
+def sentence_chrf(hypothesis: str, references: Sequence[str], beta: float = CHRF_BETA) -> ChrF:
+    """Sentence chrF (beta = 3, character 4-grams) against the best of ``references``."""
+    return chrf_from_statistics(_best_reference_statistics(hypothesis, references, beta), beta)
+
+
+def corpus_chrf(
+    hypotheses: Sequence[str],
+    references_per_item: Sequence[Sequence[str]],
+    beta: float = CHRF_BETA,
+) -> ChrF:
+    """Corpus chrF: n-gram statistics summed over items, then P/R/F (as sacrebleu CHRF)."""
+    totals = [[0, 0, 0] for _ in range(CHRF_CHAR_ORDER)]
+    for hypothesis, references in zip(hypotheses, references_per_item, strict=True):
+        for total, stats in zip(
+            totals, _best_reference_statistics(hypothesis, references, beta), strict=True
+        ):
+            for k in range(3):
+                total[k] += stats[k]
+    return chrf_from_statistics(totals, beta)
+
+
+# --- GLEU -------------------------------------------------------------------------------
+
+
+def _all_ngrams(tokens: Sequence[str], max_order: int = GLEU_MAX_ORDER) -> Counter:
+    return Counter(
+        tuple(tokens[i : i + n])
+        for n in range(1, max_order + 1)
+        for i in range(len(tokens) - n + 1)
+    )
+
+
+def _gleu_counts(hypothesis: str, references: Sequence[str]) -> tuple[int, int]:
+    """``(matches, max(hyp_ngrams, ref_ngrams))`` for the reference with the best ratio."""
+    hyp_grams = _all_ngrams(tokenize(hypothesis))
+    hyp_total = sum(hyp_grams.values())
+    best: tuple[int, int] | None = None
+    for reference in references:
+        ref_grams = _all_ngrams(tokenize(reference))
+        n_all = max(hyp_total, sum(ref_grams.values()))
+        if n_all == 0:
+            continue
+        candidate = (sum((hyp_grams & ref_grams).values()), n_all)
+        if best is None or candidate[0] / candidate[1] > best[0] / best[1]:
+            best = candidate
+    return best if best is not None else (0, 0)
+
+
+def sentence_gleu(hypothesis: str, references: Sequence[str]) -> float:
+    """Google-BLEU (Wu et al. 2016) as NLTK's ``sentence_gleu``: min(n-gram P, n-gram R).
+
+    All 1..4-grams of hypothesis and reference are pooled; GLEU = matches / max(#hyp n-grams,
+    #ref n-grams). With several references the best-scoring one is used. Tokens: :func:`tokenize`.
+    """
+    matches, n_all = _gleu_counts(hypothesis, references)
+    return matches / n_all if n_all else 0.0
+
+
+def corpus_gleu(hypotheses: Sequence[str], references_per_item: Sequence[Sequence[str]]) -> float:
+    """NLTK ``corpus_gleu``: matches and totals summed over items before dividing."""
+    total_matches = total_all = 0
+    for hypothesis, references in zip(hypotheses, references_per_item, strict=True):
+        matches, n_all = _gleu_counts(hypothesis, references)
+        total_matches += matches
+        total_all += n_all
+    return total_matches / total_all if total_all else 0.0
+
+
+# --- decontextualization metrics --------------------------------------------------------
+
+_ARTICLES = frozenset({"a", "an", "the"})
+_PUNCTUATION_TABLE = str.maketrans({char: " " for char in string.punctuation})
+_UNIGRAM_PATTERN = re.compile(r"\w+|[^\w\s]")
+
+
+@lru_cache(maxsize=65536)
+def normalize_for_match(text: str) -> str:
+    """Decontextualization match normalisation: lower-case, punctuation -> space, no a/an/the."""
+    tokens = text.lower().translate(_PUNCTUATION_TABLE).split()
+    return " ".join(token for token in tokens if token not in _ARTICLES)
+
+
+def sentence_match(output: str, references: Sequence[str]) -> bool:
+    """Whether ``output`` equals any reference after :func:`normalize_for_match`."""
+    normalized = normalize_for_match(output)
+    return any(normalized == normalize_for_match(ref) for ref in references)
+
+
+def is_edited(original: str, output: str) -> bool:
+    """Whether the output differs from the original (whitespace runs ignored)."""
+    return " ".join(original.split()) != " ".join(output.split())
+
+
+def length_ratio(original: str, output: str) -> float:
+    """len(output) / len(original) in whitespace tokens (the paper's "length increase")."""
+    original_length = len(original.split())
+    if original_length == 0:
+        raise ValueError("the original sentence is empty")
+    return len(output.split()) / original_length
+
+
+def sari_unigrams(text: str) -> frozenset[str]:
+    """Unigram set for SARI: lower-cased word runs and single punctuation marks."""
+    return frozenset(_UNIGRAM_PATTERN.findall(text.lower()))
+
+
+@dataclass
+class EditCounts:
+    """Micro-average accumulator of true positives, false positives and false negatives."""
+
+    true_positive: float = 0.0
+    false_positive: float = 0.0
+    false_negative: float = 0.0
+
+    def add(self, other: EditCounts) -> None:
+        self.true_positive += other.true_positive
+        self.false_positive += other.false_positive
+        self.false_negative += other.false_negative
+
+    @property
+    def precision(self) -> float:
+        denominator = self.true_positive + self.false_positive
+        return self.true_positive / denominator if denominator else 0.0
+
+    @property
+    def recall(self) -> float:
+        denominator = self.true_positive + self.false_negative
+        return self.true_positive / denominator if denominator else 0.0
+
+    @property
+    def f1(self) -> float:
+        total = self.precision + self.recall
+        return 2 * self.precision * self.recall / total if total else 0.0
+
+
+def _fractional_edit_counts(
+    predicted: frozenset[str], reference_edits: Sequence[frozenset[str]]
+) -> EditCounts:
+    """TP/FP/FN where a word in r of R reference edit sets counts r / R."""
+    weight: Counter = Counter()
+    for edits in reference_edits:
+        weight.update(edits)
+    n_refs = len(reference_edits)
+    true_positive = sum(weight[word] for word in predicted) / n_refs
+    return EditCounts(
+        true_positive=true_positive,
+        false_positive=len(predicted) - true_positive,
+        false_negative=sum(weight.values()) / n_refs - true_positive,
+    )
+
+
+def sari_edit_counts(
+    original: str, output: str, references: Sequence[str]
+) -> tuple[EditCounts, EditCounts]:
+    """SARI add and delete counts for one example (decontextualization paper, section 6).
+
+    Add edits are unigrams of a sentence not in the original; delete edits are unigrams of
+    the original not in the sentence. The output's edits are scored against every
+    reference's edits with fractional weights: a word in r of the R references weighs r / R
+    (so an edit all references make is a full true positive). Sum the counts over examples
+    and read precision/recall/F1 from the totals to get the paper's micro average.
+    """
+    if not references:
+        raise ValueError("SARI needs at least one reference")
+    source = sari_unigrams(original)
+    prediction = sari_unigrams(output)
+    reference_sets = [sari_unigrams(ref) for ref in references]
+    additions = _fractional_edit_counts(
+        prediction - source, [ref - source for ref in reference_sets]
+    )
+    deletions = _fractional_edit_counts(
+        source - prediction, [source - ref for ref in reference_sets]
+    )
+    return additions, deletions
