@@ -1,0 +1,204 @@
+"""Django admin for every model: search, filters, raw payloads read-only."""
+
+from django.contrib import admin
+
+from . import models
+
+
+class ReadOnlyRawMixin:
+    """Raw payloads and provenance come from workers or files; they are evidence, not forms."""
+
+    raw_fields_read_only = ("payload", "provenance", "edit_operations", "client_warnings",
+                            "overridden_warnings", "server_warnings", "raw_answer", "detail")
+
+    def get_readonly_fields(self, request, obj=None):
+        own = tuple(super().get_readonly_fields(request, obj))
+        model_fields = {field.name for field in self.model._meta.get_fields()}
+        return own + tuple(name for name in self.raw_fields_read_only if name in model_fields)
+
+
+@admin.register(models.Project)
+class ProjectAdmin(admin.ModelAdmin):
+    list_display = ("slug", "name", "kind", "reward_cents", "created_at")
+    list_filter = ("kind",)
+    search_fields = ("slug", "name")
+
+
+@admin.register(models.ImportRecord)
+class ImportRecordAdmin(admin.ModelAdmin):
+    list_display = ("project", "format", "path", "split", "rows", "created_at")
+    list_filter = ("format", "project")
+    search_fields = ("path", "sha256")
+
+
+@admin.register(models.Document)
+class DocumentAdmin(admin.ModelAdmin):
+    list_display = ("external_id", "title", "project")
+    list_filter = ("project",)
+    search_fields = ("external_id", "title")
+
+
+@admin.register(models.TargetSentence)
+class TargetSentenceAdmin(admin.ModelAdmin):
+    list_display = ("id", "document", "paragraph_index", "start_byte", "end_byte")
+    search_fields = ("text", "document__title")
+    list_select_related = ("document",)
+    raw_id_fields = ("document",)
+
+
+class DialogueTurnInline(admin.TabularInline):
+    model = models.DialogueTurn
+    extra = 0
+
+
+@admin.register(models.Dialogue)
+class DialogueAdmin(admin.ModelAdmin):
+    list_display = ("external_id", "title", "section_title", "source", "source_split",
+                    "project")
+    list_filter = ("project", "source", "source_split")
+    search_fields = ("external_id", "title", "section_title")
+    inlines = [DialogueTurnInline]
+
+
+@admin.register(models.DialogueTurn)
+class DialogueTurnAdmin(admin.ModelAdmin):
+    list_display = ("dialogue", "order", "question", "answer")
+    search_fields = ("question", "answer", "dialogue__external_id")
+    list_select_related = ("dialogue",)
+    raw_id_fields = ("dialogue",)
+
+
+class ClozeFillerInline(admin.TabularInline):
+    model = models.ClozeFiller
+    extra = 0
+
+
+@admin.register(models.ClozeItem)
+class ClozeItemAdmin(admin.ModelAdmin):
+    list_display = ("external_id", "resolved_pattern", "article_title", "project")
+    list_filter = ("project", "resolved_pattern")
+    search_fields = ("external_id", "article_title", "sentence")
+    inlines = [ClozeFillerInline]
+
+
+@admin.register(models.ClozeFiller)
+class ClozeFillerAdmin(admin.ModelAdmin):
+    list_display = ("cloze", "position", "text", "is_original")
+    list_filter = ("is_original",)
+    search_fields = ("text", "cloze__external_id")
+    list_select_related = ("cloze",)
+    raw_id_fields = ("cloze",)
+
+
+@admin.register(models.ComplexSentence)
+class ComplexSentenceAdmin(admin.ModelAdmin):
+    list_display = ("external_id", "text", "project")
+    list_filter = ("project",)
+    search_fields = ("external_id", "text")
+    filter_horizontal = ("facts",)
+
+
+@admin.register(models.Fact)
+class FactAdmin(admin.ModelAdmin):
+    list_display = ("subject", "property", "object", "project")
+    list_filter = ("project", "property")
+    search_fields = ("subject", "property", "object")
+
+
+@admin.register(models.Item)
+class ItemAdmin(admin.ModelAdmin):
+    list_display = ("external_id", "project", "split", "group_key", "is_gold", "created_at")
+    list_filter = ("project", "split", "is_gold")
+    search_fields = ("external_id", "group_key")
+    list_select_related = ("project",)
+    raw_id_fields = ("target_sentence", "turn", "filler", "complex_sentence")
+
+
+@admin.register(models.SplitManifest)
+class SplitManifestAdmin(ReadOnlyRawMixin, admin.ModelAdmin):
+    list_display = ("project", "rule", "seed", "frozen", "created_at")
+    list_filter = ("project", "rule", "frozen")
+    readonly_fields = ("group_splits", "counts")
+
+
+@admin.register(models.Worker)
+class WorkerAdmin(admin.ModelAdmin):
+    list_display = ("external_id", "provider", "user", "is_blocked", "created_at")
+    list_filter = ("provider", "is_blocked")
+    search_fields = ("external_id", "user__username")
+    raw_id_fields = ("user",)
+
+
+class HitInline(admin.TabularInline):
+    model = models.Hit
+    extra = 0
+    fields = ("provider_hit_id", "status", "max_assignments", "expires_at", "error")
+    readonly_fields = fields
+    show_change_link = True
+
+
+@admin.register(models.Batch)
+class BatchAdmin(admin.ModelAdmin):
+    list_display = ("id", "project", "title", "provider", "live", "status", "created_at")
+    list_filter = ("project", "provider", "status", "live")
+    search_fields = ("title", "provider_hit_type_id")
+    inlines = [HitInline]
+
+
+@admin.register(models.Hit)
+class HitAdmin(admin.ModelAdmin):
+    list_display = ("id", "batch", "provider_hit_id", "status", "max_assignments", "created_at")
+    list_filter = ("status", "batch__project")
+    search_fields = ("provider_hit_id", "unique_request_token")
+    list_select_related = ("batch",)
+    raw_id_fields = ("batch",)
+
+
+@admin.register(models.Assignment)
+class AssignmentAdmin(ReadOnlyRawMixin, admin.ModelAdmin):
+    list_display = ("provider_assignment_id", "hit", "worker", "status", "submitted_at")
+    list_filter = ("status",)
+    search_fields = ("provider_assignment_id", "worker__external_id", "hit__provider_hit_id")
+    list_select_related = ("hit", "worker")
+    raw_id_fields = ("hit", "worker")
+
+
+@admin.register(models.Bonus)
+class BonusAdmin(admin.ModelAdmin):
+    list_display = ("assignment", "amount_cents", "sent_at", "created_at")
+    search_fields = ("assignment__provider_assignment_id", "unique_request_token")
+    raw_id_fields = ("assignment",)
+
+
+@admin.register(models.Annotation)
+class AnnotationAdmin(ReadOnlyRawMixin, admin.ModelAdmin):
+    list_display = ("id", "project", "item", "worker", "source", "category", "rating",
+                    "skipped", "review_status", "submitted_at")
+    list_filter = ("project", "source", "category", "skipped", "review_status")
+    search_fields = ("text", "worker__external_id", "item__external_id")
+    list_select_related = ("project", "item", "worker")
+    raw_id_fields = ("item", "worker", "assignment")
+
+
+@admin.register(models.Flag)
+class FlagAdmin(ReadOnlyRawMixin, admin.ModelAdmin):
+    list_display = ("id", "project", "reason", "score", "status", "worker", "annotation",
+                    "created_at")
+    list_filter = ("project", "reason", "status")
+    search_fields = ("reason", "detail", "worker__external_id")
+    list_select_related = ("project", "worker")
+    raw_id_fields = ("annotation", "worker", "assignment", "reviewed_by")
+
+
+@admin.register(models.Qualification)
+class QualificationAdmin(admin.ModelAdmin):
+    list_display = ("name", "project", "passing_score", "provider_qualification_type_id")
+    list_filter = ("project",)
+    search_fields = ("name",)
+
+
+@admin.register(models.StatusEvent)
+class StatusEventAdmin(ReadOnlyRawMixin, admin.ModelAdmin):
+    list_display = ("at", "batch", "hit", "assignment", "kind", "old_status", "new_status")
+    list_filter = ("kind",)
+    raw_id_fields = ("batch", "hit", "assignment")

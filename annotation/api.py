@@ -1,0 +1,89 @@
+"""The REST API under /api/ (schema at /api/schema/).
+
+Everyone logged in can list projects and their own annotations; items, other workers'
+annotations and every write are for staff.
+"""
+
+from __future__ import annotations
+
+from django.db.models import Q
+from rest_framework import permissions, routers, viewsets
+
+from . import selectors
+from .models import Project
+from .serializers import AnnotationSerializer, ItemSerializer, ProjectSerializer
+from .services.projects import project_get_or_create, project_update
+
+
+class IsStaffOrReadOnly(permissions.BasePermission):
+    def has_permission(self, request, view) -> bool:
+        if not request.user or not request.user.is_authenticated:
+            return False
+        return request.method in permissions.SAFE_METHODS or request.user.is_staff
+
+
+class ProjectViewSet(viewsets.ModelViewSet):
+    """Projects (datasets being built). Writes are for staff."""
+
+    serializer_class = ProjectSerializer
+    permission_classes = [IsStaffOrReadOnly]
+    lookup_field = "slug"
+    queryset = Project.objects.order_by("slug")
+
+    def perform_create(self, serializer):
+        data = serializer.validated_data
+        project, _ = project_get_or_create(
+            slug=data["slug"], kind=data["kind"], name=data.get("name"),
+            redundancy=data.get("redundancy"),
+        )
+        fields = {key: value for key, value in data.items()
+                  if key not in {"slug", "kind", "name", "redundancy"}}
+        serializer.instance = project_update(project=project, **fields) if fields else project
+
+    def perform_update(self, serializer):
+        serializer.instance = project_update(project=serializer.instance,
+                                             **serializer.validated_data)
+
+
+class ItemViewSet(viewsets.ReadOnlyModelViewSet):
+    """Items, filterable with ``?project=<slug>&split=<split>``; staff only.
+
+    Items are created by importers and moved between splits by split manifests, never here.
+    """
+
+    serializer_class = ItemSerializer
+    permission_classes = [permissions.IsAdminUser]
+
+    def get_queryset(self):
+        items = selectors.item_list(split=self.request.query_params.get("split"))
+        project = self.request.query_params.get("project")
+        if project:
+            items = items.filter(project__slug=project)
+        return items
+
+
+class AnnotationViewSet(viewsets.ReadOnlyModelViewSet):
+    """Annotations, filterable with ``?project=<slug>``. Workers see only their own; staff
+    see all. Annotations are written by the task pages and MTurk collection, and reviewed in
+    the review queue, never edited here."""
+
+    serializer_class = AnnotationSerializer
+    permission_classes = [permissions.IsAuthenticated]
+
+    def get_queryset(self):
+        annotations = selectors.annotation_list()
+        user = self.request.user
+        if not user.is_staff:
+            annotations = annotations.filter(Q(worker__user=user))
+        project = self.request.query_params.get("project")
+        if project:
+            annotations = annotations.filter(project__slug=project)
+        return annotations
+
+
+router = routers.DefaultRouter()
+router.register("projects", ProjectViewSet, basename="project")
+router.register("items", ItemViewSet, basename="item")
+router.register("annotations", AnnotationViewSet, basename="annotation")
+
+urlpatterns = router.urls

@@ -1,0 +1,7 @@
+from django.apps import AppConfig
+
+
+class AnnotationConfig(AppConfig):
+    name = "annotation"
+    verbose_name = "Unpack annotation"
+    default_auto_field = "django.db.models.BigAutoField"

@@ -1,0 +1,633 @@
+"""The data model for all five pipelines.
+
+Source material (documents, dialogues, cloze items, complex sentences) is imported once; an
+``Item`` is the unit a worker annotates and points at exactly one piece of source material.
+Work flows Batch → Hit → Assignment → Annotation; review produces Flags and decisions.
+
+State changes live in ``annotation.services``; these classes hold no behaviour beyond
+constraints the database enforces and small derived properties.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+
+class TaskKind(models.TextChoices):
+    DECONTEXT = "decontext", "Decontextualization"
+    PLAUSIBILITY = "plausibility", "Plausibility of clarifications"
+    REWRITE = "rewrite", "Question-in-context rewriting"
+    SPLIT_REPHRASE = "split_rephrase", "Split and rephrase"
+    SLUICE = "sluice", "Sluice resolution"
+
+
+class Split(models.TextChoices):
+    TRAIN = "train", "train"
+    DEV = "dev", "dev"
+    TEST = "test", "test"
+
+
+def default_redundancy() -> dict:
+    return {"train": 1, "dev": 5, "test": 5}
+
+
+class Project(models.Model):
+    """One dataset being built."""
+
+    slug = models.SlugField(max_length=80, unique=True)
+    name = models.CharField(max_length=200)
+    kind = models.CharField(max_length=20, choices=TaskKind.choices)
+    instructions = models.TextField(blank=True)
+    # Annotations wanted per item, by split, e.g. {"train": 1, "dev": 5, "test": 5}.
+    redundancy = models.JSONField(default=default_redundancy)
+    reward_cents = models.PositiveIntegerField(default=0)
+    # Overrides of qc.livechecks / qc.flags thresholds; keys validated by the services.
+    live_check_settings = models.JSONField(default=dict, blank=True)
+    flag_settings = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["slug"]
+
+    def __str__(self) -> str:
+        return self.slug
+
+    def redundancy_for(self, split: str) -> int:
+        return int(self.redundancy.get(split, 1))
+
+
+class ImportRecord(models.Model):
+    """One successful import of one file; the checksum makes re-importing a no-op."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="imports")
+    format = models.CharField(max_length=20)
+    path = models.CharField(max_length=500)
+    sha256 = models.CharField(max_length=64)
+    split = models.CharField(max_length=8, blank=True)
+    rows = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project", "format", "sha256", "split"], name="uniq_import_per_file"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.format}:{self.path}"
+
+
+# --- Source material -------------------------------------------------------------------------
+
+
+class Document(models.Model):
+    """A page: title, section titles and paragraphs (decontextualization)."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="documents")
+    external_id = models.CharField(max_length=200)
+    title = models.TextField()
+    url = models.URLField(max_length=500, blank=True)
+    # [{"section": ["Top", "Sub"], "text": "..."}, ...] in page order.
+    paragraphs = models.JSONField(default=list)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["project", "external_id"], name="uniq_document")
+        ]
+
+    def __str__(self) -> str:
+        return self.title[:80]
+
+
+class TargetSentence(models.Model):
+    """A sentence to decontextualize: UTF-8 byte offsets into one paragraph of a document."""
+
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="targets")
+    paragraph_index = models.PositiveIntegerField()
+    start_byte = models.PositiveIntegerField()
+    end_byte = models.PositiveIntegerField()
+    text = models.TextField()
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(condition=Q(end_byte__gt=models.F("start_byte")),
+                                   name="target_offsets_ordered"),
+        ]
+
+    def __str__(self) -> str:
+        return self.text[:80]
+
+
+class Dialogue(models.Model):
+    """A QuAC/CoQA conversation (CANARD rewriting) or a sluice context (Q1, A1, Q2)."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="dialogues")
+    external_id = models.CharField(max_length=200)
+    source = models.CharField(max_length=20, blank=True)  # quac | coqa | canard | sluice
+    source_split = models.CharField(max_length=20, blank=True)  # the source's own split name
+    title = models.TextField(blank=True)
+    section_title = models.TextField(blank=True)
+    background = models.TextField(blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["project", "external_id"], name="uniq_dialogue")
+        ]
+
+    def __str__(self) -> str:
+        return self.external_id
+
+
+class DialogueTurn(models.Model):
+    dialogue = models.ForeignKey(Dialogue, on_delete=models.CASCADE, related_name="turns")
+    order = models.PositiveIntegerField()  # 1-based, as CANARD's Question_no
+    question = models.TextField()
+    answer = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["dialogue_id", "order"]
+        constraints = [
+            models.UniqueConstraint(fields=["dialogue", "order"], name="uniq_turn_order"),
+            models.CheckConstraint(condition=Q(order__gte=1), name="turn_order_positive"),
+        ]
+
+    CANNOT_ANSWER = "CANNOTANSWER"
+
+    def __str__(self) -> str:
+        return f"{self.dialogue_id}#{self.order}: {self.question[:60]}"
+
+    @property
+    def shown_answer(self) -> str:
+        """QuAC's CANNOTANSWER is shown to annotators as the paper did."""
+        return "I don't know." if self.answer.strip() == self.CANNOT_ANSWER else self.answer
+
+
+class ClozeItem(models.Model):
+    """A wikiHow sentence with a gap and its context (CLAIRE / SemEval-2022 Task 7)."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="cloze_items")
+    external_id = models.CharField(max_length=100)
+    resolved_pattern = models.CharField(max_length=40)
+    article_title = models.TextField()
+    section_header = models.TextField(blank=True)
+    previous_context = models.TextField(blank=True)
+    sentence = models.TextField()
+    followup_context = models.TextField(blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["project", "external_id"], name="uniq_cloze")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.external_id}: {self.sentence[:60]}"
+
+
+class ClozeFiller(models.Model):
+    cloze = models.ForeignKey(ClozeItem, on_delete=models.CASCADE, related_name="fillers")
+    position = models.PositiveSmallIntegerField()  # 1..5 as in the released Id_<n>
+    text = models.TextField()
+    # True for the human insertion, False for generated ones, None when the source does not say.
+    is_original = models.BooleanField(null=True)
+
+    class Meta:
+        ordering = ["cloze_id", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["cloze", "position"], name="uniq_filler_position"),
+            models.CheckConstraint(condition=Q(position__gte=1, position__lte=5),
+                                   name="filler_position_1_5"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.cloze_id}_{self.position}: {self.text[:40]}"
+
+
+class ComplexSentence(models.Model):
+    """A sentence to split and rephrase, with the RDF facts it expresses (WebSplit)."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE,
+                                related_name="complex_sentences")
+    external_id = models.CharField(max_length=200)
+    text = models.TextField()
+    facts = models.ManyToManyField("Fact", related_name="sentences", blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["project", "external_id"], name="uniq_complex")
+        ]
+
+    def __str__(self) -> str:
+        return self.text[:80]
+
+
+class Fact(models.Model):
+    """An RDF triple; shared by every complex sentence that expresses it."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="facts")
+    subject = models.TextField()
+    property = models.CharField(max_length=200)
+    object = models.TextField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["project", "subject", "property", "object"],
+                                    name="uniq_fact")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.subject} | {self.property} | {self.object}"
+
+
+# --- Work ------------------------------------------------------------------------------------
+
+
+class Item(models.Model):
+    """The unit a worker annotates; points at exactly one piece of source material."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="items")
+    external_id = models.CharField(max_length=200)
+    split = models.CharField(max_length=8, choices=Split.choices, default=Split.TRAIN)
+    # Splits never cut a group (page, wikiHow article, dialogue, triple cluster).
+    group_key = models.CharField(max_length=200)
+    position = models.PositiveIntegerField(default=0)  # order within the group (turn order)
+    target_sentence = models.ForeignKey(TargetSentence, null=True, blank=True,
+                                        on_delete=models.CASCADE, related_name="items")
+    turn = models.ForeignKey(DialogueTurn, null=True, blank=True, on_delete=models.CASCADE,
+                             related_name="items")
+    filler = models.ForeignKey(ClozeFiller, null=True, blank=True, on_delete=models.CASCADE,
+                               related_name="items")
+    complex_sentence = models.ForeignKey(ComplexSentence, null=True, blank=True,
+                                         on_delete=models.CASCADE, related_name="items")
+    is_gold = models.BooleanField(default=False)
+    gold_answer = models.JSONField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.UniqueConstraint(fields=["project", "external_id"], name="uniq_item"),
+            models.CheckConstraint(
+                name="item_points_at_one_source",
+                condition=(
+                    Q(target_sentence__isnull=False, turn__isnull=True, filler__isnull=True,
+                      complex_sentence__isnull=True)
+                    | Q(target_sentence__isnull=True, turn__isnull=False, filler__isnull=True,
+                        complex_sentence__isnull=True)
+                    | Q(target_sentence__isnull=True, turn__isnull=True, filler__isnull=False,
+                        complex_sentence__isnull=True)
+                    | Q(target_sentence__isnull=True, turn__isnull=True, filler__isnull=True,
+                        complex_sentence__isnull=False)
+                ),
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["project", "split", "id"], name="item_project_split"),
+            models.Index(fields=["project", "group_key", "position"], name="item_group"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.project_id}:{self.external_id}"
+
+
+class SplitManifest(models.Model):
+    """A frozen assignment of groups to splits; publishing respects it."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="manifests")
+    rule = models.CharField(max_length=20)  # group | websplit | canard
+    seed = models.IntegerField()
+    fractions = models.JSONField(default=dict)
+    group_splits = models.JSONField(default=dict)  # {group_key: split}
+    counts = models.JSONField(default=dict)
+    frozen = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.project_id} {self.rule} seed={self.seed}"
+
+
+class Worker(models.Model):
+    """An MTurk worker (WorkerId) or a local user."""
+
+    class Provider(models.TextChoices):
+        LOCAL = "local", "local"
+        MTURK = "mturk", "MTurk"
+        IMPORT = "import", "imported"
+
+    provider = models.CharField(max_length=10, choices=Provider.choices)
+    external_id = models.CharField(max_length=100)
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, null=True, blank=True,
+                                on_delete=models.SET_NULL, related_name="worker")
+    is_blocked = models.BooleanField(default=False)
+    blocked_reason = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["provider", "external_id"], name="uniq_worker")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.provider}:{self.external_id}"
+
+    @property
+    def anonymous_id(self) -> str:
+        """A stable pseudonym for exports: never the MTurk WorkerId or the username."""
+        salt = settings.SECRET_KEY.encode()
+        digest = hashlib.sha256(salt + f"{self.provider}:{self.external_id}".encode())
+        return "w" + digest.hexdigest()[:12]
+
+
+class Batch(models.Model):
+    """A launch of work for a project through one provider."""
+
+    class Status(models.TextChoices):
+        DRAFT = "draft", "draft"
+        PUBLISHING = "publishing", "publishing"
+        PUBLISHED = "published", "published"
+        COMPLETE = "complete", "complete"
+        FAILED = "failed", "failed"
+        CANCELLED = "cancelled", "cancelled"
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="batches")
+    provider = models.CharField(max_length=10, default="local")
+    live = models.BooleanField(default=False)  # MTurk production rather than the sandbox
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.DRAFT)
+    title = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    keywords = models.CharField(max_length=500, blank=True)
+    reward_cents = models.PositiveIntegerField(default=0)
+    items_per_hit = models.PositiveIntegerField(default=1)
+    lifetime_seconds = models.PositiveIntegerField(default=7 * 24 * 3600)
+    assignment_duration_seconds = models.PositiveIntegerField(default=3600)
+    auto_approval_delay_seconds = models.PositiveIntegerField(default=3 * 24 * 3600)
+    qualification_requirements = models.JSONField(default=list, blank=True)
+    # Which items: {"splits": [...], "item_ids": [...]} as chosen at launch.
+    selection = models.JSONField(default=dict, blank=True)
+    provider_hit_type_id = models.CharField(max_length=64, blank=True)
+    error = models.TextField(blank=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
+                                   on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        verbose_name_plural = "batches"
+
+    def __str__(self) -> str:
+        return f"batch {self.pk}: {self.title}"
+
+
+class Hit(models.Model):
+    class Status(models.TextChoices):
+        PENDING = "pending", "pending"  # built, not yet created at the provider
+        ASSIGNABLE = "assignable", "assignable"
+        UNASSIGNABLE = "unassignable", "unassignable"
+        REVIEWABLE = "reviewable", "reviewable"
+        REVIEWING = "reviewing", "reviewing"
+        DISPOSED = "disposed", "disposed"
+        FAILED = "failed", "failed"
+
+    batch = models.ForeignKey(Batch, on_delete=models.CASCADE, related_name="hits")
+    provider_hit_id = models.CharField(max_length=64, null=True, blank=True, unique=True)
+    # Sent as MTurk's UniqueRequestToken: a retried publish can never create a second HIT.
+    unique_request_token = models.CharField(max_length=64, unique=True)
+    items = models.ManyToManyField(Item, through="HitItem", related_name="hits")
+    max_assignments = models.PositiveSmallIntegerField(default=1)
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.PENDING)
+    error = models.TextField(blank=True)
+    expires_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["id"]
+        indexes = [models.Index(fields=["batch", "status"], name="hit_batch_status")]
+
+    def __str__(self) -> str:
+        return self.provider_hit_id or f"hit {self.pk} (not published)"
+
+
+class HitItem(models.Model):
+    hit = models.ForeignKey(Hit, on_delete=models.CASCADE)
+    item = models.ForeignKey(Item, on_delete=models.CASCADE)
+    order = models.PositiveSmallIntegerField(default=0)
+
+    class Meta:
+        ordering = ["hit_id", "order"]
+        constraints = [
+            models.UniqueConstraint(fields=["hit", "item"], name="uniq_hit_item"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.hit_id}/{self.item_id}"
+
+
+class Assignment(models.Model):
+    class Status(models.TextChoices):
+        ACCEPTED = "accepted", "accepted"
+        SUBMITTED = "submitted", "submitted"
+        APPROVED = "approved", "approved"
+        REJECTED = "rejected", "rejected"
+        RETURNED = "returned", "returned"
+        ABANDONED = "abandoned", "abandoned"
+
+    hit = models.ForeignKey(Hit, on_delete=models.CASCADE, related_name="assignments")
+    worker = models.ForeignKey(Worker, on_delete=models.PROTECT, related_name="assignments")
+    provider_assignment_id = models.CharField(max_length=64, unique=True)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.ACCEPTED)
+    accepted_at = models.DateTimeField(null=True, blank=True)
+    submitted_at = models.DateTimeField(null=True, blank=True)
+    reviewed_at = models.DateTimeField(null=True, blank=True)
+    raw_answer = models.TextField(blank=True)
+    review_message = models.TextField(blank=True)
+    # Set once the decision reached the provider; the outbox for approve/reject jobs.
+    decision_synced = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+        indexes = [models.Index(fields=["worker", "status"], name="assignment_worker_status")]
+
+    def __str__(self) -> str:
+        return self.provider_assignment_id
+
+
+class Bonus(models.Model):
+    assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="bonuses")
+    amount_cents = models.PositiveIntegerField()
+    reason = models.TextField()
+    unique_request_token = models.CharField(max_length=64, unique=True)
+    sent_at = models.DateTimeField(null=True, blank=True)
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        verbose_name_plural = "bonuses"
+        constraints = [
+            models.CheckConstraint(condition=Q(amount_cents__gt=0), name="bonus_positive"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.amount_cents}c for {self.assignment_id}"
+
+
+class Annotation(models.Model):
+    """One worker's answer for one item.
+
+    ``payload`` holds the typed answer of the task kind (see ``annotation.payloads``); the most
+    queried parts are denormalised into columns: ``category``, ``rating``, ``text``, ``skipped``.
+    """
+
+    class Source(models.TextChoices):
+        LOCAL = "local", "local annotator"
+        MTURK = "mturk", "MTurk"
+        IMPORT = "import", "imported"
+
+    class Category(models.TextChoices):
+        DONE = "DONE", "DONE"
+        IMPOSSIBLE = "IMPOSSIBLE", "IMPOSSIBLE"
+        UNNECESSARY = "UNNECESSARY", "UNNECESSARY"
+
+    class Review(models.TextChoices):
+        PENDING = "pending", "pending"
+        APPROVED = "approved", "approved"
+        REJECTED = "rejected", "rejected"
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="annotations")
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="annotations")
+    worker = models.ForeignKey(Worker, on_delete=models.PROTECT, related_name="annotations")
+    assignment = models.ForeignKey(Assignment, null=True, blank=True, on_delete=models.CASCADE,
+                                   related_name="annotations")
+    source = models.CharField(max_length=8, choices=Source.choices)
+    payload = models.JSONField(default=dict)
+    category = models.CharField(max_length=12, choices=Category.choices, blank=True)
+    # An individual 1–5 rating, or the released mean score for imported CLAIRE rows.
+    rating = models.FloatField(null=True, blank=True)
+    text = models.TextField(blank=True)
+    skipped = models.BooleanField(default=False)
+    # Decontextualization: [{"op": "delete"|"add"|"swap", "start": int, "end": int,
+    #   "text": str, "source": {"paragraph": int, "start": int, "end": int} | null,
+    #   "edit_type": str | null}, ...] — spans are character offsets into the original sentence.
+    edit_operations = models.JSONField(default=list, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    submitted_at = models.DateTimeField(null=True, blank=True)
+    duration_ms = models.PositiveIntegerField(null=True, blank=True)
+    client_warnings = models.JSONField(default=list, blank=True)  # shown in the browser
+    overridden_warnings = models.JSONField(default=list, blank=True)  # submitted anyway
+    server_warnings = models.JSONField(default=list, blank=True)  # re-checked on arrival
+    review_status = models.CharField(max_length=8, choices=Review.choices,
+                                     default=Review.PENDING)
+    # Idempotency key sent by the browser: a double submit stores one annotation.
+    client_token = models.CharField(max_length=64, null=True, blank=True, unique=True)
+    provenance = models.JSONField(default=dict, blank=True)  # file, line, original ids
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.UniqueConstraint(fields=["worker", "item"],
+                                    condition=Q(assignment__isnull=True),
+                                    name="uniq_annotation_worker_item"),
+            models.UniqueConstraint(fields=["worker", "item", "assignment"],
+                                    condition=Q(assignment__isnull=False),
+                                    name="uniq_annotation_worker_item_assignment"),
+            models.CheckConstraint(condition=Q(rating__isnull=True)
+                                   | Q(rating__gte=1, rating__lte=5),
+                                   name="rating_1_5"),
+        ]
+        indexes = [
+            models.Index(fields=["item", "worker"], name="annotation_item_worker"),
+            models.Index(fields=["project", "submitted_at"], name="annotation_project_time"),
+            models.Index(fields=["worker", "project"], name="annotation_worker_project"),
+        ]
+
+    def __str__(self) -> str:
+        return f"annotation {self.pk} of item {self.item_id} by {self.worker_id}"
+
+
+class Flag(models.Model):
+    """A reason for a reviewer to look at an annotation, an assignment or a worker."""
+
+    class Status(models.TextChoices):
+        OPEN = "open", "open"
+        UPHELD = "upheld", "upheld (work rejected)"
+        DISMISSED = "dismissed", "dismissed (work approved)"
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="flags")
+    annotation = models.ForeignKey(Annotation, null=True, blank=True, on_delete=models.CASCADE,
+                                   related_name="flags")
+    worker = models.ForeignKey(Worker, null=True, blank=True, on_delete=models.CASCADE,
+                               related_name="flags")
+    assignment = models.ForeignKey(Assignment, null=True, blank=True, on_delete=models.CASCADE,
+                                   related_name="flags")
+    reason = models.CharField(max_length=40)
+    score = models.FloatField(default=0.0)
+    detail = models.TextField(blank=True)
+    # Identifies what was flagged for what, so re-running QC never duplicates a flag.
+    fingerprint = models.CharField(max_length=200)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.OPEN)
+    reviewed_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
+                                    on_delete=models.SET_NULL)
+    reviewed_at = models.DateTimeField(null=True, blank=True)
+    decision_note = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-score", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["project", "fingerprint"], name="uniq_flag"),
+        ]
+        indexes = [models.Index(fields=["project", "status"], name="flag_project_status")]
+
+    def __str__(self) -> str:
+        return f"{self.reason} ({self.score:.2f})"
+
+
+class Qualification(models.Model):
+    """A qualification test (questions + answer key) and its MTurk qualification type."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE,
+                                related_name="qualifications")
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    # [{"id": "q1", "text": "...", "options": ["1", ..., "5"], "answer": "5"}, ...]
+    questions = models.JSONField(default=list)
+    passing_score = models.PositiveSmallIntegerField()
+    provider_qualification_type_id = models.CharField(max_length=64, null=True, blank=True,
+                                                      unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class StatusEvent(models.Model):
+    """An audit trail of every state change of batches, HITs and assignments."""
+
+    batch = models.ForeignKey(Batch, on_delete=models.CASCADE, related_name="events")
+    hit = models.ForeignKey(Hit, null=True, blank=True, on_delete=models.CASCADE,
+                            related_name="events")
+    assignment = models.ForeignKey(Assignment, null=True, blank=True, on_delete=models.CASCADE,
+                                   related_name="events")
+    kind = models.CharField(max_length=40)
+    old_status = models.CharField(max_length=20, blank=True)
+    new_status = models.CharField(max_length=20, blank=True)
+    detail = models.JSONField(default=dict, blank=True)
+    at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["at", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.kind}: {self.old_status}→{self.new_status}"
+
+

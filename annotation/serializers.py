@@ -1,0 +1,76 @@
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from .models import Annotation, Item, Project
+from .services.projects import validate_redundancy
+
+
+class ProjectSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Project
+        fields = ["id", "slug", "name", "kind", "instructions", "redundancy", "reward_cents",
+                  "live_check_settings", "flag_settings", "created_at"]
+        read_only_fields = ["id", "created_at"]
+
+    def validate(self, attrs):
+        if self.instance is not None:
+            for frozen in ("slug", "kind"):
+                if frozen in attrs and attrs[frozen] != getattr(self.instance, frozen):
+                    raise serializers.ValidationError(
+                        {frozen: "cannot change once the project exists"})
+        return attrs
+
+    def validate_redundancy(self, value):
+        from django.core.exceptions import ValidationError as DjangoValidationError
+
+        try:
+            return validate_redundancy(value)
+        except DjangoValidationError as error:
+            raise serializers.ValidationError(error.messages) from error
+
+
+class ItemSerializer(serializers.ModelSerializer):
+    project = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    source = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Item
+        fields = ["id", "project", "external_id", "split", "group_key", "position", "is_gold",
+                  "source", "created_at"]
+        read_only_fields = fields
+
+    def get_source(self, item: Item) -> dict:
+        """The source material the item points at, flattened for API clients."""
+        if item.target_sentence_id:
+            target = item.target_sentence
+            return {"type": "target_sentence", "page_title": target.document.title,
+                    "sentence": target.text, "paragraph_index": target.paragraph_index,
+                    "start_byte": target.start_byte, "end_byte": target.end_byte}
+        if item.turn_id:
+            turn = item.turn
+            return {"type": "turn", "dialogue": turn.dialogue.external_id, "order": turn.order,
+                    "question": turn.question, "answer": turn.answer}
+        if item.filler_id:
+            filler = item.filler
+            return {"type": "filler", "cloze": filler.cloze.external_id,
+                    "sentence": filler.cloze.sentence, "position": filler.position,
+                    "filler": filler.text}
+        return {"type": "complex_sentence", "text": item.complex_sentence.text}
+
+
+class AnnotationSerializer(serializers.ModelSerializer):
+    project = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    worker = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Annotation
+        fields = ["id", "project", "item", "worker", "source", "payload", "category", "rating",
+                  "text", "skipped", "edit_operations", "started_at", "submitted_at",
+                  "duration_ms", "client_warnings", "overridden_warnings", "server_warnings",
+                  "review_status", "provenance", "created_at"]
+        read_only_fields = fields
+
+    def get_worker(self, annotation: Annotation) -> str:
+        # Staff see pseudonyms too: the API is also used to build shareable exports.
+        return annotation.worker.anonymous_id

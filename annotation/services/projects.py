@@ -1,0 +1,62 @@
+from __future__ import annotations
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+
+from ..models import Project, Split, TaskKind
+
+DEFAULT_REDUNDANCY = {
+    # From the papers: decontext 1/5/5, CLAIRE 2/4/4 ratings per filler, sluices 1/1/3.
+    TaskKind.DECONTEXT: {"train": 1, "dev": 5, "test": 5},
+    TaskKind.PLAUSIBILITY: {"train": 2, "dev": 4, "test": 4},
+    TaskKind.REWRITE: {"train": 1, "dev": 1, "test": 1},
+    TaskKind.SPLIT_REPHRASE: {"train": 1, "dev": 3, "test": 3},
+    TaskKind.SLUICE: {"train": 1, "dev": 1, "test": 3},
+}
+
+
+def validate_redundancy(redundancy: dict) -> dict:
+    unknown = set(redundancy) - set(Split.values)
+    if unknown:
+        raise ValidationError(f"redundancy: unknown split(s) {sorted(unknown)}")
+    for split, count in redundancy.items():
+        if not isinstance(count, int) or not 1 <= count <= 50:
+            raise ValidationError(f"redundancy[{split}]: must be an integer from 1 to 50")
+    return redundancy
+
+
+@transaction.atomic
+def project_get_or_create(*, slug: str, kind: str, name: str | None = None,
+                          redundancy: dict | None = None) -> tuple[Project, bool]:
+    """Return the project ``slug``, creating it with the kind's default redundancy.
+
+    An existing project of another kind is an error: importing CLAIRE rows into a CANARD
+    project would mix incompatible items.
+    """
+    if kind not in TaskKind.values:
+        raise ValidationError(f"kind: unknown task kind {kind!r}")
+    project = Project.objects.select_for_update().filter(slug=slug).first()
+    if project is not None:
+        if project.kind != kind:
+            raise ValidationError(
+                f"project {slug!r} is a {project.kind} project, not {kind}"
+            )
+        return project, False
+    project = Project.objects.create(
+        slug=slug,
+        kind=kind,
+        name=name or slug.replace("-", " ").capitalize(),
+        redundancy=validate_redundancy(dict(redundancy or DEFAULT_REDUNDANCY[kind])),
+    )
+    return project, True
+
+
+@transaction.atomic
+def project_update(*, project: Project, **fields) -> Project:
+    if "redundancy" in fields:
+        validate_redundancy(fields["redundancy"])
+    for name, value in fields.items():
+        setattr(project, name, value)
+    project.full_clean()
+    project.save()
+    return project

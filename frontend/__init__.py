@@ -1,0 +1,1 @@
+"""Server-rendered pages: annotator task UIs, MTurk ExternalQuestion pages, staff review."""

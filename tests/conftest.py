@@ -1,0 +1,43 @@
+"""Fixtures shared by every test package."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+# Real released data sits beside the repository (../shared/data), read-only.
+SHARED_DATA = (REPO_ROOT / ".." / "shared" / "data").resolve()
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    if not SHARED_DATA.is_dir():
+        pytest.fail(f"the shared data folder is missing: {SHARED_DATA}")
+    return SHARED_DATA
+
+
+@pytest.fixture
+def staff_user(django_user_model):
+    return django_user_model.objects.create_user(
+        username="researcher", password="researcher-pass", is_staff=True, is_superuser=True
+    )
+
+
+@pytest.fixture
+def annotator_user(django_user_model):
+    return django_user_model.objects.create_user(username="annotator",
+                                                 password="annotator-pass")
+
+
+@pytest.fixture
+def staff_client(client, staff_user):
+    client.force_login(staff_user)
+    return client
+
+
+@pytest.fixture
+def annotator_client(client, annotator_user):
+    client.force_login(annotator_user)
+    return client
