@@ -1,0 +1,60 @@
+"""Providers: the doors through which Unpack publishes work and collects results.
+
+``get_provider("local")`` (the default) serves annotators logged into the app;
+``get_provider("mturk")`` talks to Amazon Mechanical Turk (sandbox unless ``MTURK_LIVE``).
+The boto3-backed module is imported only when the MTurk provider is asked for.
+"""
+
+from __future__ import annotations
+
+from .base import (
+    AccountBalance,
+    AnnotationProvider,
+    CollectedAssignment,
+    HitTypeSpec,
+    LocaleValue,
+    NotifyFailure,
+    ProviderError,
+    ProviderPermanentError,
+    ProviderThrottled,
+    ProviderTransientError,
+    PublishedHit,
+    QualificationRequirementSpec,
+)
+
+PROVIDER_NAMES = ("local", "mturk")
+
+__all__ = [
+    "PROVIDER_NAMES",
+    "AccountBalance",
+    "AnnotationProvider",
+    "CollectedAssignment",
+    "HitTypeSpec",
+    "LocaleValue",
+    "NotifyFailure",
+    "ProviderError",
+    "ProviderPermanentError",
+    "ProviderThrottled",
+    "ProviderTransientError",
+    "PublishedHit",
+    "QualificationRequirementSpec",
+    "get_provider",
+]
+
+
+def get_provider(name: str = "local") -> AnnotationProvider:
+    """A provider by name: ``"local"`` (default) or ``"mturk"``.
+
+    The MTurk provider is configured from Django settings (``MTurkConfig.from_settings``);
+    build ``MTurkProvider(MTurkConfig(...))`` directly to configure it by hand.
+    Raises ``ValueError`` for an unknown name.
+    """
+    if name == "local":
+        from .local import LocalProvider
+
+        return LocalProvider()
+    if name == "mturk":
+        from .mturk import MTurkConfig, MTurkProvider
+
+        return MTurkProvider(MTurkConfig.from_settings())
+    raise ValueError(f"unknown provider {name!r}; expected one of {', '.join(PROVIDER_NAMES)}")
