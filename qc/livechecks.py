@@ -1,0 +1,232 @@
+"""Live checks on an annotator's answer, evaluated from ``qc/rules/live_checks.json``.
+
+The browser runs the same rules from the same file, so the semantics here are deliberately
+simple and spelled out in the JSON ("description" of every rule) and in docs/qc.md. Each
+check returns the warnings in the order the rules are listed in the JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+RULES_PATH = Path(__file__).resolve().parent / "rules" / "live_checks.json"
+CASES_PATH = Path(__file__).resolve().parent / "rules" / "live_checks_cases.json"
+
+_SENTENCE_START = re.compile(r"^[A-Z0-9]")
+_SENTENCE_END = re.compile(r"[.!?][\"')]*$")
+
+
+@dataclass(frozen=True)
+class Warning:  # the name the brief, the API and the browser use; shadows the builtin here only
+    """One live-check result: a stable ``code`` and a human ``message``."""
+
+    code: str
+    message: str
+
+
+@cache
+def load_rules(path: Path = RULES_PATH) -> dict:
+    """The parsed rule file (cached; the file ships with the package)."""
+    return json.loads(Path(path).read_text(encoding="utf-8"))
+
+
+@cache
+def _token_pattern() -> re.Pattern:
+    return re.compile(load_rules()["tokenization"]["pattern"])
+
+
+def tokenize(text: str) -> list[str]:
+    """Tokens as the rules see them: lower-case, then every match of ``[a-z0-9']+``."""
+    return _token_pattern().findall(text.lower())
+
+
+def _rules(kind: str) -> dict[str, dict]:
+    return {rule["code"]: rule for rule in load_rules()[kind]}
+
+
+def _ordered(kind: str, found: dict[str, Warning]) -> list[Warning]:
+    """Warnings in the JSON's rule order, so both implementations list them identically."""
+    return [found[rule["code"]] for rule in load_rules()[kind] if rule["code"] in found]
+
+
+def _contains_phrase(tokens: Sequence[str], phrase: str) -> bool:
+    phrase_tokens = tokenize(phrase)
+    width = len(phrase_tokens)
+    return width > 0 and any(
+        list(tokens[i : i + width]) == phrase_tokens for i in range(len(tokens) - width + 1)
+    )
+
+
+def _distinct(words: Iterable[str]) -> list[str]:
+    return list(dict.fromkeys(words))
+
+
+def stopwords() -> frozenset[str]:
+    """The shared stopword list (function words that carry no content)."""
+    return frozenset(load_rules()["stopwords"])
+
+
+def content_words(text: str) -> list[str]:
+    """Distinct non-stopword tokens of ``text`` in order of first occurrence."""
+    stop = stopwords()
+    return _distinct(token for token in tokenize(text) if token not in stop)
+
+
+def check_rewrite(
+    question: str, rewrite: str, *, context_words: Iterable[str] | None = None
+) -> list[Warning]:
+    """Warnings for a question-in-context rewrite (CANARD; also decontextualized sentences).
+
+    ``context_words`` (optional) is every word the annotator may copy from: title, section,
+    previous questions and answers; any strings, tokenised here. Without it the
+    ``rewrite_new_words`` rule is not evaluated.
+    """
+    rules = _rules("rewrite")
+    tokens = tokenize(rewrite)
+    question_tokens = tokenize(question)
+    found: dict[str, Warning] = {}
+
+    rule = rules["rewrite_too_short"]
+    if len(tokens) < rule["min_tokens"] or len(tokens) < rule["min_ratio_to_question"] * len(
+        question_tokens
+    ):
+        found[rule["code"]] = Warning(rule["code"], rule["message"])
+
+    rule = rules["rewrite_pronoun_left"]
+    pronouns = set(rule["words"])
+    found_pronouns = _distinct(token for token in tokens if token in pronouns)
+    if found_pronouns:
+        message = rule["message"].replace("{words}", ", ".join(found_pronouns))
+        found[rule["code"]] = Warning(rule["code"], message)
+
+    rule = rules["rewrite_ambiguous_words"]
+    found_phrases = [phrase for phrase in rule["phrases"] if _contains_phrase(tokens, phrase)]
+    if found_phrases:
+        message = rule["message"].replace("{words}", ", ".join(found_phrases))
+        found[rule["code"]] = Warning(rule["code"], message)
+
+    rule = rules["rewrite_other_without_phrase"]
+    triggers = set(rule["trigger_words"])
+    triggered = triggers.intersection(tokens) or triggers.intersection(question_tokens)
+    if triggered and not any(_contains_phrase(tokens, p) for p in rule["allowed_phrases"]):
+        found[rule["code"]] = Warning(rule["code"], rule["message"])
+
+    rule = rules["rewrite_new_words"]
+    if context_words is not None:
+        known = set(question_tokens) | stopwords()
+        for text in context_words:
+            known.update(tokenize(text))
+        for phrase in rules["rewrite_other_without_phrase"]["allowed_phrases"]:
+            known.update(tokenize(phrase))
+        new_words = _distinct(token for token in tokens if token not in known)
+        if new_words:
+            message = rule["message"].replace("{words}", ", ".join(new_words))
+            found[rule["code"]] = Warning(rule["code"], message)
+
+    return _ordered("rewrite", found)
+
+
+def sluice_wh_word(q2: str) -> str:
+    """Q2's wh-word: its first token in the wh-word list, else its first token ("" if none)."""
+    tokens = tokenize(q2)
+    wh_words = set(load_rules()["wh_words"])
+    return next((token for token in tokens if token in wh_words), tokens[0] if tokens else "")
+
+
+def check_sluice(q1: str, a1: str, q2: str, answer: str) -> list[Warning]:
+    """Warnings for a sluice resolution ``answer`` of Q2 given the context (Q1, A1).
+
+    ``a1`` is accepted for a stable signature (the browser passes the whole item); no live
+    rule uses it today — context use is checked after submission by ``qc.flags``.
+    """
+    del a1
+    rules = _rules("sluice")
+    tokens = tokenize(answer)
+    found: dict[str, Warning] = {}
+
+    rule = rules["sluice_wrong_start"]
+    wh_word = sluice_wh_word(q2)
+    if wh_word and (not tokens or tokens[0] != wh_word):
+        found[rule["code"]] = Warning(rule["code"], rule["message"].replace("{wh_word}", wh_word))
+
+    rule = rules["sluice_too_short"]
+    if len(tokens) < rule["min_tokens"]:
+        found[rule["code"]] = Warning(rule["code"], rule["message"])
+
+    rule = rules["sluice_copies_q1"]
+    if tokens and tokens == tokenize(q1):
+        found[rule["code"]] = Warning(rule["code"], rule["message"])
+
+    return _ordered("sluice", found)
+
+
+def split_coverage(complex_sentence: str, simple_sentences: Sequence[str]) -> float:
+    """Share of the complex sentence's distinct content words used by the simple sentences."""
+    wanted = content_words(complex_sentence)
+    if not wanted:
+        return 1.0
+    used = set()
+    for sentence in simple_sentences:
+        used.update(tokenize(sentence))
+    return sum(word in used for word in wanted) / len(wanted)
+
+
+def check_split(complex_sentence: str, simple_sentences: Sequence[str]) -> list[Warning]:
+    """Warnings for a split-and-rephrase answer (a list of simple sentences)."""
+    rules = _rules("split_rephrase")
+    sentences = [sentence.strip() for sentence in simple_sentences if tokenize(sentence)]
+    found: dict[str, Warning] = {}
+
+    rule = rules["split_too_few_sentences"]
+    if len(sentences) < rule["min_sentences"]:
+        found[rule["code"]] = Warning(rule["code"], rule["message"])
+
+    rule = rules["split_not_a_sentence"]
+    bad_positions = [
+        str(position)
+        for position, sentence in enumerate(sentences, start=1)
+        if not (_SENTENCE_START.search(sentence) and _SENTENCE_END.search(sentence))
+    ]
+    if bad_positions:
+        message = rule["message"].replace("{positions}", ", ".join(bad_positions))
+        found[rule["code"]] = Warning(rule["code"], message)
+
+    rule = rules["split_copies_input"]
+    complex_tokens = tokenize(complex_sentence)
+    if any(tokenize(sentence) == complex_tokens for sentence in sentences):
+        found[rule["code"]] = Warning(rule["code"], rule["message"])
+
+    rule = rules["split_low_coverage"]
+    coverage = split_coverage(complex_sentence, sentences)
+    if coverage < rule["min_coverage"]:
+        percent = str(math.floor(coverage * 100))
+        message = rule["message"].replace("{coverage_percent}", percent)
+        found[rule["code"]] = Warning(rule["code"], message)
+
+    return _ordered("split_rephrase", found)
+
+
+def check(kind: str, payload: dict) -> list[Warning]:
+    """Dispatch by task kind with a JSON-like payload (the shape used by the cases file).
+
+    kinds and payload keys: ``rewrite`` (question, rewrite, optional context_words),
+    ``sluice`` (q1, a1, q2, answer), ``split_rephrase`` (complex_sentence,
+    simple_sentences), ``plausibility`` (no rules; always no warnings).
+    """
+    if kind == "rewrite":
+        return check_rewrite(
+            payload["question"], payload["rewrite"], context_words=payload.get("context_words")
+        )
+    if kind == "sluice":
+        return check_sluice(payload["q1"], payload["a1"], payload["q2"], payload["answer"])
+    if kind == "split_rephrase":
+        return check_split(payload["complex_sentence"], payload["simple_sentences"])
+    if kind == "plausibility":
+        return []
+    raise ValueError(f"unknown live-check kind: {kind!r}")
