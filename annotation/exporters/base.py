@@ -1,0 +1,138 @@
+"""The streaming base every export format builds on.
+
+An exporter turns one project into a few files (one or more per split). Each file is produced
+by a generator of text chunks that reads the database in chunks (``iterator(chunk_size=…)``
+or batches of group ids), so memory stays flat however many rows there are. Files are
+written to a temporary name beside the target and renamed into place, so a failed export
+never leaves a half-written dataset behind.
+
+Reproducibility: the content depends only on the database rows, never on the time of the
+export or on dictionary order. Rows come in a fixed order (primary keys, which follow import
+order), JSON objects are written with sorted keys, and nothing records when the export ran.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..models import Project, Split
+
+SPLITS: tuple[str, ...] = tuple(Split.values)  # train, dev, test
+
+
+class ExportError(Exception):
+    """The project cannot be exported in the requested format."""
+
+
+@dataclass(frozen=True)
+class ExportFile:
+    """One output file: its name in the output folder and a generator of its text."""
+
+    name: str
+    chunks: Callable[[], Iterator[str]]
+
+
+@dataclass
+class WrittenFile:
+    path: Path
+    bytes_written: int
+    records: int
+
+
+@dataclass
+class RecordCounter:
+    """Counts the records a generator produced, for the command's summary line."""
+
+    count: int = 0
+    by_file: dict[str, int] = field(default_factory=dict)
+
+
+class Exporter:
+    """Base class: subclasses set ``format_name``/``kinds`` and implement :meth:`files`."""
+
+    format_name: str = ""
+    kinds: tuple[str, ...] = ()
+    description: str = ""
+
+    def __init__(self, project: Project) -> None:
+        if self.kinds and project.kind not in self.kinds:
+            raise ExportError(
+                f"format {self.format_name!r} exports {'/'.join(self.kinds)} projects; "
+                f"{project.slug!r} is a {project.kind} project"
+            )
+        self.project = project
+        self.records = 0
+
+    def files(self) -> list[ExportFile]:
+        raise NotImplementedError
+
+    def count(self, n: int = 1) -> None:
+        self.records += n
+
+    def write(self, out_dir: Path) -> list[WrittenFile]:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        written = []
+        for export_file in self.files():
+            before = self.records
+            path = out_dir / export_file.name
+            size = write_atomically(path, export_file.chunks())
+            written.append(WrittenFile(path, size, self.records - before))
+        return written
+
+
+def write_atomically(path: Path, chunks: Iterator[str]) -> int:
+    """Write the chunks as UTF-8 to ``path`` via a temporary file; return the byte count."""
+    size = 0
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        # newline="" so "\n" is written as is on every platform (the formats are byte-exact).
+        with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
+            for chunk in chunks:
+                out.write(chunk)
+                size += len(chunk.encode("utf-8"))
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+    return size
+
+
+def json_line(record: dict) -> str:
+    """One JSONL line: sorted keys, compact separators, UTF-8 kept readable."""
+    return json.dumps(record, sort_keys=True, ensure_ascii=False, separators=(", ", ": ")) + "\n"
+
+
+def json_array(records: Iterator[dict], *, indent: int = 4) -> Iterator[str]:
+    """Stream ``json.dumps(list(records), indent=indent, sort_keys=True)`` element by element.
+
+    The output is byte-identical to dumping the whole list at once (that is how the released
+    CANARD files were written), without holding the list in memory.
+    """
+    pad = " " * indent
+    first = True
+    for record in records:
+        body = json.dumps(record, indent=indent, sort_keys=True)
+        yield ("[\n" if first else ",\n") + pad + body.replace("\n", "\n" + pad)
+        first = False
+    yield "[]" if first else "\n]"
+
+
+def tsv_row(values: list[str]) -> str:
+    """A TSV line; tabs/newlines inside a field would break the format, so refuse them."""
+    for value in values:
+        if "\t" in value or "\n" in value or "\r" in value:
+            raise ExportError(f"a field contains a tab or newline and cannot go to TSV: {value!r}")
+    return "\t".join(values) + "\n"
+
+
+def format_number(value: float) -> str:
+    """A score as the released CLAIRE files print it: shortest form, 15 significant digits.
+
+    4.0 → "4", 1.25 → "1.25", 10/3 → "3.33333333333333".
+    """
+    return format(float(value), ".15g")

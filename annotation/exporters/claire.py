@@ -1,0 +1,95 @@
+"""CLAIRE / SemEval-2022 Task 7: ``{split}_data.tsv``, ``_labels.tsv`` and ``_scores.tsv``.
+
+Exactly what the official starter-kit scorer (acidAnn/semeval2022_task7_starter_kit
+``src/scorer.py``) and the released files use: the data file has a header and one row per
+sentence with its five fillers; the label and score files have no header and one line
+``<Id>_<n>\\t<value>`` per filler, in the data file's order.
+
+Score of a filler: the released mean when the filler was imported with one (the released
+dataset is the authority for its own rows; the importer keeps the score's text so the file
+round-trips byte for byte), otherwise the mean of the crowd's 1-5 ratings. Label: the paper's
+thresholds (``qc.aggregation.plausibility_label``). Fillers without any rating are written to
+the data file but get no score or label line (the scorer only reads ids it finds).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from itertools import groupby
+
+from qc.aggregation import plausibility_label
+
+from .. import selectors_qc
+from ..models import Annotation
+from .base import SPLITS, Exporter, ExportFile, format_number, tsv_row
+
+DATA_HEADER = ["Id", "Resolved pattern", "Article title", "Section header", "Previous context",
+               "Sentence", "Follow-up context", "Filler1", "Filler2", "Filler3", "Filler4",
+               "Filler5"]
+
+
+def filler_score(ratings: list[tuple[str, float, dict]]) -> tuple[str, float] | None:
+    """``(score text, score)`` of one filler from its ``(source, rating, payload)`` rows."""
+    imported = [row for row in ratings if row[0] == Annotation.Source.IMPORT]
+    if imported:
+        _, rating, payload = imported[0]
+        released = (payload or {}).get("score")
+        if isinstance(released, str) and released.strip():
+            return released.strip(), float(released)
+        return format_number(rating), float(rating)
+    if not ratings:
+        return None
+    mean = sum(row[1] for row in ratings) / len(ratings)
+    return format_number(mean), mean
+
+
+class ClaireExporter(Exporter):
+    format_name = "claire"
+    kinds = ("plausibility",)
+
+    def files(self) -> list[ExportFile]:
+        files = []
+        for split in SPLITS:
+            files.append(ExportFile(f"{split}_data.tsv", lambda s=split: self.data_lines(s)))
+            files.append(ExportFile(f"{split}_labels.tsv",
+                                    lambda s=split: self.value_lines(s, labels=True)))
+            files.append(ExportFile(f"{split}_scores.tsv",
+                                    lambda s=split: self.value_lines(s, labels=False)))
+        return files
+
+    def data_lines(self, split: str) -> Iterator[str]:
+        yield tsv_row(DATA_HEADER)
+        rows = selectors_qc.claire_filler_rows(project=self.project, split=split)
+        for _, fillers in groupby(rows.iterator(chunk_size=selectors_qc.CHUNK_SIZE),
+                                  key=lambda row: row[0]):
+            fillers = list(fillers)
+            first = fillers[0]
+            by_position = {row[8]: row[9] for row in fillers}
+            self.count()
+            yield tsv_row([first[1], *first[2:8],
+                           *(by_position.get(position, "") for position in range(1, 6))])
+
+    def scores(self, split: str) -> Iterator[tuple[str, str, float]]:
+        """``(filler id, score text, score)`` per rated filler, in data-file order."""
+        fillers = selectors_qc.claire_filler_rows(project=self.project, split=split)
+        ratings = selectors_qc.claire_rating_rows(project=self.project, split=split)
+        # Fillers come in data-file order (cloze, position), which need not follow item ids:
+        # fetch the ratings of each chunk of fillers with one query rather than merging
+        # two streams on an order they may not share.
+        for batch in selectors_qc.batched(
+            fillers.iterator(chunk_size=selectors_qc.CHUNK_SIZE), selectors_qc.CHUNK_SIZE
+        ):
+            item_ids = [row[10] for row in batch]
+            by_item: dict[int, list] = {}
+            for item_id, source, rating, payload in ratings.filter(item_id__in=item_ids):
+                by_item.setdefault(item_id, []).append((source, rating, payload))
+            for row in batch:
+                score = filler_score(by_item.get(row[10], []))
+                if score is not None:
+                    yield f"{row[1]}_{row[8]}", score[0], score[1]
+
+    def value_lines(self, split: str, *, labels: bool) -> Iterator[str]:
+        for filler_id, score_text, score in self.scores(split):
+            self.count()
+            value = plausibility_label(score) if labels else score_text
+            yield f"{filler_id}\t{value}\n"

@@ -1,0 +1,398 @@
+"""Reads for quality control, review and exports.
+
+Everything here returns ``values_list`` / ``values`` querysets or plain rows (never model
+instances in bulk), ordered deterministically, so that ``qc/`` gets the plain rows it works
+on and exports can stream with ``iterator(chunk_size=…)`` and stay byte-for-byte
+reproducible. Rejected work (``review_status == rejected``) never reaches a dataset export;
+the generic JSONL export and QC see it with its status.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from itertools import islice
+
+from django.db.models import Count, Q, QuerySet
+
+from .models import (
+    Annotation,
+    Assignment,
+    ClozeFiller,
+    ComplexSentence,
+    Dialogue,
+    DialogueTurn,
+    Flag,
+    Hit,
+    Item,
+    Project,
+    TargetSentence,
+    Worker,
+)
+
+# Rows per database round trip when streaming; big enough to amortise the query, small
+# enough to keep memory flat.
+CHUNK_SIZE = 2000
+
+
+def batched(iterable: Iterable, size: int) -> Iterator[list]:
+    """Successive lists of at most ``size`` elements (itertools.batched is Python 3.12+)."""
+    iterator = iter(iterable)
+    while batch := list(islice(iterator, size)):
+        yield batch
+
+
+def anonymous_worker_id(provider: str, external_id: str) -> str:
+    """``Worker.anonymous_id`` from the two columns, without loading the row."""
+    return Worker(provider=provider, external_id=external_id).anonymous_id
+
+
+class AnonymousIds:
+    """Memoised worker pk → anonymous id, filled from rows that carry provider/external id."""
+
+    def __init__(self) -> None:
+        self._by_pk: dict[int, str] = {}
+
+    def get(self, worker_pk: int, provider: str, external_id: str) -> str:
+        anonymous = self._by_pk.get(worker_pk)
+        if anonymous is None:
+            anonymous = anonymous_worker_id(provider, external_id)
+            self._by_pk[worker_pk] = anonymous
+        return anonymous
+
+
+def exportable_annotations(*, project: Project) -> QuerySet[Annotation]:
+    """Annotations that may enter a dataset export: everything not rejected by a reviewer."""
+    return Annotation.objects.filter(project=project).exclude(
+        review_status=Annotation.Review.REJECTED
+    )
+
+
+def split_counts(*, project: Project) -> dict[str, int]:
+    rows = Item.objects.filter(project=project).values("split").annotate(n=Count("id"))
+    return {row["split"]: row["n"] for row in rows}
+
+
+# --- QC rows ---------------------------------------------------------------------------------
+
+
+def rating_rows(*, project: Project) -> list[tuple[int, int, float]]:
+    """``(item_id, worker_id, rating)`` of every crowd rating (imported means excluded)."""
+    return list(
+        Annotation.objects.filter(project=project, rating__isnull=False)
+        .exclude(source=Annotation.Source.IMPORT)
+        .order_by("id")
+        .values_list("item_id", "worker_id", "rating")
+    )
+
+
+def category_rows(*, project: Project) -> list[tuple[int, int, str]]:
+    """``(item_id, worker_id, category)`` of decontextualization annotations."""
+    return list(
+        Annotation.objects.filter(project=project)
+        .exclude(category="")
+        .order_by("id")
+        .values_list("item_id", "worker_id", "category")
+    )
+
+
+def text_rows(*, project: Project) -> list[tuple[int, int, int, str, bool]]:
+    """``(annotation_id, item_id, worker_id, text, skipped)`` of free-text annotations."""
+    return list(
+        Annotation.objects.filter(project=project)
+        .order_by("item_id", "id")
+        .values_list("id", "item_id", "worker_id", "text", "skipped")
+    )
+
+
+def timing_rows(*, project: Project) -> list[tuple[int, float]]:
+    """``(annotation_id, seconds)`` of annotations with a measured duration."""
+    return [
+        (annotation_id, duration_ms / 1000.0)
+        for annotation_id, duration_ms in Annotation.objects.filter(
+            project=project, duration_ms__isnull=False
+        )
+        .order_by("id")
+        .values_list("id", "duration_ms")
+    ]
+
+
+def overridden_warning_rows(*, project: Project) -> list[tuple[int, list]]:
+    """``(annotation_id, overridden_warnings)`` where the worker submitted despite a warning."""
+    return [
+        (annotation_id, warnings)
+        for annotation_id, warnings in Annotation.objects.filter(project=project)
+        .order_by("id")
+        .values_list("id", "overridden_warnings")
+        if warnings
+    ]
+
+
+def annotation_targets(*, annotation_ids: Iterable[int]) -> dict[int, tuple[int, int | None]]:
+    """annotation id → (worker id, assignment id), to attach flags to the work they concern."""
+    return {
+        row[0]: (row[1], row[2])
+        for row in Annotation.objects.filter(id__in=list(annotation_ids)).values_list(
+            "id", "worker_id", "assignment_id"
+        )
+    }
+
+
+def source_text_rows(*, project: Project) -> dict[int, str]:
+    """item id → the text a worker starts from (for copy detection): question, sentence."""
+    kind = project.kind
+    items = Item.objects.filter(project=project)
+    if kind in ("rewrite", "sluice"):
+        rows = items.values_list("id", "turn__question")
+    elif kind == "decontext":
+        rows = items.values_list("id", "target_sentence__text")
+    elif kind == "split_rephrase":
+        rows = items.values_list("id", "complex_sentence__text")
+    else:
+        return {}
+    return {item_id: text or "" for item_id, text in rows}
+
+
+def sluice_context_rows(*, project: Project, split: str | None = None) -> Iterator[tuple]:
+    """Per sluice annotation: ``(annotation_id, item_id, split, q1, a1, q2, text, skipped,
+    review_status)``, Q1/A1 being turn 1 and Q2 turn 2 of the item's dialogue."""
+    first_turns = DialogueTurn.objects.filter(order=1)
+    q1_by_dialogue = dict(
+        first_turns.filter(dialogue__project=project).values_list("dialogue_id", "question")
+    )
+    a1_by_dialogue = dict(
+        first_turns.filter(dialogue__project=project).values_list("dialogue_id", "answer")
+    )
+    annotations = Annotation.objects.filter(project=project)
+    if split is not None:
+        annotations = annotations.filter(item__split=split)
+    rows = (
+        annotations
+        .order_by("item__split", "item__turn__dialogue_id", "id")
+        .values_list("id", "item_id", "item__split", "item__turn__dialogue_id",
+                     "item__turn__question", "text", "skipped", "review_status", "provenance")
+    )
+    for (annotation_id, item_id, split, dialogue_id, q2, text, skipped, status,
+         provenance) in rows.iterator(chunk_size=CHUNK_SIZE):
+        yield (annotation_id, item_id, split, q1_by_dialogue.get(dialogue_id, ""),
+               a1_by_dialogue.get(dialogue_id, ""), q2, text, skipped, status, provenance)
+
+
+# --- export streams --------------------------------------------------------------------------
+
+
+def claire_filler_rows(*, project: Project, split: str) -> QuerySet:
+    """One row per filler of the split's cloze items, by cloze (import order) and position."""
+    return (
+        ClozeFiller.objects.filter(cloze__project=project, items__project=project,
+                                   items__split=split)
+        .order_by("cloze_id", "position")
+        .values_list("cloze_id", "cloze__external_id", "cloze__resolved_pattern",
+                     "cloze__article_title", "cloze__section_header",
+                     "cloze__previous_context", "cloze__sentence",
+                     "cloze__followup_context", "position", "text", "items__id")
+    )
+
+
+def claire_rating_rows(*, project: Project, split: str) -> QuerySet:
+    """``(item_id, source, rating, payload)`` per exportable rating, grouped by item."""
+    return (
+        exportable_annotations(project=project)
+        .filter(item__split=split, rating__isnull=False)
+        .order_by("item_id", "id")
+        .values_list("item_id", "source", "rating", "payload")
+    )
+
+
+def canard_dialogue_ids(*, project: Project, split: str) -> QuerySet:
+    return (
+        Dialogue.objects.filter(project=project, turns__items__split=split)
+        .order_by("id")
+        .values_list("id", flat=True)
+        .distinct()
+    )
+
+
+def dialogue_turn_rows(*, dialogue_ids: list[int]) -> QuerySet:
+    return (
+        DialogueTurn.objects.filter(dialogue_id__in=dialogue_ids)
+        .order_by("dialogue_id", "order")
+        .values_list("dialogue_id", "order", "question", "answer",
+                     "dialogue__external_id", "dialogue__title", "dialogue__section_title")
+    )
+
+
+def turn_annotation_rows(*, project: Project, dialogue_ids: list[int], split: str) -> QuerySet:
+    """Exportable annotations on turns of these dialogues, by dialogue, turn order, id."""
+    return (
+        exportable_annotations(project=project)
+        .filter(item__turn__dialogue_id__in=dialogue_ids, item__split=split)
+        .order_by("item__turn__dialogue_id", "item__turn__order", "id")
+        .values_list("item__turn__dialogue_id", "item__turn__order", "text", "skipped",
+                     "worker_id", "worker__provider", "worker__external_id")
+    )
+
+
+def decontext_item_rows(*, project: Project, split: str) -> QuerySet:
+    return (
+        Item.objects.filter(project=project, split=split, target_sentence__isnull=False)
+        .order_by("id")
+        .values_list("id", "external_id", "target_sentence__text",
+                     "target_sentence__paragraph_index", "target_sentence__start_byte",
+                     "target_sentence__end_byte", "target_sentence__document__title",
+                     "target_sentence__document__url",
+                     "target_sentence__document__paragraphs")
+    )
+
+
+def item_annotation_rows(*, project: Project, item_ids: list[int]) -> QuerySet:
+    """Exportable annotations of these items with what every dataset format needs."""
+    return (
+        exportable_annotations(project=project)
+        .filter(item_id__in=item_ids)
+        .order_by("item_id", "id")
+        .values_list("item_id", "worker_id", "worker__provider", "worker__external_id",
+                     "category", "text", "payload", "skipped")
+    )
+
+
+def complex_sentence_rows(*, project: Project, split: str) -> QuerySet:
+    return (
+        Item.objects.filter(project=project, split=split, complex_sentence__isnull=False)
+        .order_by("id")
+        .values_list("id", "complex_sentence_id", "complex_sentence__external_id",
+                     "complex_sentence__text")
+    )
+
+
+def fact_rows(*, complex_sentence_ids: list[int]) -> QuerySet:
+    return (
+        ComplexSentence.facts.through.objects.filter(complexsentence_id__in=complex_sentence_ids)
+        .order_by("complexsentence_id", "fact__subject", "fact__property", "fact__object")
+        .values_list("complexsentence_id", "fact__subject", "fact__property", "fact__object")
+    )
+
+
+def generic_annotation_rows(*, project: Project) -> QuerySet:
+    """Every annotation of the project (rejected ones too) with its item, worker and work."""
+    return (
+        Annotation.objects.filter(project=project)
+        .order_by("id")
+        .values_list(
+            "id", "item_id", "item__external_id", "item__split", "item__group_key",
+            "worker_id", "worker__provider", "worker__external_id", "source",
+            "assignment__provider_assignment_id", "assignment__hit__provider_hit_id",
+            "payload", "category", "rating", "text", "skipped", "edit_operations",
+            "started_at", "submitted_at", "duration_ms", "client_warnings",
+            "overridden_warnings", "server_warnings", "review_status", "provenance",
+        )
+    )
+
+
+def flags_by_annotation(*, annotation_ids: list[int]) -> dict[int, list[dict]]:
+    flags: dict[int, list[dict]] = {}
+    rows = (
+        Flag.objects.filter(annotation_id__in=annotation_ids)
+        .order_by("annotation_id", "reason", "id")
+        .values_list("annotation_id", "reason", "score", "status", "detail")
+    )
+    for annotation_id, reason, score, status, detail in rows:
+        flags.setdefault(annotation_id, []).append(
+            {"reason": reason, "score": score, "status": status, "detail": detail}
+        )
+    return flags
+
+
+# --- review queue and dashboard --------------------------------------------------------------
+
+
+def open_flags(*, project: Project) -> QuerySet[Flag]:
+    """Open flags with everything the review queue renders, in a fixed number of queries."""
+    return (
+        Flag.objects.filter(project=project, status=Flag.Status.OPEN)
+        .select_related(
+            "worker",
+            "assignment__worker",
+            "assignment__hit",
+            "annotation__worker",
+            "annotation__assignment__hit",
+            "annotation__item__target_sentence__document",
+            "annotation__item__turn__dialogue",
+            "annotation__item__filler__cloze",
+            "annotation__item__complex_sentence",
+        )
+        .order_by("-score", "id")
+    )
+
+
+def flag_counts(*, project: Project) -> dict[str, int]:
+    rows = Flag.objects.filter(project=project).values("status").annotate(n=Count("id"))
+    return {row["status"]: row["n"] for row in rows}
+
+
+def target_sentence_for_item(*, item_id: int) -> TargetSentence | None:
+    return TargetSentence.objects.filter(items__id=item_id).first()
+
+
+def hits_with_assignments(*, hit_ids: Iterable[int]) -> QuerySet[Hit]:
+    return Hit.objects.filter(id__in=list(hit_ids)).order_by("id")
+
+
+def assignments_for_review(*, assignment_ids: Iterable[int]) -> QuerySet[Assignment]:
+    return (
+        Assignment.objects.filter(id__in=list(assignment_ids))
+        .select_related("worker", "hit")
+        .order_by("id")
+    )
+
+
+def worker_agreement_rows(*, project: Project) -> list[tuple[int, int, object]]:
+    """Rows for per-worker agreement on the dashboard: ratings, categories or nothing."""
+    if project.kind == "plausibility":
+        return rating_rows(project=project)
+    if project.kind == "decontext":
+        return category_rows(project=project)
+    return []
+
+
+def duration_seconds(*, project: Project) -> list[float]:
+    return [
+        duration_ms / 1000.0
+        for duration_ms in Annotation.objects.filter(project=project,
+                                                     duration_ms__isnull=False)
+        .order_by("id")
+        .values_list("duration_ms", flat=True)
+    ]
+
+
+def rating_values(*, project: Project) -> list[float]:
+    return list(
+        Annotation.objects.filter(project=project, rating__isnull=False)
+        .exclude(source=Annotation.Source.IMPORT)
+        .order_by("id")
+        .values_list("rating", flat=True)
+    )
+
+
+def progress_by_split(*, project: Project) -> list[dict]:
+    """Per split: items, items with enough annotations for the split's redundancy, annotations.
+
+    One query: annotations per item are counted in the database, then folded per split.
+    """
+    per_item = (
+        Item.objects.filter(project=project)
+        .annotate(n_annotations=Count("annotations",
+                                      filter=~Q(annotations__source=Annotation.Source.IMPORT)
+                                      & ~Q(annotations__review_status="rejected")))
+        .values_list("split", "n_annotations")
+    )
+    summary: dict[str, dict] = {}
+    for split, n_annotations in per_item.iterator(chunk_size=CHUNK_SIZE):
+        row = summary.setdefault(split, {"split": split, "items": 0, "complete": 0,
+                                         "annotations": 0})
+        row["items"] += 1
+        row["annotations"] += n_annotations
+        if n_annotations >= project.redundancy_for(split):
+            row["complete"] += 1
+    order = {"train": 0, "dev": 1, "test": 2}
+    return sorted(summary.values(), key=lambda row: order.get(row["split"], 9))
+
