@@ -1,0 +1,130 @@
+"""python manage.py launch_batch SLUG --split dev --items-per-hit 5 --reward 0.50 --title ..."""
+
+from __future__ import annotations
+
+from decimal import Decimal, InvalidOperation
+
+from django.core.exceptions import ValidationError
+from django.core.management.base import BaseCommand, CommandError
+
+from annotation.models import Project
+from annotation.services.batches import (
+    DEFAULT_LOCALES,
+    LaunchOptions,
+    batch_launch,
+    batch_plan,
+    batch_resume,
+    parse_duration_seconds,
+)
+
+
+def _cents(text: str) -> int:
+    try:
+        dollars = Decimal(text)
+    except InvalidOperation as error:
+        raise CommandError(f"--reward {text!r} is not an amount in dollars (e.g. 0.50)") from error
+    if dollars.as_tuple().exponent < -2:
+        raise CommandError(f"--reward {text!r} has fractions of a cent")
+    return int(dollars * 100)
+
+
+def _seconds(option: str, text: str) -> int:
+    try:
+        return parse_duration_seconds(text)
+    except ValueError as error:
+        raise CommandError(f"{option}: {error}") from error
+
+
+class Command(BaseCommand):
+    help = ("Plan a batch of HITs, show its cost estimate and (with --yes) launch it. "
+            "MTurk sandbox unless --live.")
+
+    def add_arguments(self, parser):
+        parser.add_argument("slug", nargs="?", help="project slug")
+        parser.add_argument("--split", action="append", default=[],
+                            help="train, dev or test (repeatable)")
+        parser.add_argument("--items", default="", help="explicit item ids, comma-separated")
+        parser.add_argument("--items-per-hit", type=int, default=5)
+        parser.add_argument("--reward", default=None, help="per assignment, in dollars: 0.50")
+        parser.add_argument("--title", default="")
+        parser.add_argument("--description", default="")
+        parser.add_argument("--keywords", default="")
+        parser.add_argument("--assignments", type=int, default=None,
+                            help="per item (default: the project's redundancy for the split)")
+        parser.add_argument("--lifetime", default="7d")
+        parser.add_argument("--duration", default="1h", help="time allotted per assignment")
+        parser.add_argument("--auto-approve", default="3d")
+        parser.add_argument("--locale", default=",".join(DEFAULT_LOCALES),
+                            help="countries workers must be in; '' for anywhere")
+        parser.add_argument("--min-approval", type=int, default=None, help="percent, e.g. 90")
+        parser.add_argument("--min-approved", type=int, default=None, help="approved HITs")
+        parser.add_argument("--qualification-test", type=int, default=None,
+                            help="id of a Qualification whose test workers must pass")
+        parser.add_argument("--provider", choices=["mturk", "local"], default="mturk")
+        parser.add_argument("--live", action="store_true",
+                            help="real MTurk with real money (default: the sandbox)")
+        parser.add_argument("--yes", action="store_true", help="confirm the estimate and launch")
+        parser.add_argument("--resume", type=int, default=None, metavar="BATCH_ID",
+                            help="publish a failed or interrupted batch again")
+
+    def handle(self, *args, **options):
+        if options["resume"] is not None:
+            try:
+                batch = batch_resume(batch_id=options["resume"])
+            except ValidationError as error:
+                raise CommandError("; ".join(error.messages)) from error
+            self.stdout.write(f"batch {batch.pk}: publishing resumed ({batch.status})")
+            return
+        if not options["slug"] or options["reward"] is None or not options["title"]:
+            raise CommandError("SLUG, --reward and --title are required (or --resume ID)")
+        project = Project.objects.filter(slug=options["slug"]).first()
+        if project is None:
+            raise CommandError(f"no project {options['slug']!r}")
+        try:
+            item_ids = tuple(int(part) for part in options["items"].split(",") if part.strip())
+        except ValueError as error:
+            raise CommandError("--items must be comma-separated integers") from error
+        launch = LaunchOptions(
+            title=options["title"],
+            description=options["description"],
+            keywords=options["keywords"],
+            reward_cents=_cents(options["reward"]),
+            items_per_hit=options["items_per_hit"],
+            splits=tuple(options["split"]),
+            item_ids=item_ids,
+            assignments=options["assignments"],
+            lifetime_seconds=_seconds("--lifetime", options["lifetime"]),
+            assignment_duration_seconds=_seconds("--duration", options["duration"]),
+            auto_approval_delay_seconds=_seconds("--auto-approve", options["auto_approve"]),
+            locales=tuple(code.strip().upper() for code in options["locale"].split(",")
+                          if code.strip()),
+            min_percent_approved=options["min_approval"],
+            min_hits_approved=options["min_approved"],
+            qualification_id=options["qualification_test"],
+            provider=options["provider"],
+            live=options["live"],
+        )
+        try:
+            plan = batch_plan(project=project, options=launch)
+        except ValidationError as error:
+            raise CommandError("; ".join(error.messages)) from error
+        estimate = plan.estimate
+        where = "LIVE MTurk (real money)" if launch.live else (
+            "MTurk sandbox" if launch.provider == "mturk" else "local annotators")
+        self.stdout.write(
+            f"{project.slug}: {estimate.hits} HITs, {estimate.assignments} assignments on "
+            f"{where}; {len(plan.skipped_item_ids)} items skipped (already covered)\n"
+            f"  rewards ${estimate.reward_cents / 100:.2f} + MTurk fee "
+            f"${estimate.fee_cents / 100:.2f} = ${estimate.total_cents / 100:.2f}"
+        )
+        if not options["yes"]:
+            self.stdout.write("Nothing launched: re-run with --yes to confirm this estimate.")
+            return
+        try:
+            batch = batch_launch(project=project, options=launch,
+                                 confirmed_total_cents=estimate.total_cents)
+        except ValidationError as error:
+            raise CommandError("; ".join(error.messages)) from error
+        batch.refresh_from_db()
+        self.stdout.write(self.style.SUCCESS(
+            f"batch {batch.pk} launched ({batch.status}); publishing runs as a Celery job"))

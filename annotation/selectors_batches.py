@@ -1,0 +1,61 @@
+"""Reads for batches, HITs and assignments (the staff pages, the API and the review CLI)."""
+
+from __future__ import annotations
+
+from django.db.models import Count, Q, QuerySet
+
+from .models import Assignment, Batch, Hit, StatusEvent
+
+
+def batches_with_counts(*, project_slug: str | None = None) -> QuerySet[Batch]:
+    batches = Batch.objects.select_related("project").annotate(
+        hit_count=Count("hits", distinct=True),
+        published_hit_count=Count("hits", filter=Q(hits__provider_hit_id__isnull=False),
+                                  distinct=True),
+    ).order_by("-created_at", "-pk")
+    if project_slug:
+        batches = batches.filter(project__slug=project_slug)
+    return batches
+
+
+def batch_hit_status_counts(*, batch: Batch) -> dict[str, int]:
+    return dict(batch.hits.values_list("status").annotate(n=Count("pk")).order_by())
+
+
+def batch_assignment_status_counts(*, batch: Batch) -> dict[str, int]:
+    return dict(Assignment.objects.filter(hit__batch=batch).values_list("status")
+                .annotate(n=Count("pk")).order_by())
+
+
+def batch_hits(*, batch: Batch, limit: int = 500) -> list[Hit]:
+    return list(batch.hits.annotate(
+        item_count=Count("hititem", distinct=True),
+        submitted_count=Count("assignments", distinct=True),
+    ).order_by("pk")[:limit])
+
+
+def batch_events(*, batch: Batch, limit: int = 200) -> list[StatusEvent]:
+    return list(StatusEvent.objects.filter(batch=batch)
+                .select_related("hit", "assignment").order_by("-at", "-pk")[:limit])
+
+
+def assignments_pending_review(*, project_slug: str | None = None,
+                               batch_id: int | None = None) -> QuerySet[Assignment]:
+    """Submitted assignments nobody has approved or rejected yet, oldest first."""
+    assignments = (Assignment.objects.filter(status=Assignment.Status.SUBMITTED)
+                   .select_related("worker", "hit__batch__project")
+                   .annotate(annotation_count=Count("annotations"))
+                   .order_by("submitted_at", "pk"))
+    if project_slug:
+        assignments = assignments.filter(hit__batch__project__slug=project_slug)
+    if batch_id:
+        assignments = assignments.filter(hit__batch_id=batch_id)
+    return assignments
+
+
+def assignment_by_reference(reference: str) -> Assignment | None:
+    """An assignment by MTurk AssignmentId or by database id."""
+    assignment = Assignment.objects.filter(provider_assignment_id=reference).first()
+    if assignment is None and reference.isdigit():
+        assignment = Assignment.objects.filter(pk=int(reference)).first()
+    return assignment

@@ -1,0 +1,89 @@
+"""Celery tasks: thin and idempotent. Each takes ids, calls one service in
+``annotation.services.batches`` and is safe to run twice (the services compare-and-set and send
+MTurk request tokens). Throttled and transient provider errors are retried with exponential
+backoff; permanent ones are recorded by the services and not retried.
+
+Enqueue them with ``transaction.on_commit`` (the services do) so a worker never looks for rows
+that are not committed yet.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from celery import shared_task
+
+from .providers import ProviderThrottled, ProviderTransientError
+from .services import batches
+
+logger = logging.getLogger(__name__)
+
+RETRYABLE_PROVIDER_ERRORS = (ProviderThrottled, ProviderTransientError)
+PROVIDER_TASK_OPTIONS = {
+    "autoretry_for": RETRYABLE_PROVIDER_ERRORS,
+    "retry_backoff": True,  # 1 s, 2 s, 4 s ... with jitter
+    "retry_backoff_max": 600,
+    "retry_jitter": True,
+    "max_retries": 8,
+}
+
+
+@shared_task(name="annotation.tasks.publish_batch", **PROVIDER_TASK_OPTIONS)
+def publish_batch(batch_id: int) -> str:
+    return batches.batch_publish(batch_id=batch_id).status
+
+
+@shared_task(name="annotation.tasks.collect_batch", **PROVIDER_TASK_OPTIONS)
+def collect_batch(batch_id: int) -> dict:
+    result = batches.batch_collect(batch_id=batch_id)
+    return {"assignments_created": result.assignments_created,
+            "annotations_created": result.annotations_created,
+            "invalid_answers": result.invalid_answers}
+
+
+@shared_task(name="annotation.tasks.collect_open_batches")
+def collect_open_batches() -> list[int]:
+    """Periodic (celery beat): one ``collect_batch`` job per open MTurk batch."""
+    batch_ids = batches.open_batch_ids()
+    for batch_id in batch_ids:
+        collect_batch.delay(batch_id)
+    return batch_ids
+
+
+@shared_task(name="annotation.tasks.sync_assignment_decision", **PROVIDER_TASK_OPTIONS)
+def sync_assignment_decision(assignment_id: int) -> bool:
+    return batches.assignment_sync_decision(assignment_id=assignment_id)
+
+
+@shared_task(name="annotation.tasks.send_bonus", **PROVIDER_TASK_OPTIONS)
+def send_bonus(bonus_id: int) -> bool:
+    return batches.bonus_send(bonus_id=bonus_id).sent_at is not None
+
+
+@shared_task(name="annotation.tasks.sync_worker_block", **PROVIDER_TASK_OPTIONS)
+def sync_worker_block(worker_id: int) -> bool:
+    return batches.worker_sync_block(worker_id=worker_id)
+
+
+@shared_task(name="annotation.tasks.expire_hit", **PROVIDER_TASK_OPTIONS)
+def expire_hit(hit_id: int) -> None:
+    batches.hit_expire(hit_id=hit_id)
+
+
+@shared_task(name="annotation.tasks.extend_hit", **PROVIDER_TASK_OPTIONS)
+def extend_hit(hit_id: int, seconds: int) -> None:
+    batches.hit_extend(hit_id=hit_id, seconds=seconds)
+
+
+@shared_task(bind=True, name="annotation.tasks.add_assignments", **PROVIDER_TASK_OPTIONS)
+def add_assignments(self, hit_id: int, count: int) -> int:
+    # The job id survives Celery retries, so it is the UniqueRequestToken of this request.
+    return batches.hit_add_assignments(hit_id=hit_id, count=count,
+                                       request_token=self.request.id or "").max_assignments
+
+
+@shared_task(name="annotation.tasks.notify_workers", **PROVIDER_TASK_OPTIONS)
+def notify_workers(project_id: int, worker_ids: list[int], subject: str, message: str
+                   ) -> list[str]:
+    return batches.workers_notify(project_id=project_id, worker_ids=worker_ids,
+                                  subject=subject, message=message)
