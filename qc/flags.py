@@ -114,19 +114,26 @@ def robust_z(values) -> np.ndarray:
     return (values - median) / mad
 
 
-def worker_consensus_flags(ratings, settings: FlagSettings = DEFAULT_SETTINGS) -> list[Flag]:
+def worker_consensus_flags(
+    ratings, settings: FlagSettings = DEFAULT_SETTINGS, *, numeric: bool | None = None
+) -> list[Flag]:
     """Workers far from the consensus of the other raters of the same items.
 
-    ``ratings`` are rows ``(item_id, worker_id, label)`` or a ``RatingTable``. Categorical
-    labels: reason ``worker_low_agreement``, score = leave-one-out agreement. Numeric labels
-    additionally: reason ``worker_far_from_consensus``, score = robust z of the worker's mean
-    absolute deviation from the other raters' mean.
+    ``ratings`` are rows ``(item_id, worker_id, label)`` or a ``RatingTable``; ``numeric``
+    says whether labels are ratings on a scale (default: inferred, numbers are ratings).
+    Categorical labels: reason ``worker_low_agreement``, score = leave-one-out agreement.
+    Numeric ratings: reason ``worker_far_from_consensus``, score = robust z of the worker's
+    mean absolute deviation from the other raters' mean (exact-match agreement would punish
+    honest one-point differences on a 1-5 scale).
     """
     table = as_table(ratings)
+    if numeric is None:
+        numeric = table.labels.dtype.kind in "iuf"
     result = worker_consensus_agreement(table)
     enough = result.n_compared >= settings.min_items_per_worker
     flags = []
-    low = np.flatnonzero(enough & (result.agreement < settings.min_worker_agreement))
+    low_agreement = result.agreement < settings.min_worker_agreement
+    low = np.flatnonzero(enough & low_agreement) if not numeric else np.array([], dtype=int)
     for k in low.tolist():
         flags.append(
             Flag(
@@ -137,7 +144,7 @@ def worker_consensus_flags(ratings, settings: FlagSettings = DEFAULT_SETTINGS) -
                 f"{result.n_compared[k]} items",
             )
         )
-    if table.labels.dtype.kind in "iuf" and enough.any():
+    if numeric and enough.any():
         z_scores = np.full(len(result.workers), np.nan)
         z_scores[enough] = robust_z(result.mean_abs_deviation[enough])
         far = np.flatnonzero(enough & (z_scores > settings.max_worker_deviation_z))
