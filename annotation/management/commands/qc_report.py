@@ -1,0 +1,79 @@
+"""``python manage.py qc_report SLUG [--json] [--no-flags]``."""
+
+from __future__ import annotations
+
+import json
+
+from django.core.management.base import BaseCommand, CommandError
+
+from annotation import selectors
+from annotation.models import Project
+from annotation.services.qc import project_qc_run
+
+
+class Command(BaseCommand):
+    help = "Agreement, aggregation, cleaning figures and flags of a project (flags are stored)."
+
+    def add_arguments(self, parser):
+        parser.add_argument("slug")
+        parser.add_argument("--json", action="store_true", help="print the report as JSON")
+        parser.add_argument("--no-flags", action="store_true",
+                            help="compute flags without storing them")
+
+    def handle(self, *args, slug, json: bool, no_flags: bool, **options):
+        try:
+            project = selectors.project_get(slug=slug)
+        except Project.DoesNotExist:
+            raise CommandError(f"no project {slug!r}") from None
+        try:
+            report = project_qc_run(project=project, store_flags=not no_flags)
+        except ValueError as error:
+            raise CommandError(str(error)) from None
+        if json:
+            self.stdout.write(dumps(report))
+        else:
+            self.stdout.write(render(report))
+
+
+def dumps(report: dict) -> str:
+    return json.dumps(report, indent=2, sort_keys=True)
+
+
+def _number(value) -> str:
+    if value is None:
+        return "n/a"
+    return f"{value:.3f}" if isinstance(value, float) else str(value)
+
+
+def render(report: dict) -> str:
+    lines = [f"QC report — {report['project']} ({report['task']})",
+             "items per split: " + ", ".join(f"{split} {n}" for split, n in
+                                             sorted(report["items_per_split"].items())),
+             f"annotations: {report['annotations']}", "", "Agreement"]
+    for key, value in report["agreement"].items():
+        if key != "per_worker":
+            lines.append(f"  {key}: {_number(value) if not isinstance(value, dict) else value}")
+    workers = report["agreement"].get("per_worker") or []
+    if workers:
+        lines.append("  per worker (leave-one-out, lowest first): worker  items  agreement  "
+                     "mean |dev|")
+        for row in workers:
+            lines.append(f"    {row['worker']:>6}  {row['n_compared']:>5}  "
+                         f"{_number(row['agreement']):>9}  {_number(row['mean_abs_deviation'])}")
+    if "aggregation" in report:
+        lines += ["", "Aggregation"]
+        lines += [f"  {key}: {_number(value) if not isinstance(value, dict) else value}"
+                  for key, value in report["aggregation"].items()]
+    if "cleaning" in report:
+        lines += ["", "Cleaning (applied by export_data --format sluice)"]
+        for split, counts in report["cleaning"].items():
+            lines.append(f"  {split}: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
+    lines += ["", "Flags"]
+    lines.append("  raised: " + (", ".join(f"{reason} {n}" for reason, n in
+                                          report["flags_raised"].items()) or "none"))
+    if "flags_stored" in report:
+        lines.append("  stored: " + ", ".join(f"{k} {v}" for k, v in
+                                               report["flags_stored"].items()))
+    lines.append("  by status: " + (", ".join(f"{k} {v}" for k, v in
+                                             sorted(report["flags_by_status"].items())) or "none"))
+    return "\n".join(lines)

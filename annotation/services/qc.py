@@ -1,0 +1,347 @@
+"""Quality control on the Django side: run ``qc/`` over a project's rows and store its flags.
+
+``project_qc_run`` is what ``manage.py qc_report`` calls: it reads plain rows through
+``annotation.selectors_qc`` (``values_list``, never model instances), computes agreement,
+aggregation and the sluice cleaning figures with ``qc/``, turns the flag rules' output into
+``Flag`` rows idempotently and returns a JSON-friendly report.
+
+Flag storage contract (``flags_store``):
+
+- the fingerprint is ``<reason>:<target kind>:<target id>``, unique per project, so
+  re-running QC never creates a second flag for the same finding;
+- a flag still raised keeps its row: an open one gets the new score/detail, a decided one
+  (upheld or dismissed) keeps its decision untouched;
+- an *open* flag that the rules no longer raise (thresholds changed, work re-checked) is
+  deleted; decided flags are never deleted.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+
+import numpy as np
+from django.db import transaction
+
+from qc import aggregation, agreement, cleaning, flags, textmetrics
+
+from .. import selectors_qc
+from ..models import Annotation, Flag, Project, TaskKind
+
+WORKER = "worker"
+ANNOTATION = "annotation"
+TEXT_KINDS = (TaskKind.REWRITE, TaskKind.SLUICE, TaskKind.SPLIT_REPHRASE)
+# Workers listed in the report's per-worker table (lowest agreement first).
+REPORT_WORKERS = 20
+
+
+@dataclass(frozen=True)
+class FlagCandidate:
+    """A flag rule's finding, resolved to what the Flag row points at."""
+
+    target_kind: str  # worker | annotation
+    target_id: int
+    reason: str
+    score: float
+    detail: str
+
+    @property
+    def fingerprint(self) -> str:
+        return f"{self.reason}:{self.target_kind}:{self.target_id}"
+
+
+def _finite(value: float) -> float | None:
+    """JSON has no NaN: statistics without data become null."""
+    value = float(value)
+    return value if math.isfinite(value) else None
+
+
+# --- agreement and aggregation ---------------------------------------------------------------
+
+
+def rating_agreement(project: Project) -> dict:
+    rows = selectors_qc.rating_rows(project=project)
+    if not rows:
+        return {"n_ratings": 0}
+    table = agreement.RatingTable.from_rows(rows)
+    _, per_item, n_per_item = agreement.per_item_agreement(table)
+    return {
+        "n_ratings": table.n_ratings,
+        "n_items": len(table.items),
+        "n_workers": len(table.workers),
+        "krippendorff_alpha_ordinal": _finite(agreement.krippendorff_alpha(table, "ordinal")),
+        "krippendorff_alpha_interval": _finite(agreement.krippendorff_alpha(table, "interval")),
+        "fleiss_kappa": _finite(agreement.fleiss_kappa(table).kappa),
+        "mean_item_exact_agreement": _finite(np.nanmean(per_item)) if (n_per_item >= 2).any()
+        else None,
+        "per_worker": worker_table(table),
+    }
+
+
+def category_agreement(project: Project) -> dict:
+    rows = selectors_qc.category_rows(project=project)
+    if not rows:
+        return {"n_annotations": 0}
+    fleiss = agreement.fleiss_kappa(rows)
+    # FEASIBLE (DONE/UNNECESSARY) vs INFEASIBLE (IMPOSSIBLE): the paper's binary agreement.
+    binary_rows = [(item, worker, "INFEASIBLE" if category == "IMPOSSIBLE" else "FEASIBLE")
+                   for item, worker, category in rows]
+    binary = agreement.fleiss_kappa(binary_rows)
+    majority = aggregation.majority_labels(rows, preference=("DONE", "UNNECESSARY",
+                                                             "IMPOSSIBLE"))
+    return {
+        "n_annotations": len(rows),
+        "fleiss_kappa": _finite(fleiss.kappa),
+        "observed_agreement": _finite(fleiss.observed_agreement),
+        "binary_fleiss_kappa": _finite(binary.kappa),
+        "binary_agreement": _finite(binary.observed_agreement),
+        "majority_category": dict(sorted(Counter(majority.values()).items())),
+        "per_worker": worker_table(agreement.RatingTable.from_rows(rows)),
+    }
+
+
+def worker_table(table: agreement.RatingTable) -> list[dict]:
+    result = agreement.worker_consensus_agreement(table)
+    rows = [
+        {"worker": int(result.workers[k]), "n_compared": int(result.n_compared[k]),
+         "agreement": _finite(result.agreement[k]),
+         "mean_abs_deviation": _finite(result.mean_abs_deviation[k])}
+        for k in range(len(result.workers)) if result.n_compared[k] > 0
+    ]
+    rows.sort(key=lambda row: (row["agreement"] if row["agreement"] is not None else 2.0,
+                               row["worker"]))
+    return rows[:REPORT_WORKERS]
+
+
+def text_agreement(project: Project) -> dict:
+    """Agreement between the first two annotators of every item that has two texts."""
+    texts: dict[int, list[str]] = defaultdict(list)
+    for _, item_id, _, text, skipped in selectors_qc.text_rows(project=project):
+        if not skipped and text.strip():
+            texts[item_id].append(text)
+    pairs = [(item_texts[0], item_texts[1]) for item_texts in texts.values()
+             if len(item_texts) >= 2]
+    if not pairs:
+        return {"n_pairs": 0}
+    hypotheses = [first for first, _ in pairs]
+    references = [[second] for _, second in pairs]
+    chrf = textmetrics.corpus_chrf(hypotheses, references)
+    return {
+        "n_pairs": len(pairs),
+        "bleu": textmetrics.corpus_bleu(hypotheses, references),
+        "gleu": textmetrics.corpus_gleu(hypotheses, references),
+        "chrf": chrf.f_score,
+    }
+
+
+def plausibility_aggregation(project: Project) -> dict:
+    """Labels per filler (crowd mean, or the released mean of imported rows) and plausible
+    fillers per sentence."""
+    rows = (
+        Annotation.objects.filter(project=project, rating__isnull=False)
+        .exclude(review_status=Annotation.Review.REJECTED)
+        .values_list("item_id", "item__filler__cloze_id", "rating", "source")
+    )
+    crowd: dict[int, list[float]] = defaultdict(list)
+    released: dict[int, float] = {}
+    sentence_of: dict[int, int] = {}
+    for item_id, cloze_id, rating, source in rows.iterator(chunk_size=selectors_qc.CHUNK_SIZE):
+        sentence_of[item_id] = cloze_id
+        if source == Annotation.Source.IMPORT:
+            released[item_id] = rating
+        else:
+            crowd[item_id].append(rating)
+    means = {item_id: float(np.mean(values)) for item_id, values in crowd.items()}
+    means.update(released)  # the released mean is the authority for imported fillers
+    labels = {item_id: aggregation.plausibility_label(mean) for item_id, mean in means.items()}
+    per_sentence = aggregation.plausible_fillers_per_sentence(
+        (sentence_of[item_id], label) for item_id, label in labels.items()
+    )
+    return {
+        "n_fillers": len(labels),
+        "labels": dict(sorted(Counter(labels.values()).items())),
+        "plausible_fillers_per_sentence": _finite(np.mean(list(per_sentence.values())))
+        if per_sentence else None,
+    }
+
+
+def decontext_aggregation(project: Project) -> dict:
+    """How many examples get a median-length human output (≥ 2 feasible, no IMPOSSIBLE
+    majority) — the examples the scorer can use."""
+    rows = (
+        Annotation.objects.filter(project=project)
+        .exclude(review_status=Annotation.Review.REJECTED)
+        .exclude(category="")
+        .order_by("item_id", "id")
+        .values_list("item_id", "item__target_sentence__text", "category", "text", "payload")
+    )
+    per_item: dict[int, tuple[str, list]] = {}
+    for item_id, original, category, text, payload in rows:
+        sentence = (payload or {}).get("decontextualized_sentence") or text
+        per_item.setdefault(item_id, (original, []))[1].append((category, sentence))
+    with_output = sum(
+        aggregation.decontext_human_output(original, annotations) is not None
+        for original, annotations in per_item.values()
+    )
+    return {"n_examples": len(per_item), "examples_with_human_output": with_output}
+
+
+def sluice_cleaning_report(project: Project) -> dict:
+    """What the export's cleaning drops, per split, with the named ``qc.cleaning`` rules."""
+    per_split: dict[str, dict] = {}
+    grouped: dict[str, list[dict]] = defaultdict(list)
+    for (_, _, split, q1, a1, q2, text, skipped, status,
+         _) in selectors_qc.sluice_context_rows(project=project):
+        if status == Annotation.Review.REJECTED:
+            continue
+        grouped[split].append({cleaning.Q1: q1, cleaning.A1: a1, cleaning.Q2: q2,
+                               cleaning.ANSWER: "" if skipped else text})
+    for split, rows in sorted(grouped.items()):
+        not_skipped = cleaning.drop_skipped(rows)
+        long_enough = cleaning.drop_short_q1(not_skipped)
+        kept = cleaning.dedupe_references(long_enough) if split == "test" else long_enough
+        per_split[split] = {
+            "annotations": len(rows),
+            "dropped_skipped": len(rows) - len(not_skipped),
+            "dropped_short_q1": len(not_skipped) - len(long_enough),
+            "dropped_duplicate_references": len(long_enough) - len(kept),
+            "exported": len(kept),
+        }
+    return per_split
+
+
+# --- flags ----------------------------------------------------------------------------------
+
+
+def flag_candidates(project: Project, settings: flags.FlagSettings) -> list[FlagCandidate]:
+    """Every finding of the ``qc.flags`` rules that apply to the project's task."""
+    found: list[FlagCandidate] = []
+
+    def add(kind: str, results: list[flags.Flag]) -> None:
+        found.extend(FlagCandidate(kind, int(flag.target_id), flag.reason_code,
+                                   float(flag.score), flag.detail) for flag in results)
+
+    if project.kind == TaskKind.PLAUSIBILITY:
+        add(WORKER, flags.worker_consensus_flags(selectors_qc.rating_rows(project=project),
+                                                 settings))
+    elif project.kind == TaskKind.DECONTEXT:
+        add(WORKER, flags.worker_consensus_flags(selectors_qc.category_rows(project=project),
+                                                 settings))
+    timings = selectors_qc.timing_rows(project=project)
+    if timings:
+        add(ANNOTATION, flags.timing_flags(timings, settings))
+    add(ANNOTATION, flags.overridden_warning_flags(
+        (annotation_id, code) for annotation_id, codes in
+        selectors_qc.overridden_warning_rows(project=project) for code in codes
+    ))
+    add(WORKER, flags.gold_flags(*gold_rows(project), settings))
+    if project.kind in TEXT_KINDS:
+        sources = selectors_qc.source_text_rows(project=project)
+        texts = [(annotation_id, sources.get(item_id, ""), text)
+                 for annotation_id, item_id, _, text, skipped in
+                 selectors_qc.text_rows(project=project) if not skipped and text.strip()]
+        add(ANNOTATION, flags.copy_flags(texts))
+        if project.kind == TaskKind.REWRITE:
+            add(ANNOTATION, flags.rewrite_warning_flags(texts, settings))
+    if project.kind == TaskKind.SLUICE:
+        add(ANNOTATION, flags.sluice_context_flags(
+            (annotation_id, q1, a1, text)
+            for annotation_id, _, _, q1, a1, _, text, skipped, _, _ in
+            selectors_qc.sluice_context_rows(project=project)
+            if not skipped and text.strip()
+        ))
+    return found
+
+
+def gold_rows(project: Project) -> tuple[list[tuple], dict]:
+    """``(answers, gold)`` for ``qc.flags.gold_flags`` from gold items of the project."""
+    gold = dict(
+        project.items.filter(is_gold=True, gold_answer__isnull=False)
+        .values_list("id", "gold_answer")
+    )
+    if not gold:
+        return [], {}
+    gold = {item_id: tuple(answer) if isinstance(answer, list) else answer
+            for item_id, answer in gold.items()}
+    answers = [
+        (worker_id, item_id, rating if rating is not None else (category or text))
+        for worker_id, item_id, rating, category, text in
+        Annotation.objects.filter(project=project, item_id__in=list(gold))
+        .values_list("worker_id", "item_id", "rating", "category", "text")
+    ]
+    answers = [(worker, item, int(answer) if isinstance(answer, float) and answer.is_integer()
+                else answer) for worker, item, answer in answers]
+    return answers, gold
+
+
+@transaction.atomic
+def flags_store(*, project: Project, candidates: list[FlagCandidate]) -> dict[str, int]:
+    """Write the findings as Flag rows idempotently (see the module docstring)."""
+    by_fingerprint: dict[str, FlagCandidate] = {}
+    for candidate in candidates:
+        previous = by_fingerprint.get(candidate.fingerprint)
+        if previous is None or abs(candidate.score) > abs(previous.score):
+            by_fingerprint[candidate.fingerprint] = candidate
+    existing = {
+        fingerprint: (flag_id, status)
+        for flag_id, fingerprint, status in Flag.objects.select_for_update()
+        .filter(project=project).values_list("id", "fingerprint", "status")
+    }
+    annotation_targets = selectors_qc.annotation_targets(
+        annotation_ids=[c.target_id for c in by_fingerprint.values()
+                        if c.target_kind == ANNOTATION]
+    )
+    to_create, to_update = [], []
+    for fingerprint, candidate in sorted(by_fingerprint.items()):
+        fields = {"reason": candidate.reason, "score": candidate.score,
+                  "detail": candidate.detail}
+        if candidate.target_kind == ANNOTATION:
+            worker_id, assignment_id = annotation_targets[candidate.target_id]
+            fields.update(annotation_id=candidate.target_id, worker_id=worker_id,
+                          assignment_id=assignment_id)
+        else:
+            fields.update(worker_id=candidate.target_id)
+        if fingerprint in existing:
+            flag_id, _ = existing[fingerprint]
+            to_update.append(Flag(id=flag_id, score=candidate.score, detail=candidate.detail))
+        else:
+            to_create.append(Flag(project=project, fingerprint=fingerprint, **fields))
+    Flag.objects.bulk_create(to_create, batch_size=1000)
+    Flag.objects.bulk_update(to_update, ["score", "detail"], batch_size=1000)
+    stale = [flag_id for fingerprint, (flag_id, status) in existing.items()
+             if fingerprint not in by_fingerprint and status == Flag.Status.OPEN]
+    Flag.objects.filter(id__in=stale).delete()
+    return {"created": len(to_create), "still_raised": len(to_update),
+            "removed_stale_open": len(stale)}
+
+
+def project_qc_run(*, project: Project, store_flags: bool = True) -> dict:
+    """Compute the QC report of a project and (by default) store its flags."""
+    try:
+        settings = flags.FlagSettings.from_dict(project.flag_settings)
+    except ValueError as error:
+        raise ValueError(f"project {project.slug}: flag_settings: {error}") from None
+    report: dict = {
+        "project": project.slug,
+        "task": project.kind,
+        "items_per_split": selectors_qc.split_counts(project=project),
+        "annotations": Annotation.objects.filter(project=project).count(),
+        "flag_settings": settings.to_dict(),
+    }
+    if project.kind == TaskKind.PLAUSIBILITY:
+        report["agreement"] = rating_agreement(project)
+        report["aggregation"] = plausibility_aggregation(project)
+    elif project.kind == TaskKind.DECONTEXT:
+        report["agreement"] = category_agreement(project)
+        report["aggregation"] = decontext_aggregation(project)
+    else:
+        report["agreement"] = text_agreement(project)
+    if project.kind == TaskKind.SLUICE:
+        report["cleaning"] = sluice_cleaning_report(project)
+    candidates = flag_candidates(project, settings)
+    report["flags_raised"] = dict(sorted(Counter(c.reason for c in candidates).items()))
+    if store_flags:
+        report["flags_stored"] = flags_store(project=project, candidates=candidates)
+    report["flags_by_status"] = selectors_qc.flag_counts(project=project)
+    return report
