@@ -95,9 +95,14 @@ class RatingTable:
 def _as_array(values: tuple) -> np.ndarray:
     """Turn a tuple of ids/labels into the cheapest numpy array that keeps their values."""
     array = np.asarray(values)
-    if array.dtype.kind in "iufUS":
+    if array.dtype.kind in "iuf":
         return array
-    return np.asarray(values, dtype=object)
+    # numpy turns a mix like (1, "a") into strings; only genuine all-str input stays "U".
+    if array.dtype.kind == "U" and all(isinstance(value, str) for value in values):
+        return array
+    result = np.empty(len(values), dtype=object)
+    result[:] = values
+    return result
 
 
 def as_table(ratings) -> RatingTable:

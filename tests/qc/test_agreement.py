@@ -166,3 +166,9 @@ def test_string_ids_and_labels_factorise():
     assert table.items.tolist() == ["i1"]
     assert sorted(table.labels.tolist()) == ["DONE", "IMPOSSIBLE"]
     assert fleiss_kappa(table).observed_agreement == 0.0
+
+
+def test_mixed_id_types_are_kept_distinct():
+    table = RatingTable.from_rows([(1, "w", "x"), ("1", "w", "y"), (1, "v", "x")])
+    assert len(table.items) == 2
+    assert fleiss_kappa(table).n_items == 1
