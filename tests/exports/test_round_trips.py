@@ -1,0 +1,43 @@
+"""Round trips on the real released data: import with import_data, export with export_data."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.core.management import call_command
+
+from qc.aggregation import plausibility_label
+
+pytestmark = pytest.mark.django_db
+
+
+def test_claire_dev_round_trip_is_byte_identical(shared_data, tmp_path):
+    claire = shared_data / "claire"
+    call_command("import_data", "claire", str(claire / "dev_data.tsv"),
+                 str(claire / "dev_scores.tsv"), str(claire / "dev_labels.tsv"),
+                 "--project", "claire-dev", "--split", "dev")
+    call_command("export_data", "claire-dev", "--format", "claire", "--out", str(tmp_path))
+    for name in ("dev_data.tsv", "dev_scores.tsv", "dev_labels.tsv"):
+        assert (tmp_path / name).read_bytes() == (claire / name).read_bytes(), name
+    # Labels follow from the exported scores by the paper's thresholds.
+    scores = dict(line.split("\t") for line in (tmp_path / "dev_scores.tsv").read_text()
+                  .splitlines())
+    labels = dict(line.split("\t") for line in (tmp_path / "dev_labels.tsv").read_text()
+                  .splitlines())
+    assert len(scores) == 2500
+    assert all(plausibility_label(float(scores[key])) == labels[key] for key in scores)
+    # Nothing leaks into the other splits.
+    assert (tmp_path / "train_scores.tsv").read_bytes() == b""
+
+
+def test_canard_dev_round_trip_is_byte_identical(shared_data, tmp_path):
+    source = shared_data / "canard" / "dev.json"
+    call_command("import_data", "canard", str(source), "--project", "canard-dev",
+                 "--split", "dev")
+    call_command("export_data", "canard-dev", "--format", "canard", "--out", str(tmp_path))
+    exported = (tmp_path / "dev.json").read_bytes()
+    assert exported == source.read_bytes()
+    records = json.loads(exported)
+    assert len(records) == 3430
+    assert all(len(record["History"]) == 2 * record["Question_no"] for record in records)
