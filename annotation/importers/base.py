@@ -1,0 +1,314 @@
+"""What every importer shares: the error type, file reading, and the parsed bundle.
+
+An importer is a pure parser: ``parse(files, *, split, kind) -> Bundle``. It reads the files,
+checks every row and returns plain records keyed by natural keys (external ids, turn orders,
+filler positions). It never touches the database; ``annotation.services.imports`` writes the
+bundle in one transaction. Parsing everything first means a bad row at the end of a file is
+reported before a single row is written.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import sys
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tqdm import tqdm
+
+SPLITS = ("train", "dev", "test")
+# Above this many rows a progress bar is worth drawing.
+PROGRESS_MIN_ROWS = 2000
+
+
+class ImportInputError(Exception):
+    """Bad input: the message names the format, the file, the line or record and the field."""
+
+    def __init__(self, fmt: str, file: str, message: str, *, line: int | None = None,
+                 record: str | None = None, field_name: str | None = None):
+        self.fmt, self.file, self.line, self.record = fmt, file, line, record
+        self.field_name = field_name
+        where = f"{fmt} {file}"
+        if line is not None:
+            where += f" line {line}"
+        elif record is not None:
+            where += f" record {record}"
+        if field_name is not None and f'"{field_name}"' not in message:
+            message = f'field "{field_name}": {message}'
+        super().__init__(f"{where}: {message}")
+
+
+@dataclass
+class SourceFile:
+    """One input file read whole: its bytes, checksum and the name used in messages."""
+
+    path: Path
+    data: bytes
+    sha256: str
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+    @classmethod
+    def read(cls, fmt: str, path: str | Path) -> SourceFile:
+        path = Path(path)
+        if not path.is_file():
+            raise ImportInputError(fmt, str(path), "no such file")
+        data = path.read_bytes()
+        return cls(path=path, data=data, sha256=hashlib.sha256(data).hexdigest())
+
+    def text(self, fmt: str) -> str:
+        """The file decoded as strict UTF-8 (a BOM is dropped); bad bytes name their line."""
+        try:
+            text = self.data.decode("utf-8")
+        except UnicodeDecodeError as error:
+            line = self.data.count(b"\n", 0, error.start) + 1
+            column = error.start - (self.data.rfind(b"\n", 0, error.start) + 1) + 1
+            raise ImportInputError(
+                fmt, self.name,
+                f"not valid UTF-8 (byte 0x{self.data[error.start]:02x} at column {column})",
+                line=line,
+            ) from None
+        return text.removeprefix("\ufeff")
+
+
+@dataclass
+class Where:
+    """Where a record came from, for provenance and error messages."""
+
+    file: str
+    line: int | None = None
+    record: str | None = None
+
+    def provenance(self) -> dict:
+        found: dict[str, Any] = {"file": self.file}
+        if self.line is not None:
+            found["line"] = self.line
+        if self.record is not None:
+            found["record"] = self.record
+        return found
+
+
+@dataclass
+class ItemRecord:
+    """An Item to create; ``source`` is ("target" | "turn" | "filler" | "complex", key)."""
+
+    split: str
+    group_key: str
+    position: int
+    source: tuple[str, Any]
+
+
+@dataclass
+class AnnotationRecord:
+    """An imported annotation of the item ``item_key`` by the worker ``worker``.
+
+    ``fields`` are Annotation columns (payload, category, rating, text, skipped, ...).
+    """
+
+    worker: tuple[str, str]  # (provider, external_id)
+    item_key: str
+    source: str
+    fields: dict
+    where: Where
+
+
+@dataclass
+class Bundle:
+    """Everything one import writes, keyed by natural keys; dicts keep file order."""
+
+    kind: str
+    documents: dict[str, dict] = field(default_factory=dict)
+    # (document external_id, paragraph_index, start_byte, end_byte) -> {"text": ...}
+    targets: dict[tuple, dict] = field(default_factory=dict)
+    dialogues: dict[str, dict] = field(default_factory=dict)
+    # (dialogue external_id, order) -> {"question": ..., "answer": ...}
+    turns: dict[tuple[str, int], dict] = field(default_factory=dict)
+    clozes: dict[str, dict] = field(default_factory=dict)
+    # (cloze external_id, position) -> {"text": ..., "is_original": ...}
+    fillers: dict[tuple[str, int], dict] = field(default_factory=dict)
+    complex_sentences: dict[str, dict] = field(default_factory=dict)
+    # (subject, property, object) -> None; a dict as an ordered set
+    facts: dict[tuple[str, str, str], None] = field(default_factory=dict)
+    complex_facts: dict[tuple[str, tuple[str, str, str]], None] = field(default_factory=dict)
+    items: dict[str, ItemRecord] = field(default_factory=dict)
+    annotations: list[AnnotationRecord] = field(default_factory=list)
+    # The import annotates items that must already exist (mturk-csv), instead of making them.
+    items_must_exist: bool = False
+    # file name -> number of data rows read, stored on its ImportRecord
+    rows: dict[str, int] = field(default_factory=dict)
+    # file name -> split stored on its ImportRecord
+    file_splits: dict[str, str] = field(default_factory=dict)
+
+    def add_item(self, external_id: str, record: ItemRecord, fmt: str, where: Where) -> None:
+        known = self.items.get(external_id)
+        if known is not None and known != record:
+            raise ImportInputError(
+                fmt, where.file, f"item {external_id!r} appears twice with different content",
+                line=where.line, record=where.record,
+            )
+        self.items[external_id] = record
+
+
+def progress(iterable: Iterable, *, total: int | None, desc: str, quiet: bool) -> Iterator:
+    """A tqdm bar on stderr for long runs; silent when asked, when short, or off a terminal."""
+    disable = quiet or not sys.stderr.isatty() or (total is not None
+                                                   and total < PROGRESS_MIN_ROWS)
+    return iter(tqdm(iterable, total=total, desc=desc, file=sys.stderr, disable=disable,
+                     unit="row", leave=False))
+
+
+def split_from_name(name: str) -> str | None:
+    """train/dev/test from a file name (``dev_data.tsv``, ``sluice_val_filtered.json``...).
+
+    ``train_dev`` names both, so it gives None and the caller must be told the split.
+    """
+    lowered = name.lower()
+    found = {s for s, words in (("train", ("train",)), ("dev", ("dev", "val")),
+                                ("test", ("test",)))
+             if any(word in lowered for word in words)}
+    return found.pop() if len(found) == 1 else None
+
+
+def resolve_split(fmt: str, file: SourceFile, split: str | None, default: str | None) -> str:
+    """--split wins; else the file name; else ``default``; else a clear error."""
+    if split is not None:
+        if split not in SPLITS:
+            raise ImportInputError(fmt, file.name, f"unknown split {split!r} (train, dev, test)")
+        return split
+    inferred = split_from_name(file.name)
+    if inferred:
+        return inferred
+    if default:
+        return default
+    raise ImportInputError(fmt, file.name,
+                           "cannot tell the split from the file name; pass --split")
+
+
+def read_delimited(fmt: str, file: SourceFile, *, delimiter: str, required: Iterable[str],
+                   quoting: int = csv.QUOTE_MINIMAL) -> Iterator[tuple[int, dict[str, str]]]:
+    """Yield (line number, row dict) of a CSV/TSV with a header naming ``required`` columns.
+
+    A missing column or a row with the wrong number of cells is an error naming file and line.
+    """
+    reader = csv.reader(io.StringIO(file.text(fmt), newline=""), delimiter=delimiter,
+                        quoting=quoting, strict=True)
+    try:
+        header = next(reader)
+    except StopIteration:
+        raise ImportInputError(fmt, file.name, "the file is empty; a header row is expected",
+                               line=1) from None
+    except csv.Error as error:
+        raise ImportInputError(fmt, file.name, f"malformed header: {error}", line=1) from None
+    for column in required:
+        if column not in header:
+            raise ImportInputError(fmt, file.name, f'column "{column}" is missing', line=1)
+    line = reader.line_num + 1
+    while True:
+        try:
+            cells = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as error:
+            raise ImportInputError(fmt, file.name, f"malformed row: {error}",
+                                   line=line) from None
+        if cells:
+            if len(cells) != len(header):
+                missing = header[len(cells)] if len(cells) < len(header) else None
+                message = (f'column "{missing}" is missing' if missing is not None else
+                           f"{len(cells)} cells where the header has {len(header)}")
+                raise ImportInputError(fmt, file.name, message, line=line)
+            yield line, dict(zip(header, cells, strict=True))
+        line = reader.line_num + 1
+
+
+def read_json(fmt: str, file: SourceFile) -> Any:
+    text = file.text(fmt)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ImportInputError(fmt, file.name, f"broken JSON: {error.msg} (column {error.colno})",
+                               line=error.lineno) from None
+
+
+def read_jsonl(fmt: str, file: SourceFile) -> Iterator[tuple[int, dict]]:
+    """Yield (line number, object) for every non-blank line; each must be a JSON object."""
+    for number, raw in enumerate(file.text(fmt).splitlines(), start=1):
+        if not raw.strip():
+            continue
+        try:
+            value = json.loads(raw)
+        except json.JSONDecodeError as error:
+            raise ImportInputError(fmt, file.name,
+                                   f"broken JSON: {error.msg} (column {error.colno})",
+                                   line=number) from None
+        if not isinstance(value, dict):
+            raise ImportInputError(fmt, file.name, "each line must be a JSON object",
+                                   line=number)
+        yield number, value
+
+
+_TYPE_NAMES = {str: "a string", int: "an integer", list: "a list", dict: "an object",
+               bool: "true or false", float: "a number"}
+
+
+def get_field(fmt: str, where: Where, record: dict, name: str,
+              expected: type | tuple[type, ...], *,
+              required: bool = True, default: Any = None) -> Any:
+    """``record[name]`` checked against ``expected``; a clear error when missing or mistyped."""
+    if name not in record or record[name] is None:
+        if required:
+            raise ImportInputError(fmt, where.file, f'field "{name}" is missing',
+                                   line=where.line, record=where.record)
+        return default
+    value = record[name]
+    if isinstance(expected, tuple):
+        if not isinstance(value, expected) or isinstance(value, bool):
+            names = " or ".join(_TYPE_NAMES.get(kind, kind.__name__) for kind in expected)
+            raise ImportInputError(fmt, where.file, f'field "{name}" must be {names}, '
+                                   f"not {type(value).__name__}",
+                                   line=where.line, record=where.record)
+        return value
+    # bool is an int in Python, but true is not a valid offset or turn number.
+    wrong = not isinstance(value, expected) or (expected is int and isinstance(value, bool))
+    if expected is float and isinstance(value, int) and not isinstance(value, bool):
+        wrong = False
+    if wrong:
+        raise ImportInputError(
+            fmt, where.file,
+            f'field "{name}" must be {_TYPE_NAMES.get(expected, expected.__name__)}, '
+            f"not {type(value).__name__}",
+            line=where.line, record=where.record,
+        )
+    return value
+
+
+def fail(fmt: str, where: Where, message: str) -> ImportInputError:
+    """The error to raise for a problem at ``where``."""
+    return ImportInputError(fmt, where.file, message, line=where.line, record=where.record)
+
+
+def stable_id(*parts: str, prefix: str = "", length: int = 16) -> str:
+    """A short stable hash of ``parts`` (unambiguous: parts are length-prefixed)."""
+    digest = hashlib.sha256()
+    for part in parts:
+        encoded = part.encode("utf-8")
+        digest.update(f"{len(encoded)}:".encode())
+        digest.update(encoded)
+    return prefix + digest.hexdigest()[:length]
+
+
+KEY_MAX = 200  # Item.group_key / external_id column width
+
+
+def fit_key(value: str) -> str:
+    """``value`` if it fits a 200-character key column, else a prefix plus a stable hash."""
+    if len(value) <= KEY_MAX:
+        return value
+    return value[: KEY_MAX - 18] + "#" + stable_id(value, length=17)

@@ -1,0 +1,86 @@
+"""CANARD: a JSON array of ``{History, QuAC_dialog_id, Question, Question_no, Rewrite}``.
+
+History is ``[title, section, Q1, A1, ..., Q(n-1), A(n-1)]`` for ``Question_no == n``, so the
+records of a dialogue reveal its turns; the last question keeps an empty answer unless a later
+record shows it. Dialogue + turns + one Item per record (``<dialog_id>#<n>``) + the Rewrite as
+an imported annotation. CANARD publishes no worker ids; a HIT was one dialogue, so each
+dialogue gets one pseudonymous import worker (``canard-<hash of the dialogue id>``).
+An exporter rebuilds History from the dialogue's title, section and turns 1..n-1.
+"""
+
+from __future__ import annotations
+
+from .base import (
+    AnnotationRecord,
+    Bundle,
+    ItemRecord,
+    SourceFile,
+    Where,
+    fail,
+    get_field,
+    progress,
+    read_json,
+    resolve_split,
+    stable_id,
+)
+from .dialogues import put_dialogue, put_turn
+
+FORMAT = "canard"
+KIND = "rewrite"
+
+
+def parse(files: list[SourceFile], *, split: str | None, kind: str, quiet: bool) -> Bundle:
+    bundle = Bundle(kind=KIND)
+    for file in files:
+        file_split = resolve_split(FORMAT, file, split, None)
+        records = read_json(FORMAT, file)
+        if not isinstance(records, list):
+            raise fail(FORMAT, Where(file.name), "expected a JSON array of records")
+        for index, record in progress(enumerate(records), total=len(records), desc=file.name,
+                                      quiet=quiet):
+            _parse_record(bundle, Where(file.name, record=str(index)), record, file_split)
+        bundle.rows[file.name] = len(records)
+        bundle.file_splits[file.name] = file_split
+    return bundle
+
+
+def _parse_record(bundle: Bundle, where: Where, record, split: str) -> None:
+    if not isinstance(record, dict):
+        raise fail(FORMAT, where, "each record must be a JSON object")
+    history = get_field(FORMAT, where, record, "History", list)
+    dialogue_id = get_field(FORMAT, where, record, "QuAC_dialog_id", str)
+    question = get_field(FORMAT, where, record, "Question", str)
+    number = get_field(FORMAT, where, record, "Question_no", int)
+    rewrite = get_field(FORMAT, where, record, "Rewrite", str)
+    if not dialogue_id.strip():
+        raise fail(FORMAT, where, 'field "QuAC_dialog_id" is empty')
+    if number < 1:
+        raise fail(FORMAT, where, f'field "Question_no" must be ≥ 1, not {number}')
+    if len(history) != 2 * number:
+        raise fail(FORMAT, where, f'field "History" has {len(history)} entries; '
+                                  f"Question_no {number} needs {2 * number}")
+    for position, entry in enumerate(history):
+        if not isinstance(entry, str):
+            raise fail(FORMAT, where, f'field "History" entry {position} must be a string')
+    put_dialogue(bundle, FORMAT, where, dialogue_id,
+                 {"title": history[0], "section_title": history[1], "background": "",
+                  "source": "canard", "source_split": split})
+    for order in range(1, number):
+        put_turn(bundle, FORMAT, where, dialogue_id, order,
+                 history[2 * order], history[2 * order + 1])
+    put_turn(bundle, FORMAT, where, dialogue_id, number, question, None)
+    external_id = f"{dialogue_id}#{number}"
+    if external_id in bundle.items:
+        raise fail(FORMAT, where, f"question {number} of {dialogue_id!r} appears twice")
+    bundle.add_item(external_id, ItemRecord(split=split, group_key=dialogue_id,
+                                            position=number,
+                                            source=("turn", (dialogue_id, number))),
+                    FORMAT, where)
+    bundle.annotations.append(AnnotationRecord(
+        worker=("import", stable_id(dialogue_id, prefix="canard-")),
+        item_key=external_id, source="import",
+        fields={"payload": {"rewrite": rewrite}, "text": rewrite,
+                "provenance": {**where.provenance(), "QuAC_dialog_id": dialogue_id,
+                               "Question_no": number}},
+        where=where,
+    ))

@@ -1,0 +1,185 @@
+"""CLAIRE / SemEval-2022 Task 7: ``{split}_data.tsv`` plus optional ``_scores.tsv`` /
+``_labels.tsv``.
+
+Each data row is a ClozeItem with 5 ClozeFillers and 5 Items (``<Id>_<n>``). A released mean
+score and class per filler become one imported annotation by the pseudonymous worker
+``claire-released-mean`` (it is an average over several raters, not one person's rating).
+The files are plain tab-separated text: no quoting (train_data.tsv has cells starting with ").
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+
+from qc.aggregation import plausibility_label
+
+from .base import (
+    AnnotationRecord,
+    Bundle,
+    ImportInputError,
+    ItemRecord,
+    SourceFile,
+    Where,
+    fail,
+    fit_key,
+    progress,
+    read_delimited,
+    resolve_split,
+)
+
+FORMAT = "claire"
+KIND = "plausibility"
+FILLERS = 5
+DATA_COLUMNS = ("Id", "Resolved pattern", "Article title", "Section header", "Previous context",
+                "Sentence", "Follow-up context", "Filler1", "Filler2", "Filler3", "Filler4",
+                "Filler5")
+LABELS = ("IMPLAUSIBLE", "NEUTRAL", "PLAUSIBLE")
+MEAN_WORKER = ("import", "claire-released-mean")
+SUFFIXES = ("_data.tsv", "_scores.tsv", "_labels.tsv")
+
+
+def _prefix_and_role(file: SourceFile) -> tuple[str, str]:
+    for suffix in SUFFIXES:
+        if file.name.endswith(suffix):
+            return file.name[: -len(suffix)], suffix[1:].split(".")[0]
+    raise ImportInputError(FORMAT, file.name,
+                           "expected a name ending in _data.tsv, _scores.tsv or _labels.tsv")
+
+
+def _read_values(file: SourceFile) -> dict[str, tuple[str, Where]]:
+    """``<Id>_<n>`` TAB value lines (no header) -> {filler id: (value, where)}."""
+    values: dict[str, tuple[str, Where]] = {}
+    for number, raw in enumerate(file.text(FORMAT).splitlines(), start=1):
+        if not raw.strip():
+            continue
+        where = Where(file.name, line=number)
+        cells = raw.split("\t")
+        if len(cells) != 2:
+            raise fail(FORMAT, where, f"expected 2 tab-separated cells (<Id>_<n>, value), "
+                                      f"found {len(cells)}")
+        if cells[0] in values:
+            raise fail(FORMAT, where, f"filler {cells[0]!r} appears twice")
+        values[cells[0]] = (cells[1].strip(), where)
+    return values
+
+
+def parse(files: list[SourceFile], *, split: str | None, kind: str, quiet: bool) -> Bundle:
+    bundle = Bundle(kind=KIND)
+    grouped: dict[str, dict[str, SourceFile]] = {}
+    for file in files:
+        prefix, role = _prefix_and_role(file)
+        grouped.setdefault(prefix, {})[role] = file
+    for prefix, roles in grouped.items():
+        if "data" not in roles:
+            other = next(iter(roles.values()))
+            raise ImportInputError(FORMAT, other.name,
+                                   f"no {prefix}_data.tsv among the paths to attach it to")
+        _parse_split(bundle, roles, split, quiet)
+    return bundle
+
+
+def _parse_split(bundle: Bundle, roles: dict[str, SourceFile], split: str | None,
+                 quiet: bool) -> None:
+    data = roles["data"]
+    file_split = resolve_split(FORMAT, data, split, None)
+    filler_ids: dict[str, tuple[str, int]] = {}
+    rows = list(read_delimited(FORMAT, data, delimiter="\t", required=DATA_COLUMNS,
+                               quoting=csv.QUOTE_NONE))
+    for line, row in progress(rows, total=len(rows), desc=data.name, quiet=quiet):
+        where = Where(data.name, line=line)
+        cloze_id = row["Id"].strip()
+        if not cloze_id:
+            raise fail(FORMAT, where, 'column "Id" is empty')
+        if cloze_id in bundle.clozes:
+            raise fail(FORMAT, where, f"Id {cloze_id!r} appears twice")
+        if "______" not in row["Sentence"]:
+            raise fail(FORMAT, where, 'column "Sentence" has no gap "______"')
+        bundle.clozes[cloze_id] = {
+            "resolved_pattern": row["Resolved pattern"].strip(),
+            "article_title": row["Article title"],
+            "section_header": row["Section header"],
+            "previous_context": row["Previous context"],
+            "sentence": row["Sentence"],
+            "followup_context": row["Follow-up context"],
+        }
+        for position in range(1, FILLERS + 1):
+            text = row[f"Filler{position}"]
+            if not text.strip():
+                raise fail(FORMAT, where, f'column "Filler{position}" is empty')
+            bundle.fillers[(cloze_id, position)] = {"text": text, "is_original": None}
+            external_id = f"{cloze_id}_{position}"
+            filler_ids[external_id] = (cloze_id, position)
+            bundle.add_item(external_id,
+                            ItemRecord(split=file_split, group_key=fit_key(row["Article title"]),
+                                       position=position, source=("filler",
+                                                                  (cloze_id, position))),
+                            FORMAT, where)
+    bundle.rows[data.name] = len(rows)
+    bundle.file_splits[data.name] = file_split
+    scores = _check_scores(roles["scores"], filler_ids) if "scores" in roles else None
+    labels = _check_labels(roles["labels"], filler_ids) if "labels" in roles else None
+    for extra, values in (("scores", scores), ("labels", labels)):
+        if values is not None:
+            bundle.rows[roles[extra].name] = len(values)
+            bundle.file_splits[roles[extra].name] = file_split
+    if scores is None and labels is None:
+        return
+    for external_id in filler_ids:
+        payload: dict = {}
+        fields: dict = {}
+        where = Where(data.name)
+        if scores is not None:
+            score, where = scores[external_id]
+            payload["score"] = score
+            fields["rating"] = score
+        if labels is not None:
+            label, label_where = labels[external_id]
+            if scores is not None and plausibility_label(payload["score"]) != label:
+                raise fail(FORMAT, label_where,
+                           f"label {label} of {external_id} contradicts its mean score "
+                           f"{payload['score']} (≤ 2.5 IMPLAUSIBLE, ≥ 4 PLAUSIBLE, "
+                           f"else NEUTRAL)")
+            payload["label"] = label
+            where = label_where if scores is None else where
+        provenance = {"file": where.file, "line": where.line, "id": external_id}
+        if scores is not None and labels is not None:
+            provenance["labels_file"] = labels[external_id][1].file
+            provenance["labels_line"] = labels[external_id][1].line
+        fields.update(payload=payload, provenance=provenance)
+        bundle.annotations.append(AnnotationRecord(worker=MEAN_WORKER, item_key=external_id,
+                                                   source="import", fields=fields,
+                                                   where=where))
+
+
+def _check_complete(file: SourceFile, values: dict, filler_ids: dict) -> None:
+    for external_id, (_, where) in values.items():
+        if external_id not in filler_ids:
+            raise fail(FORMAT, where, f"{external_id!r} is not a filler of the data file")
+    for external_id in filler_ids:
+        if external_id not in values:
+            raise ImportInputError(FORMAT, file.name, f"no value for filler {external_id!r}")
+
+
+def _check_scores(file: SourceFile, filler_ids: dict) -> dict[str, tuple[float, Where]]:
+    raw = _read_values(file)
+    _check_complete(file, raw, filler_ids)
+    scores = {}
+    for external_id, (value, where) in raw.items():
+        try:
+            score = float(value)
+        except ValueError:
+            raise fail(FORMAT, where, f"score {value!r} is not a number") from None
+        if not math.isfinite(score) or not 1 <= score <= 5:
+            raise fail(FORMAT, where, f"score {value!r} is outside 1..5")
+        scores[external_id] = (score, where)
+    return scores
+
+
+def _check_labels(file: SourceFile, filler_ids: dict) -> dict[str, tuple[str, Where]]:
+    labels = _read_values(file)
+    _check_complete(file, labels, filler_ids)
+    for value, where in labels.values():
+        if value not in LABELS:
+            raise fail(FORMAT, where, f"label {value!r} is not one of {', '.join(LABELS)}")
+    return labels

@@ -1,0 +1,46 @@
+"""``python manage.py import_data FORMAT PATH… --project SLUG [--split SPLIT] [--name NAME]``."""
+
+from __future__ import annotations
+
+from django.core.management.base import BaseCommand, CommandError
+
+from annotation.importers import FORMATS, ImportInputError
+from annotation.services.imports import UnknownFormatError, import_files
+
+
+class Command(BaseCommand):
+    help = ("Import source material (and released annotations) from a dataset's own files "
+            "into a project, all-or-nothing. Formats: " + ", ".join(FORMATS) + ".")
+
+    def add_arguments(self, parser):
+        # Not choices=: an unknown format gets the same one-line error as any other bad input.
+        parser.add_argument("format", help=", ".join(FORMATS))
+        parser.add_argument("paths", nargs="+", metavar="PATH")
+        parser.add_argument("--project", required=True, help="project slug (created if missing,"
+                            " except for mturk-csv)")
+        parser.add_argument("--split", choices=["train", "dev", "test"],
+                            help="split of the new items (default: from the file name)")
+        parser.add_argument("--name", help="name of the project when it is created")
+        parser.add_argument("--quiet", action="store_true", help="no progress bar")
+
+    def handle(self, *args, **options):
+        quiet = options["quiet"] or options["verbosity"] == 0
+        try:
+            result = import_files(fmt=options["format"], paths=options["paths"],
+                                  project_slug=options["project"], split=options["split"],
+                                  name=options["name"], quiet=quiet)
+        except (ImportInputError, UnknownFormatError) as error:
+            raise CommandError(str(error)) from None
+        if options["verbosity"] == 0:
+            return
+        if not result.files_imported:
+            self.stdout.write(f"nothing to do: {', '.join(result.files_skipped)} already "
+                              f"imported into {result.project.slug}")
+            return
+        created = ", ".join(f"{count} {model}" for model, count in result.created.items())
+        self.stdout.write(self.style.SUCCESS(
+            f"imported {result.rows} rows from {', '.join(result.files_imported)} into "
+            f"{result.project.slug}" + (" (new project)" if result.project_created else "")
+            + f": {created or 'nothing new'}"))
+        if result.files_skipped:
+            self.stdout.write(f"already imported, skipped: {', '.join(result.files_skipped)}")

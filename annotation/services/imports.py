@@ -1,0 +1,377 @@
+"""Import source files into a project: parse everything first, then write it in one
+transaction with bulk inserts.
+
+Contract of :func:`import_files`:
+- all-or-nothing: any bad input raises :class:`ImportInputError` before or during the
+  transaction and leaves the database exactly as it was (the project is not created either);
+- idempotent: a file whose sha256 is already recorded for the project and format is not
+  imported again, and every row is matched on its natural key (external ids, turn order,
+  filler position, triple, worker + item), so overlapping files never duplicate anything;
+- bounded queries: each model costs one read of the existing keys, its inserts in multi-row
+  statements of up to ``BATCH_SIZE`` rows, and one read of the new ids — never a query per
+  row. Inserts go through :class:`_RowInserter` rather than ``bulk_create``: building and
+  compiling 60,000 model instances cost Django ~4 s for CLAIRE train, plain rows ~0.5 s.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from django.core.exceptions import ValidationError
+from django.db import connection, models, transaction
+from django.utils import timezone
+
+from ..importers import FORMATS
+from ..importers.base import Bundle, ImportInputError, SourceFile
+from ..models import (
+    Annotation,
+    ClozeFiller,
+    ClozeItem,
+    ComplexSentence,
+    Dialogue,
+    DialogueTurn,
+    Document,
+    Fact,
+    ImportRecord,
+    Item,
+    Project,
+    TargetSentence,
+    Worker,
+)
+from .projects import project_get_or_create
+
+BATCH_SIZE = 2000
+# SQLite before 3.32 allowed 999 bound parameters per statement; stay under it everywhere.
+MAX_PARAMS = 999
+# Chunk for ``__in`` lookups: below SQLite's default limit on bound parameters.
+LOOKUP_CHUNK = 900
+
+
+class UnknownFormatError(ValueError):
+    pass
+
+
+@dataclass
+class ImportResult:
+    project: Project
+    project_created: bool = False
+    files_imported: list[str] = field(default_factory=list)
+    files_skipped: list[str] = field(default_factory=list)  # already imported (same sha256)
+    rows: int = 0
+    created: dict[str, int] = field(default_factory=dict)  # model name -> rows inserted
+
+
+def import_files(*, fmt: str, paths: Sequence[str | Path], project_slug: str,
+                 split: str | None = None, name: str | None = None,
+                 quiet: bool = True) -> ImportResult:
+    """Import ``paths`` of format ``fmt`` into the project ``project_slug``.
+
+    Non-mturk formats create the project (of the format's kind) when it is missing;
+    ``mturk-csv`` needs an existing project and annotates its existing items.
+    Raises ImportInputError (bad input, named file/line/field) or UnknownFormatError.
+    """
+    importer = FORMATS.get(fmt)
+    if importer is None:
+        raise UnknownFormatError(f"unknown format {fmt!r}; expected one of "
+                                 f"{', '.join(FORMATS)}")
+    if not paths:
+        raise ImportInputError(fmt, "-", "no file given")
+    files = [SourceFile.read(fmt, path) for path in paths]
+    project = Project.objects.filter(slug=project_slug).first()
+    kind = importer.KIND
+    if kind is None:
+        if project is None:
+            raise ImportInputError(fmt, files[0].name, f"project {project_slug!r} does not "
+                                   "exist; mturk-csv adds annotations to an existing project")
+        kind = project.kind
+    elif project is not None and project.kind != kind:
+        raise ImportInputError(fmt, files[0].name, f"project {project_slug!r} is a "
+                               f"{project.kind} project; {fmt} needs a {kind} project")
+    done = set()
+    if project is not None:
+        done = set(ImportRecord.objects.filter(
+            project=project, format=fmt, sha256__in=[file.sha256 for file in files],
+        ).values_list("sha256", flat=True))
+    if all(file.sha256 in done for file in files):
+        return ImportResult(project=project, files_skipped=[file.name for file in files])
+    bundle = importer.parse(files, split=split, kind=kind, quiet=quiet)
+    with transaction.atomic():
+        try:
+            project, created = project_get_or_create(slug=project_slug, kind=kind, name=name)
+        except ValidationError as error:
+            raise ImportInputError(fmt, files[0].name, "; ".join(error.messages)) from None
+        # One import per project at a time: the natural-key reads below stay true until commit.
+        Project.objects.select_for_update().filter(pk=project.pk).exists()
+        result = ImportResult(project=project, project_created=created)
+        _BundleWriter(project, bundle, fmt, result,
+                      file_label=", ".join(file.name for file in files)).write()
+        new_files = [file for file in files if file.sha256 not in done]
+        ImportRecord.objects.bulk_create([
+            ImportRecord(project=project, format=fmt, path=str(file.path)[:500],
+                         sha256=file.sha256, split=bundle.file_splits.get(file.name, ""),
+                         rows=bundle.rows.get(file.name, 0))
+            for file in new_files
+        ], ignore_conflicts=True)
+        result.files_imported = [file.name for file in new_files]
+        result.files_skipped = [file.name for file in files if file.sha256 in done]
+        result.rows = sum(bundle.rows.values())
+    return result
+
+
+def _chunks(values: list, size: int) -> Iterable[list]:
+    for start in range(0, len(values), size):
+        yield values[start:start + size]
+
+
+class _RowInserter:
+    """Multi-row ``INSERT`` of plain dicts (keyed by attname) into one model's table.
+
+    Every concrete column is written: a missing key takes the field's default (``auto_now_add``
+    takes now), JSON goes through ``json.dumps`` as Django's JSONField does, datetimes through
+    the backend's adapter. Precondition: the rows satisfy the model's constraints; the
+    database still enforces them, so a violation aborts the whole import.
+    """
+
+    def __init__(self, model, *, ignore_conflicts: bool = False):
+        self.fields = [f for f in model._meta.concrete_fields if not f.primary_key]
+        self.columns = [f.attname for f in self.fields]
+        now = timezone.now()
+        self.defaults, self.converters = [], []
+        for f in self.fields:
+            if getattr(f, "auto_now_add", False) or getattr(f, "auto_now", False):
+                default = now
+            else:
+                default = f.get_default()  # "" for text columns without a default
+            convert = self._converter(f)
+            self.defaults.append(convert(default) if default is not None else None)
+            self.converters.append(convert)
+        # Table and column names come from the model's own metadata, quoted; values are bound.
+        names = ", ".join(connection.ops.quote_name(f.column) for f in self.fields)
+        table = connection.ops.quote_name(model._meta.db_table)
+        self.prefix = f"INSERT INTO {table} ({names}) VALUES "  # noqa: S608
+        self.suffix = " ON CONFLICT DO NOTHING" if ignore_conflicts else ""
+        self.per_statement = max(1, min(BATCH_SIZE, MAX_PARAMS // len(self.fields)))
+
+    @staticmethod
+    def _converter(f):
+        if isinstance(f, models.JSONField):
+            return json.dumps
+        if isinstance(f, models.DateTimeField):
+            return connection.ops.adapt_datetimefield_value
+        return lambda value: value
+
+    def insert(self, rows: list[dict]) -> int:
+        if not rows:
+            return 0
+        placeholder = "(" + ", ".join(["%s"] * len(self.fields)) + ")"
+        pairs = list(zip(self.columns, self.defaults, self.converters, strict=True))
+        with connection.cursor() as cursor:
+            for chunk in _chunks(rows, self.per_statement):
+                params: list = []
+                for row in chunk:
+                    for column, default, convert in pairs:
+                        value = row.get(column, _MISSING)
+                        if value is _MISSING:
+                            params.append(default)
+                        else:
+                            params.append(None if value is None else convert(value))
+                sql = self.prefix + ", ".join([placeholder] * len(chunk)) + self.suffix
+                cursor.execute(sql, params)
+        return len(rows)
+
+
+_MISSING = object()
+
+
+class _BundleWriter:
+    """Writes one parsed bundle; each step maps natural keys to database ids."""
+
+    def __init__(self, project: Project, bundle: Bundle, fmt: str, result: ImportResult, *,
+                 file_label: str):
+        self.project, self.bundle, self.fmt, self.result = project, bundle, fmt, result
+        self.file_label = file_label
+
+    def write(self) -> None:
+        b = self.bundle
+        documents = self._by_external_id(Document, b.documents)
+        targets = self._targets(documents) if b.targets else {}
+        dialogues = self._by_external_id(Dialogue, b.dialogues)
+        turns = self._turns(dialogues) if b.turns else {}
+        clozes = self._clozes() if b.clozes else {}
+        fillers = self._fillers(clozes) if b.fillers else {}
+        complexes = self._by_external_id(ComplexSentence, b.complex_sentences)
+        if b.facts:
+            self._facts(complexes)
+        items = self._items({"target": targets, "turn": turns, "filler": fillers,
+                             "complex": complexes})
+        if b.annotations:
+            self._annotations(items)
+
+    def _insert(self, model, rows: list[dict], *, label: str | None = None,
+                ignore_conflicts: bool = False) -> int:
+        count = _RowInserter(model, ignore_conflicts=ignore_conflicts).insert(rows)
+        if count:
+            name = label or model.__name__
+            self.result.created[name] = self.result.created.get(name, 0) + count
+        return count
+
+    def _by_external_id(self, model, records: dict[str, dict]) -> dict[str, int]:
+        if not records:
+            return {}
+
+        def read() -> dict[str, int]:
+            return dict(model.objects.filter(project=self.project)
+                        .values_list("external_id", "id"))
+
+        ids = read()
+        new = [{"project_id": self.project.pk, "external_id": key, **fields}
+               for key, fields in records.items() if key not in ids]
+        return read() if self._insert(model, new) else ids
+
+    def _targets(self, documents: dict[str, int]) -> dict[tuple, int]:
+        def read() -> dict:
+            return {(d, p, s, e): pk for d, p, s, e, pk in TargetSentence.objects.filter(
+                document__project=self.project).values_list(
+                "document_id", "paragraph_index", "start_byte", "end_byte", "id")}
+
+        ids = read()
+        new = [{"document_id": documents[document], "paragraph_index": paragraph,
+                "start_byte": start, "end_byte": end, **fields}
+               for (document, paragraph, start, end), fields in self.bundle.targets.items()
+               if (documents[document], paragraph, start, end) not in ids]
+        if self._insert(TargetSentence, new):
+            ids = read()
+        return {key: ids[(documents[key[0]], *key[1:])] for key in self.bundle.targets}
+
+    def _turns(self, dialogues: dict[str, int]) -> dict[tuple[str, int], int]:
+        def read() -> dict:
+            return {(d, o): (pk, answer) for d, o, pk, answer in DialogueTurn.objects.filter(
+                dialogue__project=self.project).values_list("dialogue_id", "order", "id",
+                                                            "answer")}
+
+        existing = read()
+        new, revealed = [], []
+        for (dialogue, order), fields in self.bundle.turns.items():
+            known = existing.get((dialogues[dialogue], order))
+            if known is None:
+                new.append({"dialogue_id": dialogues[dialogue], "order": order, **fields})
+            elif not known[1] and fields["answer"]:
+                # A later file revealed the answer a previous import could not know.
+                revealed.append(DialogueTurn(pk=known[0], answer=fields["answer"]))
+        if revealed:
+            DialogueTurn.objects.bulk_update(revealed, ["answer"], batch_size=BATCH_SIZE)
+            self.result.created["DialogueTurn answers revealed"] = len(revealed)
+        if self._insert(DialogueTurn, new):
+            existing = read()
+        return {key: existing[(dialogues[key[0]], key[1])][0] for key in self.bundle.turns}
+
+    def _clozes(self) -> dict[str, int]:
+        existing = dict(ClozeItem.objects.filter(project=self.project)
+                        .values_list("external_id", "sentence"))
+        for key, fields in self.bundle.clozes.items():
+            if key in existing and existing[key] != fields["sentence"]:
+                # CLAIRE Ids restart at 0 in every split: a clash means another instance.
+                raise ImportInputError(
+                    self.fmt, self.file_label, f"Id {key!r} is already in project "
+                    f"{self.project.slug!r} with another sentence; import each CLAIRE split "
+                    "into its own project")
+        return self._by_external_id(ClozeItem, self.bundle.clozes)
+
+    def _fillers(self, clozes: dict[str, int]) -> dict[tuple[str, int], int]:
+        def read() -> dict:
+            return {(c, p): pk for c, p, pk in ClozeFiller.objects.filter(
+                cloze__project=self.project).values_list("cloze_id", "position", "id")}
+
+        ids = read()
+        new = [{"cloze_id": clozes[cloze], "position": position, **fields}
+               for (cloze, position), fields in self.bundle.fillers.items()
+               if (clozes[cloze], position) not in ids]
+        if self._insert(ClozeFiller, new):
+            ids = read()
+        return {key: ids[(clozes[key[0]], key[1])] for key in self.bundle.fillers}
+
+    def _facts(self, complexes: dict[str, int]) -> None:
+        def read() -> dict:
+            return {(s, p, o): pk for s, p, o, pk in Fact.objects.filter(
+                project=self.project).values_list("subject", "property", "object", "id")}
+
+        ids = read()
+        new = [{"project_id": self.project.pk, "subject": s, "property": p, "object": o}
+               for (s, p, o) in self.bundle.facts if (s, p, o) not in ids]
+        if self._insert(Fact, new):
+            ids = read()
+        link = ComplexSentence.facts.through
+        linked = set(link.objects.filter(complexsentence__project=self.project)
+                     .values_list("complexsentence_id", "fact_id"))
+        rows = []
+        for sentence, fact in self.bundle.complex_facts:
+            pair = (complexes[sentence], ids[fact])
+            if pair not in linked:
+                linked.add(pair)
+                rows.append({"complexsentence_id": pair[0], "fact_id": pair[1]})
+        self._insert(link, rows, label="ComplexSentence.facts")
+
+    def _items(self, sources: dict[str, dict]) -> dict[str, int]:
+        def read() -> dict[str, int]:
+            return dict(Item.objects.filter(project=self.project)
+                        .values_list("external_id", "id"))
+
+        ids = read()
+        if self.bundle.items_must_exist:
+            for record in self.bundle.annotations:
+                if record.item_key not in ids:
+                    raise ImportInputError(
+                        self.fmt, record.where.file,
+                        f"no item {record.item_key!r} in project {self.project.slug!r}",
+                        line=record.where.line, record=record.where.record)
+            return ids
+        column = {"target": "target_sentence_id", "turn": "turn_id", "filler": "filler_id",
+                  "complex": "complex_sentence_id"}
+        new = []
+        for external_id, record in self.bundle.items.items():
+            if external_id in ids:
+                continue
+            kind, key = record.source
+            new.append({"project_id": self.project.pk, "external_id": external_id,
+                        "split": record.split, "group_key": record.group_key,
+                        "position": record.position, column[kind]: sources[kind][key]})
+        return read() if self._insert(Item, new) else ids
+
+    def _workers(self) -> dict[tuple[str, str], int]:
+        wanted: dict[str, dict[str, None]] = {}
+        for record in self.bundle.annotations:
+            wanted.setdefault(record.worker[0], {})[record.worker[1]] = None
+        ids: dict[tuple[str, str], int] = {}
+
+        def read(provider: str, external_ids: list[str]) -> None:
+            for chunk in _chunks(external_ids, LOOKUP_CHUNK):
+                ids.update(((provider, external_id), pk) for external_id, pk in
+                           Worker.objects.filter(provider=provider, external_id__in=chunk)
+                           .values_list("external_id", "id"))
+
+        for provider, unique in wanted.items():
+            read(provider, list(unique))
+            missing = [external_id for external_id in unique if (provider, external_id)
+                       not in ids]
+            # Workers are shared by every project; another import may add one meanwhile.
+            if self._insert(Worker, [{"provider": provider, "external_id": external_id}
+                                     for external_id in missing], ignore_conflicts=True):
+                read(provider, missing)
+        return ids
+
+    def _annotations(self, items: dict[str, int]) -> None:
+        workers = self._workers()
+        taken = set(Annotation.objects.filter(project=self.project, assignment__isnull=True)
+                    .values_list("worker_id", "item_id"))
+        new = []
+        for record in self.bundle.annotations:
+            pair = (workers[record.worker], items[record.item_key])
+            if pair in taken:
+                continue
+            taken.add(pair)
+            new.append({"project_id": self.project.pk, "worker_id": pair[0],
+                        "item_id": pair[1], "source": record.source, **record.fields})
+        self._insert(Annotation, new)
