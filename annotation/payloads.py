@@ -1,0 +1,296 @@
+"""Per-kind validation of annotation payloads and the denormalised columns derived from them.
+
+Contract: ``validate_payload(kind, raw, context)`` returns a ``CleanPayload`` (the canonical
+payload to store plus the column values) or raises ``PayloadError`` naming the offending field.
+``context`` is the ``ItemContext`` of the item being annotated (``annotation.selectors_annotate``);
+the decontext validator needs the original sentence and the page to check the operations.
+
+Payload shapes (shared with the browser, the collector and the exporters):
+
+* decontext: ``{"category", "decontextualized_sentence", "operations": [...]}``. Operations are
+  character spans of the original sentence; the server re-applies them and rejects a submission
+  whose sentence differs, so no free rewriting can slip through. FEASIBLE without edits is stored
+  as UNNECESSARY, INFEASIBLE as IMPOSSIBLE (sentence kept as the original, no operations).
+* plausibility: ``{"rating": 1..5}``; rewrite: ``{"rewrite": str}``;
+  sluice: ``{"full_question": str, "skipped": bool}``;
+  split_rephrase: ``{"simple_sentences": [str, ...]}`` (column text = joined by a space).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from itertools import pairwise
+from typing import Any
+
+from diff_match_patch import diff_match_patch
+
+from qc import livechecks
+
+from .models import TaskKind
+
+EDIT_TYPES = ("PRONOUN/NP SWAP", "NAME COMPLETION", "DM REMOVAL", "BRIDGING", "GLOBAL SCOPING",
+              "ADDITION")
+OPERATIONS = ("delete", "add", "swap")
+MAX_TEXT = 2000
+MAX_OPERATIONS = 50
+MAX_SIMPLE_SENTENCES = 20
+
+
+class PayloadError(ValueError):
+    """A submission that does not fit its task kind; ``field`` names the culprit."""
+
+    def __init__(self, field_name: str, message: str):
+        super().__init__(f"{field_name}: {message}")
+        self.field = field_name
+        self.message = message
+
+
+@dataclass(frozen=True)
+class ItemContext:
+    """What a validator and the live checks need to know about an item (plain data)."""
+
+    kind: str
+    sentence: str = ""  # decontext target / split complex sentence
+    paragraphs: tuple[str, ...] = ()  # decontext page text, paragraph by paragraph
+    question: str = ""  # rewrite: the turn's question
+    context_words: tuple[str, ...] = ()  # rewrite: title, section, earlier questions/answers
+    q1: str = ""  # sluice
+    a1: str = ""
+    q2: str = ""
+
+
+@dataclass(frozen=True)
+class CleanPayload:
+    payload: dict
+    columns: dict = field(default_factory=dict)
+
+
+def _text(raw: Any, name: str, *, allow_empty: bool = False) -> str:
+    if not isinstance(raw, str):
+        raise PayloadError(name, "must be a string")
+    value = raw.strip()
+    if not value and not allow_empty:
+        raise PayloadError(name, "must not be empty")
+    if len(value) > MAX_TEXT:
+        raise PayloadError(name, f"longer than {MAX_TEXT} characters")
+    return value
+
+
+def _int(raw: Any, name: str) -> int:
+    # bool is an int subclass in Python; a JSON true must not pass as 1.
+    if isinstance(raw, bool) or not isinstance(raw, int):
+        raise PayloadError(name, "must be an integer")
+    return raw
+
+
+# --- decontextualization ---------------------------------------------------------------------
+
+
+def apply_operations(sentence: str, operations: list[dict]) -> str:
+    """The sentence after ``operations`` (spans in the ORIGINAL sentence, non-overlapping).
+
+    Operations are applied in span order; insertions at the same position keep their given
+    order. The browser's ``applyOperations`` in decontext.js is the same algorithm.
+    """
+    ordered = sorted(enumerate(operations), key=lambda pair: (pair[1]["start"], pair[1]["end"],
+                                                              pair[0]))
+    pieces: list[str] = []
+    cursor = 0
+    for _, operation in ordered:
+        pieces.append(sentence[cursor:operation["start"]])
+        pieces.append(operation["text"])
+        cursor = operation["end"]
+    pieces.append(sentence[cursor:])
+    return "".join(pieces)
+
+
+def _clean_operation(raw: Any, index: int, context: ItemContext) -> dict:
+    name = f"operations[{index}]"
+    if not isinstance(raw, dict):
+        raise PayloadError(name, "must be an object")
+    op = raw.get("op")
+    if op not in OPERATIONS:
+        raise PayloadError(f"{name}.op", f"must be one of {', '.join(OPERATIONS)}")
+    start, end = _int(raw.get("start"), f"{name}.start"), _int(raw.get("end"), f"{name}.end")
+    if not 0 <= start <= end <= len(context.sentence):
+        raise PayloadError(name, f"span {start}-{end} is outside the sentence")
+    text = raw.get("text", "")
+    if not isinstance(text, str) or len(text) > MAX_TEXT:
+        raise PayloadError(f"{name}.text", "must be a string of at most 2000 characters")
+    if op == "delete" and (start == end or text):
+        raise PayloadError(name, "a delete removes a non-empty span and adds no text")
+    if op == "add" and (start != end or not text.strip()):
+        raise PayloadError(name, "an add inserts non-empty text at one position (start == end)")
+    if op == "swap" and (start == end or not text.strip()):
+        raise PayloadError(name, "a swap replaces a non-empty span with non-empty text")
+    source = raw.get("source")
+    if source is not None:
+        if op == "delete":
+            raise PayloadError(f"{name}.source", "a delete copies nothing from the page")
+        if not isinstance(source, dict):
+            raise PayloadError(f"{name}.source", "must be an object or null")
+        paragraph = _int(source.get("paragraph"), f"{name}.source.paragraph")
+        src_start = _int(source.get("start"), f"{name}.source.start")
+        src_end = _int(source.get("end"), f"{name}.source.end")
+        if not 0 <= paragraph < len(context.paragraphs):
+            raise PayloadError(f"{name}.source.paragraph", "no such paragraph on the page")
+        page_text = context.paragraphs[paragraph]
+        if not 0 <= src_start < src_end <= len(page_text):
+            raise PayloadError(f"{name}.source", "span is outside the paragraph")
+        # The copied words must really be on the page at that span (padding spaces aside).
+        if page_text[src_start:src_end].strip() != text.strip():
+            raise PayloadError(f"{name}.source", "the text is not what the page has at that span")
+        source = {"paragraph": paragraph, "start": src_start, "end": src_end}
+    edit_type = raw.get("edit_type")
+    if edit_type is not None and edit_type not in EDIT_TYPES:
+        raise PayloadError(f"{name}.edit_type", f"must be null or one of {', '.join(EDIT_TYPES)}")
+    return {"op": op, "start": start, "end": end, "text": text, "source": source,
+            "edit_type": edit_type}
+
+
+def _first_difference(expected: str, submitted: str) -> str:
+    """A short human description of how two sentences differ (diff-match-patch)."""
+    differ = diff_match_patch()
+    diffs = differ.diff_main(expected, submitted)
+    differ.diff_cleanupSemantic(diffs)
+    for kind, chunk in diffs:
+        if kind == differ.DIFF_INSERT:
+            return f"the sentence has {chunk!r} that no operation adds"
+        if kind == differ.DIFF_DELETE:
+            return f"the operations give {chunk!r} that the sentence lacks"
+    return "the sentences differ"
+
+
+def validate_decontext(raw: dict, context: ItemContext) -> CleanPayload:
+    category = raw.get("category")
+    operations_raw = raw.get("operations", [])
+    if not isinstance(operations_raw, list) or len(operations_raw) > MAX_OPERATIONS:
+        raise PayloadError("operations", f"must be a list of at most {MAX_OPERATIONS}")
+    if category == "IMPOSSIBLE":
+        if operations_raw:
+            raise PayloadError("operations", "an INFEASIBLE sentence takes no edits")
+        sentence = context.sentence
+        operations: list[dict] = []
+    elif category in ("DONE", "UNNECESSARY"):
+        operations = [_clean_operation(op, i, context) for i, op in enumerate(operations_raw)]
+        spans = sorted((op["start"], op["end"]) for op in operations)
+        for (_, previous_end), (start, _) in pairwise(spans):
+            if start < previous_end:
+                raise PayloadError("operations", "two operations overlap in the sentence")
+        derived = apply_operations(context.sentence, operations)
+        submitted = raw.get("decontextualized_sentence")
+        if not isinstance(submitted, str) or submitted != derived:
+            detail = _first_difference(derived, submitted if isinstance(submitted, str) else "")
+            raise PayloadError("decontextualized_sentence",
+                               f"does not follow from the operations: {detail}")
+        if not derived.strip():
+            raise PayloadError("operations", "the edits leave an empty sentence")
+        # FEASIBLE with no edits is UNNECESSARY, with edits DONE: derived, never trusted.
+        category = "DONE" if operations else "UNNECESSARY"
+        sentence = derived
+    else:
+        raise PayloadError("category", "must be DONE, IMPOSSIBLE or UNNECESSARY")
+    payload = {"category": category, "decontextualized_sentence": sentence,
+               "operations": operations}
+    return CleanPayload(payload, {"category": category, "text": sentence,
+                                  "edit_operations": operations})
+
+
+# --- the other kinds -------------------------------------------------------------------------
+
+
+def validate_plausibility(raw: dict, context: ItemContext) -> CleanPayload:
+    rating = _int(raw.get("rating"), "rating")
+    if not 1 <= rating <= 5:
+        raise PayloadError("rating", "must be from 1 to 5")
+    return CleanPayload({"rating": rating}, {"rating": rating})
+
+
+def validate_rewrite(raw: dict, context: ItemContext) -> CleanPayload:
+    rewrite = _text(raw.get("rewrite"), "rewrite")
+    return CleanPayload({"rewrite": rewrite}, {"text": rewrite})
+
+
+def validate_sluice(raw: dict, context: ItemContext) -> CleanPayload:
+    skipped = raw.get("skipped", False)
+    if not isinstance(skipped, bool):
+        raise PayloadError("skipped", "must be true or false")
+    full_question = _text(raw.get("full_question", ""), "full_question", allow_empty=skipped)
+    if skipped:
+        full_question = ""
+    return CleanPayload({"full_question": full_question, "skipped": skipped},
+                        {"text": full_question, "skipped": skipped})
+
+
+def validate_split_rephrase(raw: dict, context: ItemContext) -> CleanPayload:
+    sentences_raw = raw.get("simple_sentences")
+    if not isinstance(sentences_raw, list) or len(sentences_raw) > MAX_SIMPLE_SENTENCES:
+        raise PayloadError("simple_sentences",
+                           f"must be a list of at most {MAX_SIMPLE_SENTENCES} sentences")
+    sentences = [_text(s, f"simple_sentences[{i}]", allow_empty=True)
+                 for i, s in enumerate(sentences_raw)]
+    sentences = [s for s in sentences if s]
+    if len(sentences) < 2:
+        raise PayloadError("simple_sentences", "write at least two simple sentences")
+    return CleanPayload({"simple_sentences": sentences}, {"text": " ".join(sentences)})
+
+
+VALIDATORS = {
+    TaskKind.DECONTEXT: validate_decontext,
+    TaskKind.PLAUSIBILITY: validate_plausibility,
+    TaskKind.REWRITE: validate_rewrite,
+    TaskKind.SLUICE: validate_sluice,
+    TaskKind.SPLIT_REPHRASE: validate_split_rephrase,
+}
+
+
+def validate_payload(kind: str, raw: Any, context: ItemContext) -> CleanPayload:
+    """The canonical payload and columns for ``raw``, or ``PayloadError``."""
+    if not isinstance(raw, dict):
+        raise PayloadError("payload", "must be an object")
+    try:
+        validator = VALIDATORS[kind]
+    except KeyError:
+        raise PayloadError("kind", f"unknown task kind {kind!r}") from None
+    return validator(raw, context)
+
+
+def live_check_warnings(context: ItemContext, payload: dict) -> list[dict]:
+    """The shared live checks (qc.livechecks) re-run on a clean payload, as {code, message}."""
+    kind = context.kind
+    if kind == TaskKind.REWRITE:
+        warnings = livechecks.check("rewrite", {
+            "question": context.question, "rewrite": payload["rewrite"],
+            "context_words": list(context.context_words)})
+    elif kind == TaskKind.SLUICE:
+        if payload["skipped"]:
+            return []
+        warnings = livechecks.check("sluice", {"q1": context.q1, "a1": context.a1,
+                                               "q2": context.q2,
+                                               "answer": payload["full_question"]})
+    elif kind == TaskKind.SPLIT_REPHRASE:
+        warnings = livechecks.check("split_rephrase", {
+            "complex_sentence": context.sentence,
+            "simple_sentences": payload["simple_sentences"]})
+    else:
+        return []
+    return [{"code": w.code, "message": w.message} for w in warnings]
+
+
+def clean_warnings(raw: Any, name: str) -> list[dict]:
+    """Browser-reported warnings: a bounded list of {code, message} strings."""
+    if raw in (None, ""):
+        return []
+    if not isinstance(raw, list) or len(raw) > 20:
+        raise PayloadError(name, "must be a list of at most 20 warnings")
+    cleaned = []
+    for index, warning in enumerate(raw):
+        if not isinstance(warning, dict):
+            raise PayloadError(f"{name}[{index}]", "must be an object")
+        code, message = warning.get("code"), warning.get("message", "")
+        if not isinstance(code, str) or not code or len(code) > 60:
+            raise PayloadError(f"{name}[{index}].code", "must be a short string")
+        if not isinstance(message, str) or len(message) > 500:
+            raise PayloadError(f"{name}[{index}].message", "must be a string")
+        cleaned.append({"code": code, "message": message})
+    return cleaned

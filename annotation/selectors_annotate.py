@@ -1,0 +1,174 @@
+"""Reads for the annotator task pages: items with everything a page shows, in a fixed number of
+queries, and the plain ``ItemContext`` the payload validators and live checks use.
+
+Conventions of the source material read here:
+
+* decontext: the item's ``TargetSentence`` (UTF-8 byte offsets) in its ``Document``;
+* plausibility: the item's ``ClozeFiller`` in its ``ClozeItem`` (the gap is a run of ``_``);
+* rewrite: the item's ``DialogueTurn``; the turns before it are the visible history;
+* sluice: the item's turn holds Q2 (its question) and the turn just before it holds Q1 and A1
+  (a sluice dialogue imported as two turns);
+* split_rephrase: the item's ``ComplexSentence``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from django.db.models import Prefetch
+
+from .models import Annotation, Assignment, DialogueTurn, Hit, HitItem, Item, Project, TaskKind
+from .payloads import ItemContext
+
+GAP = re.compile(r"_{2,}")
+
+
+def items_for_page(*, project: Project, item_ids: Iterable[int]) -> list[Item]:
+    """The items (of ``project``) with their source material; order of ``item_ids`` kept.
+
+    Three queries at most whatever the number of items: items, then dialogue turns.
+    """
+    ids = list(item_ids)
+    queryset = (
+        Item.objects.filter(project=project, id__in=ids)
+        .select_related("project", "target_sentence__document", "turn__dialogue",
+                        "filler__cloze", "complex_sentence")
+    )
+    if project.kind in (TaskKind.REWRITE, TaskKind.SLUICE):
+        queryset = queryset.prefetch_related(
+            Prefetch("turn__dialogue__turns", queryset=DialogueTurn.objects.order_by("order"))
+        )
+    by_id = {item.id: item for item in queryset}
+    return [by_id[item_id] for item_id in ids if item_id in by_id]
+
+
+def item_for_submit(*, project: Project, item_id: int) -> Item | None:
+    items = items_for_page(project=project, item_ids=[item_id])
+    return items[0] if items else None
+
+
+def _byte_span_to_chars(text: str, start_byte: int, end_byte: int) -> tuple[int, int]:
+    encoded = text.encode("utf-8")
+    start = len(encoded[:start_byte].decode("utf-8", errors="ignore"))
+    end = len(encoded[:end_byte].decode("utf-8", errors="ignore"))
+    return start, end
+
+
+def _earlier_turns(turn: DialogueTurn) -> list[DialogueTurn]:
+    return [other for other in turn.dialogue.turns.all() if other.order < turn.order]
+
+
+def item_context(item: Item) -> ItemContext:
+    """What validation and live checks need about ``item`` (no queries after items_for_page)."""
+    kind = item.project.kind
+    if kind == TaskKind.DECONTEXT:
+        target = item.target_sentence
+        paragraphs = tuple(p.get("text", "") for p in target.document.paragraphs)
+        return ItemContext(kind=kind, sentence=target.text, paragraphs=paragraphs)
+    if kind == TaskKind.SPLIT_REPHRASE:
+        return ItemContext(kind=kind, sentence=item.complex_sentence.text)
+    if kind == TaskKind.REWRITE:
+        turn = item.turn
+        words = [turn.dialogue.title, turn.dialogue.section_title]
+        for earlier in _earlier_turns(turn):
+            words += [earlier.question, earlier.shown_answer]
+        return ItemContext(kind=kind, question=turn.question, context_words=tuple(words))
+    if kind == TaskKind.SLUICE:
+        turn = item.turn
+        earlier = _earlier_turns(turn)
+        q1, a1 = (earlier[-1].question, earlier[-1].answer) if earlier else ("", "")
+        return ItemContext(kind=kind, q1=q1, a1=a1, q2=turn.question)
+    return ItemContext(kind=kind)
+
+
+def item_page_data(item: Item) -> dict:
+    """Everything the task template renders for ``item`` (plain values, escaped by templates)."""
+    kind = item.project.kind
+    data: dict = {"item_id": item.id, "kind": kind}
+    if kind == TaskKind.DECONTEXT:
+        target = item.target_sentence
+        document = target.document
+        paragraphs = []
+        previous_section: list = []
+        for index, paragraph in enumerate(document.paragraphs):
+            text = paragraph.get("text", "")
+            section = list(paragraph.get("section") or [])
+            entry = {"index": index, "text": text,
+                     "heading": " › ".join(section[1:] or section)
+                     if section != previous_section else ""}
+            previous_section = section
+            if index == target.paragraph_index:
+                start, end = _byte_span_to_chars(text, target.start_byte, target.end_byte)
+                entry.update(before=text[:start], target=text[start:end], after=text[end:],
+                             target_start=start, target_end=end)
+            paragraphs.append(entry)
+        data.update(title=document.title, url=document.url, paragraphs=paragraphs,
+                    sentence=target.text)
+    elif kind == TaskKind.PLAUSIBILITY:
+        cloze = item.filler.cloze
+        before, gap, after = cloze.sentence, "", ""
+        match = GAP.search(cloze.sentence)
+        if match:
+            before, gap, after = (cloze.sentence[:match.start()], match.group(),
+                                  cloze.sentence[match.end():])
+        data.update(article_title=cloze.article_title, section_header=cloze.section_header,
+                    previous_context=cloze.previous_context, before=before, after=after,
+                    filler=item.filler.text, has_gap=bool(gap),
+                    followup_context=cloze.followup_context)
+    elif kind == TaskKind.REWRITE:
+        turn = item.turn
+        data.update(title=turn.dialogue.title, section_title=turn.dialogue.section_title,
+                    history=[{"turn_id": t.id, "question": t.question, "answer": t.shown_answer}
+                             for t in _earlier_turns(turn)],
+                    turn_id=turn.id,
+                    question=turn.question, order=turn.order,
+                    context_words=list(item_context(item).context_words))
+    elif kind == TaskKind.SLUICE:
+        context = item_context(item)
+        data.update(q1=context.q1, a1=context.a1, q2=context.q2)
+    elif kind == TaskKind.SPLIT_REPHRASE:
+        data.update(sentence=item.complex_sentence.text)
+    return data
+
+
+def hide_unrevealed_history(page_items: list[dict]) -> list[dict]:
+    """For a page holding several turns of one conversation (an MTurk HIT), show each earlier
+    turn once, and never a page turn's answer before its rewrite is saved."""
+    page_turns = {data["turn_id"] for data in page_items if "turn_id" in data}
+    shown: set[int] = set()
+    for data in page_items:
+        if "history" not in data:
+            continue
+        data["history"] = [turn for turn in data["history"]
+                           if turn["turn_id"] not in page_turns and turn["turn_id"] not in shown]
+        shown.update(turn["turn_id"] for turn in data["history"])
+    return page_items
+
+
+def revealed_after_submit(item: Item) -> dict:
+    """What the page may show only once the annotation is stored (CANARD: the answer)."""
+    if item.project.kind == TaskKind.REWRITE:
+        return {"answer": item.turn.shown_answer}
+    return {}
+
+
+def hit_for_task(*, project: Project, provider_hit_id: str) -> Hit | None:
+    return (Hit.objects.select_related("batch")
+            .filter(provider_hit_id=provider_hit_id, batch__project=project).first())
+
+
+def hit_item_ids(*, hit: Hit) -> list[int]:
+    return list(HitItem.objects.filter(hit=hit).order_by("order", "id")
+                .values_list("item_id", flat=True))
+
+
+def assignment_annotations(*, assignment_id: str) -> dict[int, Annotation]:
+    """Annotations already stored for an MTurk assignment, by item id (resuming a HIT)."""
+    return {a.item_id: a for a in Annotation.objects.filter(
+        assignment__provider_assignment_id=assignment_id)}
+
+
+def assignment_by_provider_id(*, provider_assignment_id: str) -> Assignment | None:
+    return (Assignment.objects.select_related("worker", "hit")
+            .filter(provider_assignment_id=provider_assignment_id).first())

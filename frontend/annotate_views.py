@@ -1,0 +1,304 @@
+"""Annotator task pages: local annotators (``/annotate/<slug>/``) and MTurk workers arriving
+through an ExternalQuestion (``/mturk/task/<slug>/``).
+
+Views validate (JSON shape, payload per kind, ownership) and call services; reads come from
+``annotation.selectors_annotate``. Every page embeds its data with ``json_script`` and renders
+dataset text through the template engine, so nothing from a dataset or a worker is ever
+interpreted as HTML.
+
+CSRF: local pages use Django's CSRF token (the JS sends it in ``X-CSRFToken``). MTurk shows our
+page in a cross-site iframe where browsers withhold our (SameSite) cookies, so the MTurk submit
+endpoints are exempt from the cookie check and require instead a token signed by the server
+for exactly that (assignment, HIT, worker), embedded in the page.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from urllib.parse import urlsplit
+
+from django.conf import settings
+from django.contrib.auth.decorators import login_required
+from django.core import signing
+from django.http import JsonResponse
+from django.shortcuts import get_object_or_404, render
+from django.urls import reverse
+from django.utils.dateparse import parse_datetime
+from django.views.decorators.clickjacking import xframe_options_exempt
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_GET, require_POST
+
+from annotation import selectors_annotate
+from annotation.models import Annotation, Project, Worker
+from annotation.payloads import PayloadError, clean_warnings, validate_payload
+from annotation.services.annotations import (
+    SubmitRefused,
+    annotation_submit,
+    assignment_get_or_create_mturk,
+    assignment_mark_submitted,
+)
+from annotation.services.work_queue import work_queue_next_item
+from annotation.services.workers import worker_for_user, worker_get_or_create
+from qc.livechecks import load_rules
+
+PREVIEW_ASSIGNMENT_ID = "ASSIGNMENT_ID_NOT_AVAILABLE"
+DEFAULT_MTURK_SUBMIT_ORIGINS = ("https://www.mturk.com", "https://workersandbox.mturk.com")
+MAX_BODY_BYTES = 200_000
+MTURK_SIGNING_SALT = "unpack.mturk.task"
+
+
+class BadRequest(Exception):
+    def __init__(self, field_name: str, message: str):
+        super().__init__(message)
+        self.field = field_name
+        self.message = message
+
+
+def _error(status: int, code: str, message: str, field_name: str = "") -> JsonResponse:
+    return JsonResponse({"error": code, "message": message, "field": field_name}, status=status)
+
+
+def _parse_body(request) -> dict:
+    if len(request.body) > MAX_BODY_BYTES:
+        raise BadRequest("body", "the submission is too large")
+    try:
+        body = json.loads(request.body or b"{}")
+    except (ValueError, UnicodeDecodeError):
+        raise BadRequest("body", "not valid JSON") from None
+    if not isinstance(body, dict):
+        raise BadRequest("body", "must be a JSON object")
+    return body
+
+
+def _parse_submission(body: dict) -> dict:
+    """The common, kind-independent fields of a submission, validated."""
+    item_id = body.get("item_id")
+    if isinstance(item_id, bool) or not isinstance(item_id, int):
+        raise BadRequest("item_id", "must be an integer")
+    token = body.get("client_token")
+    if not isinstance(token, str) or not 8 <= len(token) <= 64:
+        raise BadRequest("client_token", "must be a string of 8 to 64 characters")
+    started_at = body.get("started_at")
+    started = parse_datetime(started_at) if isinstance(started_at, str) else None
+    duration = body.get("duration_ms")
+    if isinstance(duration, bool) or not isinstance(duration, int) or not (
+        0 <= duration < 2**31
+    ):
+        duration = None
+    try:
+        client_warnings = clean_warnings(body.get("client_warnings"), "client_warnings")
+        overridden = clean_warnings(body.get("overridden_warnings"), "overridden_warnings")
+    except PayloadError as error:
+        raise BadRequest(error.field, error.message) from None
+    return {"item_id": item_id, "client_token": token, "payload": body.get("payload"),
+            "started_at": started if isinstance(started, datetime) else None,
+            "duration_ms": duration, "client_warnings": client_warnings,
+            "overridden_warnings": overridden}
+
+
+def _store(*, project: Project, worker: Worker, submission: dict, source: str,
+           assignment=None, allowed_item_ids=None) -> JsonResponse:
+    """Validate the payload against its item and store it; the JSON answer for the page."""
+    item_id = submission["item_id"]
+    if allowed_item_ids is not None and item_id not in allowed_item_ids:
+        return _error(400, "wrong_item", "This item is not part of this task.", "item_id")
+    item = selectors_annotate.item_for_submit(project=project, item_id=item_id)
+    if item is None:
+        return _error(404, "no_item", "No such item in this project.", "item_id")
+    context = selectors_annotate.item_context(item)
+    try:
+        clean = validate_payload(project.kind, submission["payload"], context)
+    except PayloadError as error:
+        return _error(400, "invalid", error.message, error.field)
+    try:
+        result = annotation_submit(
+            worker=worker, item=item, clean=clean, context=context, source=source,
+            client_token=submission["client_token"], assignment=assignment,
+            client_warnings=submission["client_warnings"],
+            overridden_warnings=submission["overridden_warnings"],
+            started_at=submission["started_at"], duration_ms=submission["duration_ms"],
+        )
+    except SubmitRefused as refused:
+        status = 409 if refused.code == "item_full" else 403
+        return _error(status, refused.code, refused.message)
+    annotation = result.annotation
+    return JsonResponse({
+        "status": "saved" if result.created else "duplicate",
+        "annotation_id": annotation.pk,
+        "item_id": item.pk,
+        "server_warnings": annotation.server_warnings,
+        "reveal": selectors_annotate.revealed_after_submit(item),
+    })
+
+
+def _page_context(*, project: Project, items, mode: str, submit_url: str, extra=None) -> dict:
+    page_items = selectors_annotate.hide_unrevealed_history(
+        [selectors_annotate.item_page_data(item) for item in items])
+    config = {
+        "mode": mode, "project": project.slug, "kind": project.kind, "submit_url": submit_url,
+        "items": page_items, "rules": load_rules(),
+        **(extra or {}),
+    }
+    return {"project": project, "items": page_items, "config": config, "mode": mode,
+            "kind_template": f"frontend/annotate/kinds/{project.kind}.html",
+            "instructions_template": f"frontend/annotate/instructions/{project.kind}.html"}
+
+
+# --- local annotators ------------------------------------------------------------------------
+
+
+@login_required
+@require_GET
+def annotate(request, slug: str):
+    """The next item the logged-in annotator has not done, or a page saying there is none."""
+    project = get_object_or_404(Project, slug=slug)
+    worker = worker_for_user(user=request.user)
+    if worker.is_blocked:
+        return render(request, "frontend/annotate/refused.html",
+                      {"project": project, "reason": "blocked"}, status=403)
+    item = work_queue_next_item(project=project, worker=worker)
+    if item is None:
+        return render(request, "frontend/annotate/done.html", {"project": project})
+    items = selectors_annotate.items_for_page(project=project, item_ids=[item.pk])
+    context = _page_context(
+        project=project, items=items, mode="local",
+        submit_url=reverse("frontend:annotate-submit", args=[project.slug]),
+        extra={"next_url": reverse("frontend:annotate", args=[project.slug]),
+               "draft_scope": f"local:{worker.pk}"},
+    )
+    return render(request, "frontend/annotate/page.html", context)
+
+
+@login_required
+@require_POST
+def annotate_submit(request, slug: str):
+    project = get_object_or_404(Project, slug=slug)
+    try:
+        submission = _parse_submission(_parse_body(request))
+    except BadRequest as error:
+        return _error(400, "invalid", error.message, error.field)
+    worker = worker_for_user(user=request.user)
+    return _store(project=project, worker=worker, submission=submission,
+                  source=Annotation.Source.LOCAL)
+
+
+# --- MTurk ExternalQuestion ------------------------------------------------------------------
+
+
+def _submit_origin_allowed(turk_submit_to: str) -> bool:
+    allowed = getattr(settings, "UNPACK_MTURK_SUBMIT_ORIGINS", DEFAULT_MTURK_SUBMIT_ORIGINS)
+    parts = urlsplit(turk_submit_to)
+    return f"{parts.scheme}://{parts.netloc}" in allowed
+
+
+def _mturk_signature(*, assignment_id: str, hit_id: str, worker_id: str) -> str:
+    return signing.dumps([assignment_id, hit_id, worker_id], salt=MTURK_SIGNING_SALT,
+                         compress=True)
+
+
+def _mturk_identity(body: dict) -> tuple[str, str, str]:
+    """(assignment, hit, worker) ids from a signed MTurk page token, or BadRequest."""
+    try:
+        assignment_id, hit_id, worker_id = signing.loads(
+            str(body.get("task_token", "")), salt=MTURK_SIGNING_SALT)
+    except (signing.BadSignature, ValueError, TypeError):
+        raise BadRequest("task_token", "this page is not a valid task page; reload it") from None
+    return assignment_id, hit_id, worker_id
+
+
+@xframe_options_exempt
+@require_GET
+def mturk_task(request, slug: str):
+    """The ExternalQuestion page: the HIT's items; read-only in preview mode."""
+    project = get_object_or_404(Project, slug=slug)
+    assignment_id = request.GET.get("assignmentId", "")
+    hit_id = request.GET.get("hitId", "")
+    worker_id = request.GET.get("workerId", "")
+    turk_submit_to = request.GET.get("turkSubmitTo", "")
+    hit = selectors_annotate.hit_for_task(project=project, provider_hit_id=hit_id)
+    if hit is None:
+        return render(request, "frontend/annotate/refused.html",
+                      {"project": project, "reason": "no_hit"}, status=404)
+    preview = assignment_id in ("", PREVIEW_ASSIGNMENT_ID)
+    if not preview:
+        if not worker_id or not _submit_origin_allowed(turk_submit_to):
+            return render(request, "frontend/annotate/refused.html",
+                          {"project": project, "reason": "bad_link"}, status=400)
+        worker = worker_get_or_create(provider=Worker.Provider.MTURK, external_id=worker_id)
+        if worker.is_blocked:
+            return render(request, "frontend/annotate/refused.html",
+                          {"project": project, "reason": "blocked"}, status=403)
+    item_ids = selectors_annotate.hit_item_ids(hit=hit)
+    items = selectors_annotate.items_for_page(project=project, item_ids=item_ids)
+    saved = {} if preview else selectors_annotate.assignment_annotations(
+        assignment_id=assignment_id)
+    extra = {
+        "preview": preview,
+        "saved_item_ids": sorted(saved),
+        "draft_scope": f"mturk:{assignment_id}",
+        "finish_url": reverse("frontend:mturk-finish", args=[project.slug]),
+        "turk_submit_to": "" if preview else turk_submit_to.rstrip("/") + "/mturk/externalSubmit",
+        "assignment_id": "" if preview else assignment_id,
+        "task_token": "" if preview else _mturk_signature(
+            assignment_id=assignment_id, hit_id=hit_id, worker_id=worker_id),
+    }
+    context = _page_context(project=project, items=items, mode="mturk",
+                            submit_url=reverse("frontend:mturk-submit", args=[project.slug]),
+                            extra=extra)
+    context["preview"] = preview
+    return render(request, "frontend/annotate/page.html", context)
+
+
+def _mturk_worker_and_assignment(project: Project, body: dict):
+    assignment_id, hit_id, worker_id = _mturk_identity(body)
+    hit = selectors_annotate.hit_for_task(project=project, provider_hit_id=hit_id)
+    if hit is None:
+        raise BadRequest("task_token", "no such HIT in this project")
+    worker = worker_get_or_create(provider=Worker.Provider.MTURK, external_id=worker_id)
+    if worker.is_blocked:
+        raise SubmitRefused("blocked", "Your account cannot submit work for this project.")
+    assignment = assignment_get_or_create_mturk(hit=hit, worker=worker,
+                                                provider_assignment_id=assignment_id)
+    return hit, worker, assignment
+
+
+@csrf_exempt  # cookies are withheld in MTurk's iframe; the signed task_token replaces them
+@xframe_options_exempt
+@require_POST
+def mturk_submit(request, slug: str):
+    project = get_object_or_404(Project, slug=slug)
+    try:
+        body = _parse_body(request)
+        submission = _parse_submission(body)
+        hit, worker, assignment = _mturk_worker_and_assignment(project, body)
+    except BadRequest as error:
+        return _error(400, "invalid", error.message, error.field)
+    except SubmitRefused as refused:
+        return _error(403, refused.code, refused.message)
+    return _store(project=project, worker=worker, submission=submission,
+                  source=Annotation.Source.MTURK, assignment=assignment,
+                  allowed_item_ids=set(selectors_annotate.hit_item_ids(hit=hit)))
+
+
+@csrf_exempt  # see mturk_submit
+@xframe_options_exempt
+@require_POST
+def mturk_finish(request, slug: str):
+    """Called once every item is saved: marks the assignment submitted, returns the summary
+    the page posts to MTurk's externalSubmit."""
+    project = get_object_or_404(Project, slug=slug)
+    try:
+        hit, _, assignment = _mturk_worker_and_assignment(project, _parse_body(request))
+    except BadRequest as error:
+        return _error(400, "invalid", error.message, error.field)
+    except SubmitRefused as refused:
+        return _error(403, refused.code, refused.message)
+    wanted = set(selectors_annotate.hit_item_ids(hit=hit))
+    saved = set(selectors_annotate.assignment_annotations(
+        assignment_id=assignment.provider_assignment_id))
+    if not wanted <= saved:
+        return _error(409, "incomplete", f"{len(wanted - saved)} item(s) are not saved yet.")
+    assignment_mark_submitted(assignment=assignment)
+    return JsonResponse({"status": "submitted", "saved_items": len(saved),
+                         "summary": f"unpack:{project.slug}:{len(saved)} items saved"})

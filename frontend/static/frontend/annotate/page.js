@@ -1,0 +1,292 @@
+// The task page controller, shared by the five task kinds: mounts one widget per item (from the
+// kind's own module), keeps a draft of each in localStorage until the server confirms it, shows
+// live-check warnings, asks for confirmation before saving over warnings (recording the
+// override), retries on network errors, and on MTurk posts the assignment back to MTurk.
+//
+// A kind module exports mount(section, item, ctx) returning a widget with:
+//   state() / restore(state)  draft round-trip (plain JSON)
+//   payload()                 the payload to send (see annotation/payloads.py)
+//   error()                   a blocking problem (string) or null
+//   warnings()                live-check warnings [{code, message}]
+//   disable()                 make read-only (preview, saved)
+//   onSaved(response)         after the server confirmed (e.g. reveal CANARD's answer)
+//   onKey(event)              optional keyboard shortcuts; true when handled
+
+const config = JSON.parse(document.getElementById("task-config").textContent);
+const page = document.getElementById("task-page");
+const csrfInput = document.querySelector("input[name=csrfmiddlewaretoken]");
+const netError = page.querySelector(".net-error");
+const nextLink = page.querySelector(".next-item");
+const finishButton = page.querySelector(".finish-hit");
+const entries = [];
+let retryAction = null;
+
+function draftKey(itemId) {
+  return `unpack:draft:${config.draft_scope}:${config.project}:${itemId}`;
+}
+
+function readDraft(itemId) {
+  try {
+    return JSON.parse(localStorage.getItem(draftKey(itemId)) || "null");
+  } catch (error) {
+    return null;
+  }
+}
+
+function newToken() {
+  if (window.crypto && crypto.randomUUID) return crypto.randomUUID();
+  return `${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}-${Math.random().toString(36).slice(2)}`;
+}
+
+function renderWarnings(entry, warnings) {
+  const box = entry.section.querySelector(".warnings");
+  box.replaceChildren();
+  for (const warning of warnings) {
+    entry.shown.set(warning.code, warning);
+    const line = document.createElement("p");
+    line.className = "warning";
+    line.dataset.code = warning.code;
+    line.textContent = warning.message;
+    box.append(line);
+  }
+}
+
+function setStatus(entry, text, kind = "") {
+  const status = entry.section.querySelector(".item-status");
+  status.textContent = text;
+  status.className = `item-status ${kind}`;
+}
+
+function saveDraft(entry) {
+  if (entry.saved || config.preview) return;
+  const draft = { token: entry.token, startedAt: entry.startedAt, state: entry.widget.state() };
+  try {
+    localStorage.setItem(draftKey(entry.itemId), JSON.stringify(draft));
+  } catch (error) {
+    // Storage full or disabled: the work is still on the page, only the reload safety is lost.
+  }
+}
+
+function changed(entry) {
+  const warnings = entry.widget.warnings();
+  renderWarnings(entry, warnings);
+  const codes = warnings.map((w) => w.code).join(",");
+  if (entry.overrideCodes !== null && entry.overrideCodes !== codes) {
+    entry.overrideCodes = null;
+    entry.saveButton.firstChild.textContent = "Save ";
+  }
+  saveDraft(entry);
+}
+
+function currentEntry() {
+  return entries.find((entry) => !entry.saved && !entry.section.hidden);
+}
+
+function updatePageActions() {
+  const allSaved = entries.every((entry) => entry.saved);
+  if (nextLink) nextLink.hidden = !allSaved;
+  if (finishButton) finishButton.hidden = !allSaved;
+  if (allSaved && nextLink) nextLink.focus();
+  if (allSaved && finishButton) finishButton.focus();
+}
+
+function markSaved(entry, response) {
+  entry.saved = true;
+  localStorage.removeItem(draftKey(entry.itemId));
+  entry.section.classList.add("saved");
+  entry.widget.disable();
+  entry.saveButton.hidden = true;
+  if (response) entry.widget.onSaved(response);
+  const next = entries[entries.indexOf(entry) + 1];
+  if (next) next.section.hidden = false;
+  updatePageActions();
+}
+
+async function postJson(url, body) {
+  const headers = { "Content-Type": "application/json", "X-Requested-With": "fetch" };
+  if (csrfInput) headers["X-CSRFToken"] = csrfInput.value;
+  return fetch(url, { method: "POST", headers, body: JSON.stringify(body), credentials: "same-origin" });
+}
+
+function showNetworkError(action) {
+  retryAction = action;
+  netError.hidden = false;
+}
+
+async function save(entry) {
+  if (entry.saved || entry.busy || config.preview) return;
+  const problem = entry.widget.error();
+  if (problem) {
+    setStatus(entry, problem, "error");
+    return;
+  }
+  const warnings = entry.widget.warnings();
+  renderWarnings(entry, warnings);
+  const codes = warnings.map((w) => w.code).join(",");
+  if (warnings.length && entry.overrideCodes !== codes) {
+    // First press over warnings: ask. The second press records the override.
+    entry.overrideCodes = codes;
+    entry.saveButton.firstChild.textContent = "Save anyway ";
+    setStatus(entry, "Please look at the warnings above. Press \u201cSave anyway\u201d to keep your answer as it is.", "warn");
+    return;
+  }
+  const body = {
+    item_id: entry.itemId,
+    client_token: entry.token,
+    payload: entry.widget.payload(),
+    client_warnings: [...entry.shown.values()],
+    overridden_warnings: warnings,
+    started_at: entry.startedAt,
+    duration_ms: Date.now() - Date.parse(entry.startedAt),
+  };
+  if (config.task_token) body.task_token = config.task_token;
+  entry.busy = true;
+  entry.saveButton.disabled = true;
+  setStatus(entry, "Saving\u2026");
+  let response;
+  try {
+    response = await postJson(config.submit_url, body);
+  } catch (error) {
+    response = null;
+  }
+  entry.busy = false;
+  entry.saveButton.disabled = false;
+  if (response === null || response.status >= 500) {
+    setStatus(entry, "Not saved yet.", "error");
+    showNetworkError(() => save(entry));
+    return;
+  }
+  netError.hidden = true;
+  let data = {};
+  try {
+    data = await response.json();
+  } catch (error) {
+    data = { message: `Unexpected answer from the server (${response.status}).` };
+  }
+  if (response.ok) {
+    setStatus(entry, data.status === "duplicate" ? "Saved (already stored)." : "Saved.", "ok");
+    markSaved(entry, data);
+  } else if (data.error === "item_full") {
+    localStorage.removeItem(draftKey(entry.itemId));
+    setStatus(entry, `${data.message} Your answer was not needed; please take the next item.`, "warn");
+    entry.saved = true;
+    entry.widget.disable();
+    entry.saveButton.hidden = true;
+    updatePageActions();
+  } else {
+    setStatus(entry, data.message || `The server refused this answer (${response.status}).`, "error");
+  }
+}
+
+async function finishHit() {
+  if (entries.some((entry) => !entry.saved)) return;
+  finishButton.disabled = true;
+  let response;
+  try {
+    response = await postJson(config.finish_url, { task_token: config.task_token });
+  } catch (error) {
+    response = null;
+  }
+  finishButton.disabled = false;
+  if (response === null || response.status >= 500) {
+    showNetworkError(finishHit);
+    return;
+  }
+  netError.hidden = true;
+  const data = await response.json();
+  if (!response.ok) {
+    finishButton.insertAdjacentText("afterend", ` ${data.message || "Could not submit."}`);
+    return;
+  }
+  const form = document.getElementById("mturk-submit-form");
+  form.querySelector("input[name=summary]").value = data.summary;
+  form.submit();
+}
+
+function isTyping(event) {
+  const target = event.target;
+  return target instanceof HTMLElement
+    && (target.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName));
+}
+
+function setupInstructions() {
+  const dialog = document.getElementById("instructions");
+  const seenKey = `unpack:instructions-seen:${config.project}`;
+  document.getElementById("open-instructions").addEventListener("click", () => dialog.showModal());
+  if (!localStorage.getItem(seenKey)) {
+    dialog.showModal();
+    localStorage.setItem(seenKey, "1");
+  }
+  return dialog;
+}
+
+async function main() {
+  const kind = await import(`./${config.kind}.js`);
+  const saved = new Set(config.saved_item_ids || []);
+  const sections = [...page.querySelectorAll(".task-item")];
+  sections.forEach((section, index) => {
+    const item = config.items[index];
+    const entry = {
+      section,
+      itemId: item.item_id,
+      saveButton: section.querySelector(".save-item"),
+      shown: new Map(),
+      overrideCodes: null,
+      saved: false,
+      busy: false,
+    };
+    const draft = config.preview ? null : readDraft(item.item_id);
+    entry.token = draft?.token || newToken();
+    entry.startedAt = draft?.startedAt || new Date().toISOString();
+    entry.widget = kind.mount(section, item, {
+      rules: config.rules,
+      disabled: Boolean(config.preview),
+      changed: () => changed(entry),
+      requestSave: () => save(entry),
+    });
+    if (draft?.state) entry.widget.restore(draft.state);
+    entry.saveButton.addEventListener("click", () => save(entry));
+    entries.push(entry);
+    if (saved.has(item.item_id)) {
+      setStatus(entry, "Saved earlier.", "ok");
+      markSaved(entry, null);
+    } else if (config.preview) {
+      entry.widget.disable();
+    } else {
+      renderWarnings(entry, draft ? entry.widget.warnings() : []);
+    }
+  });
+  if (config.kind === "rewrite") {
+    // One question at a time: later questions appear once the one before is saved.
+    let firstOpen = entries.findIndex((entry) => !entry.saved);
+    if (config.preview) firstOpen = 0;
+    entries.forEach((entry, index) => { entry.section.hidden = firstOpen >= 0 && index > firstOpen; });
+  }
+  netError.querySelector(".retry").addEventListener("click", () => retryAction && retryAction());
+  if (finishButton) finishButton.addEventListener("click", finishHit);
+  const dialog = setupInstructions();
+  document.addEventListener("keydown", (event) => {
+    if (dialog.open) return;
+    const entry = currentEntry();
+    if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
+      event.preventDefault();
+      if (entry) save(entry);
+      return;
+    }
+    if (entry && entry.widget.onKey && entry.widget.onKey(event, isTyping(event))) {
+      event.preventDefault();
+      return;
+    }
+    if (isTyping(event) || event.ctrlKey || event.metaKey || event.altKey) return;
+    if (event.key === "?") {
+      event.preventDefault();
+      dialog.showModal();
+    } else if ((event.key === "n" || event.key === "N") && nextLink && !nextLink.hidden) {
+      window.location.assign(nextLink.href);
+    }
+  });
+  updatePageActions();
+  page.dataset.ready = "true";
+}
+
+main();

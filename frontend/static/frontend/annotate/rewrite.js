@@ -1,0 +1,28 @@
+// CANARD rewriting: one question at a time; the answer is revealed only once the rewrite is
+// saved (the server sends it back). Live checks: too short, pronouns left, ambiguous words,
+// other/another/else without the allowed phrases, words not in the conversation.
+
+import { checkRewrite } from "./livechecks.js";
+
+export function mount(section, item, ctx) {
+  const textarea = section.querySelector(".rewrite-text");
+  const revealed = section.querySelector(".revealed-answer");
+  textarea.disabled = ctx.disabled;
+  textarea.addEventListener("input", () => ctx.changed());
+
+  return {
+    state: () => ({ rewrite: textarea.value }),
+    restore(state) { textarea.value = state.rewrite || ""; },
+    payload: () => ({ rewrite: textarea.value.trim() }),
+    error: () => (textarea.value.trim() ? null : "Write the rewritten question."),
+    warnings: () => (textarea.value.trim()
+      ? checkRewrite(ctx.rules, item.question, textarea.value, item.context_words) : []),
+    disable() { textarea.readOnly = true; if (ctx.disabled) textarea.disabled = true; },
+    onSaved(response) {
+      if (response && response.reveal && "answer" in response.reveal) {
+        revealed.querySelector(".answer-text").textContent = response.reveal.answer;
+        revealed.hidden = false;
+      }
+    },
+  };
+}

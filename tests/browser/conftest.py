@@ -1,0 +1,65 @@
+"""Real-browser fixtures: Debian's chromium driven by Playwright (never a downloaded browser).
+
+Tests skip with a reason when /usr/bin/chromium is absent, except in CI (CI=true), where a
+missing browser is a failure.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from django.test import Client
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--no-first-run"]
+
+# Playwright's sync API runs an event loop in the test thread; the ORM calls the tests make
+# between browser steps are still plain synchronous code.
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+
+@pytest.fixture(scope="session")
+def browser():
+    if not CHROMIUM.exists():
+        if os.environ.get("CI") == "true":
+            pytest.fail("CI=true but /usr/bin/chromium is missing (apt-get install chromium)")
+        pytest.skip("/usr/bin/chromium is not installed (apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context.set_default_timeout(8000)
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.js_errors = errors
+    yield page
+    context.close()
+    assert not errors, f"JavaScript errors on the page: {errors}"
+
+
+def login_browser(page, live_server, user) -> None:
+    """Give the browser ``user``'s session (the login form itself is Django's)."""
+    client = Client()
+    client.force_login(user)
+    cookie = client.cookies["sessionid"]
+    page.context.add_cookies([{"name": "sessionid", "value": cookie.value,
+                               "url": live_server.url}])
+
+
+def open_task(page, url: str) -> None:
+    """Open a task page and dismiss the first-visit instructions."""
+    page.goto(url)
+    page.wait_for_selector("#task-page[data-ready=true]")
+    if page.locator("dialog#instructions[open]").count():
+        page.click("#close-instructions")
