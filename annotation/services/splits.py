@@ -1,0 +1,150 @@
+"""Leakage-free train/dev/test splits, frozen in a ``SplitManifest``.
+
+``project_split(*, project, rule, seed, fractions, force)`` computes the assignment with
+``qc.splits`` and, in one transaction, records a frozen manifest (group → split) and sets
+``Item.split`` in bulk. Rules:
+
+- ``group``: seeded group split by ``Item.group_key`` (page, article, dialogue…);
+- ``websplit``: complex sentences sharing an RDF triple stay together, every relation is in
+  train (``qc.splits.websplit_split``); the manifest is keyed by complex-sentence id;
+- ``canard``: by dialogue — QuAC dev dialogues → test, a seeded 10% of QuAC train → dev, the
+  rest → train. Dialogues imported from CANARD itself keep the split CANARD released them in.
+
+Safety: the same rule and seed give the same manifest, and re-running then changes nothing.
+A frozen manifest that would change is refused unless ``force``; so is moving an item that
+already has annotations to another split (its annotations were collected with that split's
+redundancy and may already be in an export).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+from django.db import transaction
+from django.db.models import Count
+
+from qc import splits as qc_splits
+
+from ..models import ComplexSentence, Item, Project, SplitManifest
+
+RULES = ("group", "websplit", "canard")
+QUAC_DEV_NAMES = frozenset({"dev", "val", "validation"})
+UPDATE_BATCH = 1000
+
+
+class SplitRefused(Exception):
+    """The split would break a frozen manifest or move annotated items (needs --force)."""
+
+
+@dataclass(frozen=True)
+class SplitResult:
+    manifest: SplitManifest
+    counts: dict[str, int]
+    moved_items: int
+    unchanged: bool
+
+
+def _group_assignment(project: Project, seed: int, fractions: dict) -> tuple[dict, dict]:
+    """``(item → split, group → split)`` for the group rule."""
+    rows = list(Item.objects.filter(project=project).values_list("id", "group_key"))
+    item_splits = qc_splits.group_split(rows, seed=seed, fractions=fractions)
+    group_of = dict(rows)
+    return item_splits, {group_of[item]: split for item, split in item_splits.items()}
+
+
+def _websplit_assignment(project: Project, seed: int, fractions: dict) -> tuple[dict, dict]:
+    triples: dict[str, list] = defaultdict(list)
+    facts = ComplexSentence.facts.through.objects.filter(complexsentence__project=project)
+    for external_id, subject, prop, obj in facts.values_list(
+        "complexsentence__external_id", "fact__subject", "fact__property", "fact__object"
+    ):
+        triples[external_id].append((subject, prop, obj))
+    for external_id in ComplexSentence.objects.filter(project=project).values_list(
+        "external_id", flat=True
+    ):
+        triples.setdefault(external_id, [])
+    sentence_splits = qc_splits.websplit_split(dict(triples), seed=seed, fractions=fractions)
+    item_splits = {
+        item_id: sentence_splits[external_id]
+        for item_id, external_id in Item.objects.filter(
+            project=project, complex_sentence__isnull=False
+        ).values_list("id", "complex_sentence__external_id")
+    }
+    return item_splits, sentence_splits
+
+
+def _canard_assignment(project: Project, seed: int, fractions: dict) -> tuple[dict, dict]:
+    dialogues = list(project.dialogues.values_list("external_id", "source", "source_split"))
+    released = {external_id: source_split for external_id, source, source_split in dialogues
+                if source == "canard" and source_split}
+    quac = [(external_id, source_split) for external_id, source, source_split in dialogues
+            if external_id not in released]
+    total = sum(fractions.values()) or 1.0
+    mapping = qc_splits.canard_splits(
+        [external_id for external_id, source_split in quac
+         if source_split not in QUAC_DEV_NAMES],
+        [external_id for external_id, source_split in quac if source_split in QUAC_DEV_NAMES],
+        seed=seed, dev_fraction=fractions.get("dev", 0.1) / total,
+    )
+    mapping.update(released)
+    item_splits = {
+        item_id: mapping[external_id]
+        for item_id, external_id in Item.objects.filter(
+            project=project, turn__isnull=False
+        ).values_list("id", "turn__dialogue__external_id")
+    }
+    return item_splits, mapping
+
+
+ASSIGNERS = {"group": _group_assignment, "websplit": _websplit_assignment,
+             "canard": _canard_assignment}
+
+
+@transaction.atomic
+def project_split(*, project: Project, rule: str, seed: int, fractions: dict | None = None,
+                  force: bool = False) -> SplitResult:
+    """Split the project's items by ``rule`` and freeze the result (see the module docstring)."""
+    if rule not in RULES:
+        raise ValueError(f"unknown split rule {rule!r}; choose from {', '.join(RULES)}")
+    fractions = dict(fractions or qc_splits.DEFAULT_FRACTIONS)
+    Project.objects.select_for_update().filter(pk=project.pk).first()
+    item_splits, group_splits = ASSIGNERS[rule](project, seed, fractions)
+    group_splits = {str(group): split for group, split in sorted(group_splits.items())}
+    current = SplitManifest.objects.filter(project=project, frozen=True).order_by(
+        "-created_at", "-id").first()
+    if (current is not None and current.group_splits == group_splits
+            and current.rule == rule):
+        return SplitResult(current, dict(current.counts), 0, unchanged=True)
+    if current is not None and not force:
+        raise SplitRefused(
+            f"project {project.slug} has a frozen split manifest ({current.rule}, seed "
+            f"{current.seed}); re-splitting would change it — pass --force to replace it"
+        )
+    current_split = dict(Item.objects.filter(project=project).values_list("id", "split"))
+    moved = {item_id: split for item_id, split in item_splits.items()
+             if current_split.get(item_id) != split}
+    annotated_moves = (
+        Item.objects.filter(id__in=list(moved)).annotate(n=Count("annotations"))
+        .filter(n__gt=0).count() if moved else 0
+    )
+    if annotated_moves and not force:
+        raise SplitRefused(
+            f"{annotated_moves} item(s) with annotations would move to another split; "
+            "pass --force to move them"
+        )
+    by_split: dict[str, list[int]] = defaultdict(list)
+    for item_id, split in moved.items():
+        by_split[split].append(item_id)
+    for split, item_ids in by_split.items():
+        for start in range(0, len(item_ids), UPDATE_BATCH):
+            Item.objects.filter(id__in=item_ids[start:start + UPDATE_BATCH]).update(split=split)
+    counts: dict[str, int] = defaultdict(int)
+    for split in item_splits.values():
+        counts[split] += 1
+    SplitManifest.objects.filter(project=project, frozen=True).update(frozen=False)
+    manifest = SplitManifest.objects.create(
+        project=project, rule=rule, seed=seed, fractions=fractions, group_splits=group_splits,
+        counts=dict(sorted(counts.items())), frozen=True,
+    )
+    return SplitResult(manifest, manifest.counts, len(moved), unchanged=False)
