@@ -140,8 +140,12 @@ def hide_unrevealed_history(page_items: list[dict]) -> list[dict]:
     for data in page_items:
         if "history" not in data:
             continue
-        data["history"] = [turn for turn in data["history"]
-                           if turn["turn_id"] not in page_turns and turn["turn_id"] not in shown]
+        outside_page = [turn for turn in data["history"] if turn["turn_id"] not in page_turns]
+        # The live-check vocabulary must not leak answers still hidden; the page adds each
+        # page turn's question and answer as they are revealed.
+        data["context_words"] = [data["title"], data["section_title"]] + [
+            text for turn in outside_page for text in (turn["question"], turn["answer"])]
+        data["history"] = [turn for turn in outside_page if turn["turn_id"] not in shown]
         shown.update(turn["turn_id"] for turn in data["history"])
     return page_items
 

@@ -63,3 +63,23 @@ def open_task(page, url: str) -> None:
     page.wait_for_selector("#task-page[data-ready=true]")
     if page.locator("dialog#instructions[open]").count():
         page.click("#close-instructions")
+
+
+SCREENSHOT_DIR = os.environ.get("UNPACK_SCREENSHOT_DIR", "")
+
+
+def screenshot(page, name: str) -> None:
+    """Save a full-page screenshot when UNPACK_SCREENSHOT_DIR is set (docs/screenshots)."""
+    if SCREENSHOT_DIR:
+        Path(SCREENSHOT_DIR).mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(Path(SCREENSHOT_DIR) / f"{name}.png"), full_page=True)
+
+
+def warning_codes(page, scope: str = "") -> list[str]:
+    return page.locator(f"{scope} .warnings .warning").evaluate_all(
+        "(ws) => ws.map((w) => w.dataset.code)")
+
+
+def assert_no_injected_script(page) -> None:
+    """Dataset strings with <script> were shown as text, never run."""
+    assert page.evaluate("window.__xss") is None

@@ -4,6 +4,10 @@
 
 import { checkRewrite } from "./livechecks.js";
 
+// Questions and answers of this page's earlier turns, revealed as they are saved (an MTurk HIT
+// holds a whole conversation); the server counts them as conversation words too.
+const revealedTurns = [];
+
 export function mount(section, item, ctx) {
   const textarea = section.querySelector(".rewrite-text");
   const revealed = section.querySelector(".revealed-answer");
@@ -16,12 +20,14 @@ export function mount(section, item, ctx) {
     payload: () => ({ rewrite: textarea.value.trim() }),
     error: () => (textarea.value.trim() ? null : "Write the rewritten question."),
     warnings: () => (textarea.value.trim()
-      ? checkRewrite(ctx.rules, item.question, textarea.value, item.context_words) : []),
+      ? checkRewrite(ctx.rules, item.question, textarea.value,
+        [...item.context_words, ...revealedTurns]) : []),
     disable() { textarea.readOnly = true; if (ctx.disabled) textarea.disabled = true; },
     onSaved(response) {
       if (response && response.reveal && "answer" in response.reveal) {
         revealed.querySelector(".answer-text").textContent = response.reveal.answer;
         revealed.hidden = false;
+        revealedTurns.push(item.question, response.reveal.answer);
       }
     },
   };
