@@ -10,5 +10,6 @@ urlpatterns = [
     path("api/", include("annotation.api")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path("staff/review/", include("frontend.review_urls")),
     path("", include("frontend.urls")),
 ]

@@ -1,0 +1,306 @@
+"""Staff review pages: the flag queue (by HIT or by worker), decisions, the project dashboard.
+
+Views validate and render; decisions go through ``annotation.services.review``. Everything a
+worker wrote or a dataset contained is escaped: the templates autoescape, and the two pieces
+of HTML built here (the diff and the SVG plots) escape every text they include.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import OrderedDict
+
+from diff_match_patch import diff_match_patch
+from django.contrib import messages
+from django.contrib.admin.views.decorators import staff_member_required
+from django.core.exceptions import ValidationError
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.html import escape, format_html
+from django.utils.safestring import SafeString, mark_safe
+from django.views.decorators.http import require_POST
+
+from annotation import selectors, selectors_qc
+from annotation.models import Annotation, Assignment, Flag, Project, Worker
+from annotation.services import review
+from qc import agreement
+
+GAP = "______"
+PLOT_WIDTH, PLOT_HEIGHT, PLOT_MARGIN = 420, 180, 28
+TIME_BINS = 20
+MAX_WORKER_BARS = 40
+
+
+# --- rendering helpers ------------------------------------------------------------------------
+
+
+def diff_html(source: str, text: str) -> SafeString:
+    """Word-level-ish diff of a worker's text against its source as escaped <ins>/<del>."""
+    engine = diff_match_patch()
+    diffs = engine.diff_main(source or "", text or "")
+    engine.diff_cleanupSemantic(diffs)
+    parts = []
+    for operation, chunk in diffs:
+        if operation == engine.DIFF_INSERT:
+            parts.append(format_html("<ins>{}</ins>", chunk))
+        elif operation == engine.DIFF_DELETE:
+            parts.append(format_html("<del>{}</del>", chunk))
+        else:
+            parts.append(escape(chunk))
+    return mark_safe("".join(parts))  # noqa: S308 — every part was escaped above
+
+
+def source_of(annotation: Annotation) -> dict:
+    """What the worker saw and the text their answer should be compared with."""
+    item = annotation.item
+    if item.turn_id:
+        turn = item.turn
+        return {"context": f"{turn.dialogue.title} — {turn.dialogue.section_title}",
+                "source": turn.question}
+    if item.target_sentence_id:
+        target = item.target_sentence
+        return {"context": target.document.title, "source": target.text}
+    if item.complex_sentence_id:
+        return {"context": "", "source": item.complex_sentence.text}
+    if item.filler_id:
+        filler = item.filler
+        return {"context": filler.cloze.article_title,
+                "source": filler.cloze.sentence.replace(GAP, f"[{filler.text}]", 1)}
+    return {"context": "", "source": ""}
+
+
+def answer_of(annotation: Annotation) -> str:
+    if annotation.rating is not None:
+        return f"rating {annotation.rating:g}"
+    if annotation.skipped:
+        return "(skipped)"
+    if annotation.category and annotation.category != Annotation.Category.DONE:
+        return annotation.category
+    sentences = (annotation.payload or {}).get("simple_sentences")
+    if isinstance(sentences, list):
+        return " ".join(map(str, sentences))
+    return annotation.text
+
+
+def flag_view(flag: Flag) -> dict:
+    annotation = flag.annotation
+    row = {"flag": flag, "annotation": annotation, "assignment": flag.assignment,
+           "worker": flag.worker}
+    if annotation is not None:
+        seen = source_of(annotation)
+        answer = answer_of(annotation)
+        row.update(context=seen["context"], source=seen["source"], answer=answer,
+                   diff=diff_html(seen["source"], answer) if annotation.rating is None
+                   else None)
+        row["assignment"] = row["assignment"] or annotation.assignment
+    return row
+
+
+# --- SVG plots --------------------------------------------------------------------------------
+
+
+def svg_bars(title: str, labels: list[str], values: list[float], *, unit: str = "") -> SafeString:
+    """A small bar chart as inline SVG; labels and title are escaped."""
+    if not values:
+        return format_html('<p class="muted">{}: no data yet</p>', title)
+    top = max(values) or 1.0
+    inner_w = PLOT_WIDTH - 2 * PLOT_MARGIN
+    inner_h = PLOT_HEIGHT - 2 * PLOT_MARGIN
+    step = inner_w / len(values)
+    bars = []
+    for k, (label, value) in enumerate(zip(labels, values, strict=True)):
+        height = inner_h * value / top
+        x = PLOT_MARGIN + k * step
+        bars.append(format_html(
+            '<rect x="{}" y="{}" width="{}" height="{}" class="bar">'
+            "<title>{}: {}{}</title></rect>",
+            f"{x + 1:.1f}", f"{PLOT_MARGIN + inner_h - height:.1f}", f"{max(step - 2, 1):.1f}",
+            f"{height:.1f}", label, f"{value:g}", unit,
+        ))
+    first, last = labels[0], labels[-1]
+    return format_html(
+        '<svg class="plot" role="img" aria-label="{}" width="{}" height="{}" '
+        'viewBox="0 0 {} {}" xmlns="http://www.w3.org/2000/svg">'
+        '<text x="{}" y="16" class="plot-title">{}</text>{}'
+        '<line x1="{}" y1="{}" x2="{}" y2="{}" class="axis"/>'
+        '<text x="{}" y="{}" class="tick">{}</text>'
+        '<text x="{}" y="{}" class="tick" text-anchor="end">{}</text>'
+        '<text x="4" y="{}" class="tick">{}</text></svg>',
+        title, PLOT_WIDTH, PLOT_HEIGHT, PLOT_WIDTH, PLOT_HEIGHT, PLOT_MARGIN, title,
+        mark_safe("".join(bars)),  # noqa: S308 — bars are built with format_html
+        PLOT_MARGIN, PLOT_MARGIN + inner_h, PLOT_WIDTH - PLOT_MARGIN, PLOT_MARGIN + inner_h,
+        PLOT_MARGIN, PLOT_HEIGHT - 8, first, PLOT_WIDTH - PLOT_MARGIN, PLOT_HEIGHT - 8, last,
+        PLOT_MARGIN + 4, f"{top:g}",
+    )
+
+
+def rating_plot(ratings: list[float]) -> SafeString:
+    counts = [sum(1 for r in ratings if round(r) == value) for value in range(1, 6)]
+    return svg_bars("Ratings (1–5)", [str(v) for v in range(1, 6)],
+                    counts if ratings else [])
+
+
+def worker_agreement_plot(rows: list[tuple]) -> SafeString:
+    if not rows:
+        return svg_bars("Per-worker agreement", [], [])
+    result = agreement.worker_consensus_agreement(rows)
+    pairs = sorted(
+        (float(result.agreement[k]), int(result.workers[k]))
+        for k in range(len(result.workers))
+        if result.n_compared[k] > 0 and math.isfinite(result.agreement[k])
+    )[:MAX_WORKER_BARS]
+    return svg_bars("Per-worker leave-one-out agreement (lowest first)",
+                    [f"worker {worker}" for _, worker in pairs],
+                    [round(value, 3) for value, _ in pairs])
+
+
+def time_plot(seconds: list[float]) -> SafeString:
+    if not seconds:
+        return svg_bars("Time per item", [], [])
+    ordered = sorted(seconds)
+    # Clip at the 99th percentile so one abandoned tab does not squash the histogram.
+    top = ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))] or 1.0
+    width = top / TIME_BINS
+    counts = [0] * TIME_BINS
+    for value in ordered:
+        counts[min(int(value / width), TIME_BINS - 1)] += 1
+    labels = [f"{k * width:.0f}–{(k + 1) * width:.0f}s" for k in range(TIME_BINS)]
+    return svg_bars("Time per item (seconds)", labels, counts)
+
+
+# --- views ------------------------------------------------------------------------------------
+
+
+@staff_member_required
+def queue(request, slug: str):
+    """Open flags grouped by HIT (default) or by worker, highest score first."""
+    project = get_object_or_404(Project, slug=slug)
+    group_by = "worker" if request.GET.get("by") == "worker" else "hit"
+    groups: OrderedDict = OrderedDict()
+    for flag in selectors_qc.open_flags(project=project):
+        row = flag_view(flag)
+        if group_by == "worker":
+            worker = row["worker"] or (row["annotation"].worker if row["annotation"] else None)
+            key = ("worker", worker.pk if worker else 0)
+            label = f"worker {worker.anonymous_id}" if worker else "no worker"
+            extra = {"worker": worker}
+        else:
+            assignment = row["assignment"]
+            hit = assignment.hit if assignment else None
+            key = ("hit", hit.pk if hit else 0, assignment.pk if assignment else 0)
+            label = (f"HIT {hit} · assignment {assignment}" if assignment
+                     else "work outside a HIT (local or imported) and worker-level flags")
+            extra = {"assignment": assignment}
+        group = groups.setdefault(key, {"label": label, "rows": [], **extra})
+        group["rows"].append(row)
+    return render(request, "frontend/review/queue.html", {
+        "project": project, "groups": list(groups.values()), "group_by": group_by,
+        "flag_counts": selectors_qc.flag_counts(project=project),
+    })
+
+
+def _back(request, slug: str):
+    return redirect(request.POST.get("next") or f"/staff/review/{slug}/")
+
+
+@staff_member_required
+@require_POST
+def assignment_decide(request, slug: str, assignment_id: int):
+    assignment = get_object_or_404(Assignment, pk=assignment_id, hit__batch__project__slug=slug)
+    action = request.POST.get("action")
+    message = request.POST.get("message", "")
+    try:
+        if action == "approve":
+            review.assignment_approve(assignment=assignment, reviewer=request.user,
+                                      message=message)
+        elif action == "reject":
+            review.assignment_reject(assignment=assignment, reviewer=request.user,
+                                     message=message)
+        else:
+            raise ValidationError("unknown action")
+        messages.success(request, f"Assignment {assignment} {action}d.")
+    except ValidationError as error:
+        messages.error(request, "; ".join(error.messages))
+    return _back(request, slug)
+
+
+@staff_member_required
+@require_POST
+def annotation_decide(request, slug: str, annotation_id: int):
+    annotation = get_object_or_404(Annotation.objects.select_related("assignment"),
+                                   pk=annotation_id, project__slug=slug)
+    approve = request.POST.get("action") == "approve"
+    try:
+        review.annotation_decide(annotation=annotation, reviewer=request.user, approve=approve,
+                                 message=request.POST.get("message", ""))
+        messages.success(request, f"Annotation {annotation.pk} "
+                                  f"{'approved' if approve else 'rejected'}.")
+    except ValidationError as error:
+        messages.error(request, "; ".join(error.messages))
+    return _back(request, slug)
+
+
+@staff_member_required
+@require_POST
+def flag_dismiss(request, slug: str, flag_id: int):
+    flag = get_object_or_404(Flag, pk=flag_id, project__slug=slug)
+    try:
+        review.flag_dismiss(flag=flag, reviewer=request.user,
+                            note=request.POST.get("note", ""))
+        messages.success(request, f"Flag {flag.reason} dismissed.")
+    except ValidationError as error:
+        messages.error(request, "; ".join(error.messages))
+    return _back(request, slug)
+
+
+@staff_member_required
+@require_POST
+def worker_block(request, slug: str, worker_id: int):
+    get_object_or_404(Project, slug=slug)
+    worker = get_object_or_404(Worker, pk=worker_id)
+    try:
+        review.worker_block(worker=worker, reviewer=request.user,
+                            reason=request.POST.get("reason", ""))
+        messages.success(request, f"Worker {worker.anonymous_id} blocked.")
+    except ValidationError as error:
+        messages.error(request, "; ".join(error.messages))
+    return _back(request, slug)
+
+
+@staff_member_required
+@require_POST
+def bonus_create(request, slug: str, assignment_id: int):
+    assignment = get_object_or_404(Assignment, pk=assignment_id, hit__batch__project__slug=slug)
+    try:
+        amount = int(request.POST.get("amount_cents", ""))
+    except ValueError:
+        messages.error(request, "The bonus amount must be a whole number of cents.")
+        return _back(request, slug)
+    try:
+        review.bonus_create(assignment=assignment, amount_cents=amount,
+                            reason=request.POST.get("reason", ""))
+        messages.success(request, f"Bonus of {amount} cents queued.")
+    except ValidationError as error:
+        messages.error(request, "; ".join(error.messages))
+    return _back(request, slug)
+
+
+@staff_member_required
+def dashboard(request, slug: str):
+    """Progress per split and three server-rendered plots."""
+    project = get_object_or_404(Project, slug=slug)
+    return render(request, "frontend/review/dashboard.html", {
+        "project": project,
+        "progress": selectors_qc.progress_by_split(project=project),
+        "flag_counts": selectors_qc.flag_counts(project=project),
+        "rating_plot": rating_plot(selectors_qc.rating_values(project=project))
+        if project.kind == "plausibility" else None,
+        "worker_plot": worker_agreement_plot(
+            selectors_qc.worker_agreement_rows(project=project)),
+        "time_plot": time_plot(selectors_qc.duration_seconds(project=project)),
+    })
+
+
+@staff_member_required
+def project_list(request):
+    return render(request, "frontend/review/projects.html",
+                  {"projects": selectors.project_list_with_progress()})

@@ -1,0 +1,20 @@
+from django.urls import path
+
+from . import review
+
+app_name = "review"
+
+urlpatterns = [
+    path("", review.project_list, name="projects"),
+    path("<slug:slug>/", review.queue, name="queue"),
+    path("<slug:slug>/dashboard/", review.dashboard, name="dashboard"),
+    path("<slug:slug>/assignments/<int:assignment_id>/decide/", review.assignment_decide,
+         name="assignment-decide"),
+    path("<slug:slug>/assignments/<int:assignment_id>/bonus/", review.bonus_create,
+         name="bonus"),
+    path("<slug:slug>/annotations/<int:annotation_id>/decide/", review.annotation_decide,
+         name="annotation-decide"),
+    path("<slug:slug>/flags/<int:flag_id>/dismiss/", review.flag_dismiss, name="flag-dismiss"),
+    path("<slug:slug>/workers/<int:worker_id>/block/", review.worker_block,
+         name="worker-block"),
+]
