@@ -6,9 +6,13 @@ same four fields. A context (Q1, A1, Q2) is one Dialogue (external id = a stable
 three) with turns Q1/A1 and Q2, and one Item on turn 2. Every row is an imported annotation.
 
 The release has no worker ids. Each annotation gets its own pseudonymous worker, a hash of
-(context, answer, how many identical answers to that context came before in the file): the
-same annotation read from the raw and the processed file is then the same (worker, item) and
-is stored once, while two identical answers in one file stay two annotations.
+(split, context, answer, how many identical answers to that context came before in the file):
+the same annotation read from the raw and the processed file of one split is then the same
+(worker, item) and is stored once, while two identical answers in one file, or in two splits
+(train row 3144 and test row 254 of the processed files), stay two annotations.
+
+A context seen in several splits (e.g. "Anyone else? / yes / Who") is one Item; its split is
+the one of the first file that brought it.
 
 Skips: the raw files mark them with an empty answer or ``*not enough info*`` (also seen
 without the asterisks); such rows are stored with ``skipped=True``.
@@ -84,7 +88,7 @@ def parse(files: list[SourceFile], *, split: str | None, kind: str, quiet: bool)
             occurrence = seen.get((context, answer), 0)
             seen[(context, answer)] = occurrence + 1
             bundle.annotations.append(AnnotationRecord(
-                worker=("import", stable_id(context, answer, str(occurrence),
+                worker=("import", stable_id(file_split, context, answer, str(occurrence),
                                             prefix="sluice-")),
                 item_key=context, source="import",
                 fields={"payload": {"full_question": answer, "skipped": is_skip(answer)},

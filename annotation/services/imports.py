@@ -44,8 +44,10 @@ from ..models import (
 from .projects import project_get_or_create
 
 BATCH_SIZE = 2000
-# SQLite before 3.32 allowed 999 bound parameters per statement; stay under it everywhere.
-MAX_PARAMS = 999
+# Bound parameters per statement: SQLite allows 32,766 since 3.32 (999 before), PostgreSQL's
+# protocol 65,535. Big multi-row statements keep the statement count flat for small imports.
+SQLITE_MAX_PARAMS = 32766
+POSTGRES_MAX_PARAMS = 65535
 # Chunk for ``__in`` lookups: below SQLite's default limit on bound parameters.
 LOOKUP_CHUNK = 900
 
@@ -153,7 +155,7 @@ class _RowInserter:
         table = connection.ops.quote_name(model._meta.db_table)
         self.prefix = f"INSERT INTO {table} ({names}) VALUES "  # noqa: S608
         self.suffix = " ON CONFLICT DO NOTHING" if ignore_conflicts else ""
-        self.per_statement = max(1, min(BATCH_SIZE, MAX_PARAMS // len(self.fields)))
+        self.per_statement = max(1, min(BATCH_SIZE, _max_params() // len(self.fields)))
 
     @staticmethod
     def _converter(f):
@@ -184,6 +186,14 @@ class _RowInserter:
 
 
 _MISSING = object()
+
+
+def _max_params() -> int:
+    if connection.vendor == "sqlite":
+        import sqlite3
+
+        return SQLITE_MAX_PARAMS if sqlite3.sqlite_version_info >= (3, 32) else 999
+    return POSTGRES_MAX_PARAMS
 
 
 class _BundleWriter:
