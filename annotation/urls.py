@@ -7,9 +7,11 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("api/", include("annotation.api_batches")),
     path("api/", include("annotation.api")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("staff/review/", include("frontend.review_urls")),
+    path("staff/batches/", include("frontend.staff_batches")),
     path("", include("frontend.urls")),
 ]

@@ -1,0 +1,142 @@
+"""Staff-only REST endpoints for MTurk batches: list, detail, and launch with a cost estimate.
+
+``POST /api/batches/launch/`` without ``"confirm": true`` only answers the plan's estimate;
+with it (and ``confirmed_total_cents`` equal to that estimate) the batch is launched.
+"""
+
+from __future__ import annotations
+
+from django.core.exceptions import ValidationError
+from django.shortcuts import get_object_or_404
+from django.urls import path
+from rest_framework import permissions, serializers, status
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from .models import Batch, Project
+from .selectors_batches import (
+    batch_assignment_status_counts,
+    batch_events,
+    batch_hit_status_counts,
+    batches_with_counts,
+)
+from .services.batches import DEFAULT_LOCALES, LaunchOptions, batch_launch, batch_plan
+
+
+class BatchSerializer(serializers.ModelSerializer):
+    project = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    hit_count = serializers.IntegerField(read_only=True)
+    published_hit_count = serializers.IntegerField(read_only=True)
+
+    class Meta:
+        model = Batch
+        fields = ["id", "project", "provider", "live", "status", "title", "reward_cents",
+                  "items_per_hit", "provider_hit_type_id", "error", "selection",
+                  "qualification_requirements", "hit_count", "published_hit_count",
+                  "created_at", "updated_at"]
+
+
+class LaunchSerializer(serializers.Serializer):
+    project = serializers.SlugRelatedField(slug_field="slug", queryset=Project.objects.all())
+    title = serializers.CharField(max_length=200)
+    description = serializers.CharField(required=False, allow_blank=True, default="")
+    keywords = serializers.CharField(required=False, allow_blank=True, default="")
+    reward_cents = serializers.IntegerField(min_value=1)
+    items_per_hit = serializers.IntegerField(min_value=1, default=5)
+    splits = serializers.ListField(child=serializers.ChoiceField(["train", "dev", "test"]),
+                                   required=False, default=list)
+    item_ids = serializers.ListField(child=serializers.IntegerField(), required=False,
+                                     default=list)
+    assignments = serializers.IntegerField(required=False, allow_null=True, default=None)
+    lifetime_seconds = serializers.IntegerField(default=7 * 24 * 3600)
+    assignment_duration_seconds = serializers.IntegerField(default=3600)
+    auto_approval_delay_seconds = serializers.IntegerField(default=3 * 24 * 3600)
+    locales = serializers.ListField(child=serializers.CharField(max_length=2), required=False,
+                                    default=list(DEFAULT_LOCALES))
+    min_percent_approved = serializers.IntegerField(required=False, allow_null=True,
+                                                    default=None)
+    min_hits_approved = serializers.IntegerField(required=False, allow_null=True, default=None)
+    qualification_id = serializers.IntegerField(required=False, allow_null=True, default=None)
+    provider = serializers.ChoiceField(["mturk", "local"], default="mturk")
+    live = serializers.BooleanField(default=False)
+    confirm = serializers.BooleanField(default=False)
+    confirmed_total_cents = serializers.IntegerField(required=False, allow_null=True,
+                                                     default=None)
+
+    def launch_options(self) -> LaunchOptions:
+        data = dict(self.validated_data)
+        for name in ("project", "confirm", "confirmed_total_cents"):
+            data.pop(name)
+        data["splits"] = tuple(data["splits"])
+        data["item_ids"] = tuple(data["item_ids"])
+        data["locales"] = tuple(code.upper() for code in data["locales"])
+        return LaunchOptions(**data)
+
+
+def _validation_response(error: ValidationError) -> Response:
+    detail = error.message_dict if hasattr(error, "error_dict") else {"detail": error.messages}
+    return Response(detail, status=status.HTTP_400_BAD_REQUEST)
+
+
+class BatchListView(APIView):
+    permission_classes = [permissions.IsAdminUser]
+
+    def get(self, request):
+        batches = batches_with_counts(project_slug=request.query_params.get("project"))[:200]
+        return Response(BatchSerializer(batches, many=True).data)
+
+
+class BatchDetailView(APIView):
+    permission_classes = [permissions.IsAdminUser]
+
+    def get(self, request, batch_id: int):
+        batch = get_object_or_404(batches_with_counts(), pk=batch_id)
+        return Response({
+            **BatchSerializer(batch).data,
+            "hit_statuses": batch_hit_status_counts(batch=batch),
+            "assignment_statuses": batch_assignment_status_counts(batch=batch),
+            "events": [{"kind": event.kind, "old_status": event.old_status,
+                        "new_status": event.new_status, "hit": event.hit_id,
+                        "assignment": event.assignment_id, "detail": event.detail,
+                        "at": event.at} for event in batch_events(batch=batch, limit=100)],
+        })
+
+
+class BatchLaunchView(APIView):
+    """Estimate (default) or launch (``confirm: true`` + the confirmed total) a batch."""
+
+    permission_classes = [permissions.IsAdminUser]
+
+    def post(self, request):
+        serializer = LaunchSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        project = serializer.validated_data["project"]
+        try:
+            options = serializer.launch_options()
+            plan = batch_plan(project=project, options=options)
+        except ValidationError as error:
+            return _validation_response(error)
+        estimate = {**plan.estimate.as_dict(), "skipped_items": len(plan.skipped_item_ids)}
+        if not serializer.validated_data["confirm"]:
+            return Response({"launched": False, "estimate": estimate})
+        confirmed = serializer.validated_data["confirmed_total_cents"]
+        if confirmed is None:
+            return Response({"confirmed_total_cents": [
+                "send the estimate's total_cents you confirmed"]},
+                status=status.HTTP_400_BAD_REQUEST)
+        try:
+            batch = batch_launch(project=project, options=options,
+                                 confirmed_total_cents=confirmed, created_by=request.user)
+        except ValidationError as error:
+            return _validation_response(error)
+        batch = batches_with_counts().get(pk=batch.pk)
+        return Response({"launched": True, "estimate": estimate,
+                         "batch": BatchSerializer(batch).data},
+                        status=status.HTTP_201_CREATED)
+
+
+urlpatterns = [
+    path("batches/", BatchListView.as_view(), name="api-batches"),
+    path("batches/launch/", BatchLaunchView.as_view(), name="api-batch-launch"),
+    path("batches/<int:batch_id>/", BatchDetailView.as_view(), name="api-batch-detail"),
+]

@@ -1,0 +1,175 @@
+"""Staff pages for MTurk batches: launch (form -> cost estimate -> confirm), list, detail."""
+
+from __future__ import annotations
+
+from django import forms
+from django.contrib import messages
+from django.contrib.admin.views.decorators import staff_member_required
+from django.core.exceptions import ValidationError
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import path
+from django.views.decorators.http import require_POST
+
+from annotation.models import Project, Qualification
+from annotation.selectors_batches import (
+    batch_assignment_status_counts,
+    batch_events,
+    batch_hit_status_counts,
+    batch_hits,
+    batches_with_counts,
+)
+from annotation.services.batches import (
+    LaunchOptions,
+    batch_launch,
+    batch_plan,
+    batch_resume,
+    parse_duration_seconds,
+)
+
+app_name = "staff_batches"
+
+
+class DurationField(forms.CharField):
+    def to_python(self, value):
+        value = super().to_python(value)
+        try:
+            return parse_duration_seconds(value)
+        except ValueError as error:
+            raise forms.ValidationError(str(error)) from error
+
+
+class LaunchForm(forms.Form):
+    project = forms.ModelChoiceField(queryset=Project.objects.order_by("slug"),
+                                     to_field_name="slug")
+    title = forms.CharField(max_length=200)
+    description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
+    splits = forms.MultipleChoiceField(choices=[("train", "train"), ("dev", "dev"),
+                                                ("test", "test")],
+                                       required=False, widget=forms.CheckboxSelectMultiple)
+    item_ids = forms.CharField(required=False, help_text="or explicit item ids, comma-separated")
+    items_per_hit = forms.IntegerField(min_value=1, max_value=50, initial=5)
+    reward = forms.DecimalField(min_value=0.01, decimal_places=2, initial="0.50",
+                                help_text="dollars per assignment")
+    assignments = forms.IntegerField(min_value=1, max_value=50, required=False,
+                                     help_text="per item; default: the project's redundancy")
+    lifetime = DurationField(initial="7d")
+    duration = DurationField(initial="1h", help_text="time allotted per assignment")
+    auto_approve = DurationField(initial="3d")
+    locales = forms.CharField(required=False, initial="US,GB")
+    min_approval = forms.IntegerField(min_value=0, max_value=100, required=False)
+    min_approved = forms.IntegerField(min_value=0, required=False)
+    qualification = forms.ModelChoiceField(queryset=Qualification.objects.all(), required=False)
+    provider = forms.ChoiceField(choices=[("mturk", "MTurk"), ("local", "local annotators")])
+    live = forms.BooleanField(required=False, label="Live MTurk (real money, not the sandbox)")
+
+    def clean_item_ids(self):
+        try:
+            return tuple(int(part) for part in self.cleaned_data["item_ids"].split(",")
+                         if part.strip())
+        except ValueError as error:
+            raise forms.ValidationError("item ids are comma-separated integers") from error
+
+    def launch_options(self) -> LaunchOptions:
+        data = self.cleaned_data
+        return LaunchOptions(
+            title=data["title"], description=data["description"],
+            reward_cents=int(data["reward"] * 100), items_per_hit=data["items_per_hit"],
+            splits=tuple(data["splits"]), item_ids=data["item_ids"],
+            assignments=data["assignments"], lifetime_seconds=data["lifetime"],
+            assignment_duration_seconds=data["duration"],
+            auto_approval_delay_seconds=data["auto_approve"],
+            locales=tuple(code.strip().upper() for code in data["locales"].split(",")
+                          if code.strip()),
+            min_percent_approved=data["min_approval"], min_hits_approved=data["min_approved"],
+            qualification_id=data["qualification"].pk if data["qualification"] else None,
+            provider=data["provider"], live=data["live"],
+        )
+
+
+def _add_errors(form: forms.Form, error: ValidationError) -> None:
+    if hasattr(error, "error_dict"):
+        for name, field_errors in error.message_dict.items():
+            form.add_error(name if name in form.fields else None,
+                           [f"{name}: {message}" for message in field_errors]
+                           if name not in form.fields else field_errors)
+    else:
+        form.add_error(None, error.messages)
+
+
+@staff_member_required
+def batch_list(request):
+    return render(request, "frontend/staff/batch_list.html",
+                  {"batches": batches_with_counts()[:200]})
+
+
+@staff_member_required
+def batch_new(request):
+    """GET: the form. POST: the estimate to confirm; POST with confirm: launch."""
+    if request.method != "POST":
+        return render(request, "frontend/staff/batch_new.html", {"form": LaunchForm()})
+    form = LaunchForm(request.POST)
+    if not form.is_valid():
+        return render(request, "frontend/staff/batch_new.html", {"form": form})
+    project = form.cleaned_data["project"]
+    options = form.launch_options()
+    try:
+        plan = batch_plan(project=project, options=options)
+    except ValidationError as error:
+        _add_errors(form, error)
+        return render(request, "frontend/staff/batch_new.html", {"form": form})
+    if request.POST.get("confirm") == "yes":
+        try:
+            confirmed = int(request.POST.get("confirmed_total_cents", ""))
+            batch = batch_launch(project=project, options=options,
+                                 confirmed_total_cents=confirmed, created_by=request.user)
+        except ValueError:
+            form.add_error(None, "the confirmed estimate is missing; review it again")
+        except ValidationError as error:
+            _add_errors(form, error)
+        else:
+            messages.success(request, f"Batch {batch.pk} launched; its HITs are being published.")
+            return redirect("staff_batches:detail", batch_id=batch.pk)
+    return render(request, "frontend/staff/batch_new.html", {
+        "form": form, "plan": plan, "estimate": plan.estimate, "options": options,
+        "project": project,
+        "dollars": {"rewards": _dollars(plan.estimate.reward_cents),
+                    "fee": _dollars(plan.estimate.fee_cents),
+                    "total": _dollars(plan.estimate.total_cents)},
+    })
+
+
+def _dollars(cents: int) -> str:
+    return f"{cents / 100:.2f}"
+
+
+@staff_member_required
+def batch_detail(request, batch_id: int):
+    batch = get_object_or_404(batches_with_counts(), pk=batch_id)
+    return render(request, "frontend/staff/batch_detail.html", {
+        "batch": batch,
+        "hit_statuses": sorted(batch_hit_status_counts(batch=batch).items()),
+        "assignment_statuses": sorted(batch_assignment_status_counts(batch=batch).items()),
+        "hits": batch_hits(batch=batch, limit=200),
+        "events": batch_events(batch=batch, limit=200),
+        "can_resume": batch.status in ("failed", "publishing", "draft"),
+    })
+
+
+@staff_member_required
+@require_POST
+def batch_resume_view(request, batch_id: int):
+    try:
+        batch_resume(batch_id=batch_id)
+    except ValidationError as error:
+        messages.error(request, "; ".join(error.messages))
+    else:
+        messages.success(request, "Publishing resumed.")
+    return redirect("staff_batches:detail", batch_id=batch_id)
+
+
+urlpatterns = [
+    path("", batch_list, name="list"),
+    path("new/", batch_new, name="new"),
+    path("<int:batch_id>/", batch_detail, name="detail"),
+    path("<int:batch_id>/resume/", batch_resume_view, name="resume"),
+]
