@@ -1,0 +1,87 @@
+"""``python manage.py demo [--no-serve] [--port 8000]``: a ready-to-try Unpack.
+
+Migrates, imports the shipped samples of annotation/demo_data/ (one project per task kind,
+see its ATTRIBUTION.md), creates the demo logins and serves the app on 127.0.0.1. Safe to run
+again: imports are no-ops by checksum and the users are only created once.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
+from django.core.management.base import BaseCommand, CommandError
+from django.db import transaction
+
+from annotation.importers import ImportInputError
+from annotation.services.imports import import_files
+
+DEMO_DATA = Path(__file__).resolve().parents[2] / "demo_data"
+
+# (project slug, project name, format, [(split, path under demo_data)])
+DEMO_PROJECTS = [
+    ("demo-decontext", "Demo: decontextualization (hand-made sample)", "decontext",
+     [("train", "decontext/handmade_train.jsonl"), ("dev", "decontext/handmade_dev.jsonl")]),
+    ("demo-claire", "Demo: plausibility of clarifications (CLAIRE dev sample)", "claire",
+     [("dev", "claire/dev_data.tsv"), ("dev", "claire/dev_scores.tsv"),
+      ("dev", "claire/dev_labels.tsv")]),
+    ("demo-canard", "Demo: question-in-context rewriting (CANARD sample)", "canard",
+     [("train", "canard/dev_dialogues_1_2.json"), ("test", "canard/dev_dialogue_3.json")]),
+    ("demo-websplit", "Demo: split and rephrase (hand-made WebSplit sample)", "websplit",
+     [("train", "websplit/handmade_train.jsonl"), ("test", "websplit/handmade_test.jsonl")]),
+    ("demo-sluice", "Demo: sluice resolution (conversational sluices sample)", "sluice",
+     [("test", "sluice/conv_sluice_test.csv")]),
+]
+
+# username, password, is_staff
+DEMO_USERS = [("researcher", "researcher", True), ("annotator", "annotator", False)]
+
+
+@transaction.atomic
+def demo_users_ensure() -> list[str]:
+    """Create the demo logins that are missing; existing accounts are left as they are."""
+    user_model = get_user_model()
+    created = []
+    for username, password, staff in DEMO_USERS:
+        if user_model.objects.filter(username=username).exists():
+            continue
+        user_model.objects.create_user(username=username, password=password, is_staff=staff,
+                                       is_superuser=staff)
+        created.append(username)
+    return created
+
+
+class Command(BaseCommand):
+    help = "Set up a demo (migrate, sample data of the five kinds, logins) and serve it."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--no-serve", action="store_true",
+                            help="set everything up, then exit instead of serving")
+        parser.add_argument("--port", type=int, default=8000)
+
+    def handle(self, *args, **options):
+        call_command("migrate", interactive=False, verbosity=0)
+        for slug, name, fmt, files in DEMO_PROJECTS:
+            for split in dict.fromkeys(split for split, _ in files):
+                paths = [DEMO_DATA / path for file_split, path in files if file_split == split]
+                try:
+                    result = import_files(fmt=fmt, paths=paths, project_slug=slug, split=split,
+                                          name=name, quiet=True)
+                except ImportInputError as error:
+                    raise CommandError(f"demo data is broken: {error}") from None
+                if result.files_imported:
+                    self.stdout.write(f"{slug}: imported {', '.join(result.files_imported)}")
+        created = demo_users_ensure()
+        if created:
+            self.stdout.write(f"created demo users: {', '.join(created)}")
+        url = f"http://127.0.0.1:{options['port']}/"
+        self.stdout.write(self.style.SUCCESS(
+            f"Unpack demo ready at {url}\n"
+            f"  researcher / researcher  (staff: projects, review, admin at {url}admin/)\n"
+            f"  annotator / annotator    (annotator: work queue)"))
+        if options["no_serve"]:
+            return
+        # --insecure: serve static files although DEBUG is off, as a local demo needs.
+        call_command("runserver", f"127.0.0.1:{options['port']}", use_reloader=False,
+                     insecure_serving=True)
