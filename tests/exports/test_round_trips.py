@@ -41,3 +41,15 @@ def test_canard_dev_round_trip_is_byte_identical(shared_data, tmp_path):
     records = json.loads(exported)
     assert len(records) == 3430
     assert all(len(record["History"]) == 2 * record["Question_no"] for record in records)
+
+
+def test_sluice_raw_test_csv_cleans_to_the_released_processed_rows(shared_data, tmp_path):
+    sluice = shared_data / "sluice"
+    call_command("import_data", "sluice", str(sluice / "raw" / "conv_sluice_test.csv"),
+                 "--project", "sluice-test", "--split", "test")
+    call_command("export_data", "sluice-test", "--format", "sluice", "--out", str(tmp_path))
+    exported = json.loads((tmp_path / "sluice_test_filtered.json").read_text())
+    released = json.loads((sluice / "processed" / "sluice_test_filtered.json").read_text())
+    # Same 793 rows in the same order; only the keys differ (positions vs raw row numbers).
+    assert list(exported.values()) == list(released.values())
+    assert list(exported) == [str(k) for k in range(793)]
