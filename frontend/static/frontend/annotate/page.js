@@ -68,6 +68,7 @@ function saveDraft(entry) {
 }
 
 function changed(entry) {
+  if (entry.section.querySelector(".item-status.error")) setStatus(entry, "");
   const warnings = entry.widget.warnings();
   renderWarnings(entry, warnings);
   const codes = warnings.map((w) => w.code).join(",");

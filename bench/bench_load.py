@@ -1,0 +1,234 @@
+"""Load bench of the annotator flow: many concurrent simulated annotators, each repeatedly
+fetching its next item (GET /annotate/<slug>/) and submitting a rating (POST …/submit/).
+
+Runs against gunicorn on 127.0.0.1 (started here) with
+
+* ``postgres``: a scratch PostgreSQL database created for the run and dropped after
+  (server from ``--postgres-url``, default postgres://postgres@127.0.0.1:5432/postgres);
+* ``sqlite``: the embedded default, a scratch SQLite file.
+
+Loopback only; bounded by ``--clients`` and ``--seconds``. Prints submits/s and p50/p99 latency
+of the submit and of the next-item page. Usage::
+
+    python bench/bench_load.py --backend both --clients 32 --seconds 15
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import re
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from pathlib import Path
+from urllib.parse import urlsplit
+
+REPO = Path(__file__).resolve().parents[1]
+SLUG = "bench-claire"
+ITEM_ID = re.compile(rb'"item_id": (\d+)')
+CSRF_COOKIE = re.compile(r"csrftoken=([^;]+)")
+
+SEED = """
+import json, sys
+import django
+django.setup()
+from django.contrib.auth import get_user_model
+from django.contrib.sessions.backends.db import SessionStore
+from annotation.models import ClozeFiller, ClozeItem, Item, Project
+clients, items = int(sys.argv[1]), int(sys.argv[2])
+project = Project.objects.create(slug=%(slug)r, name="Bench", kind="plausibility",
+                                 redundancy={"train": clients + 1})
+for index in range(items):
+    cloze = ClozeItem.objects.create(project=project, external_id=str(index),
+        resolved_pattern="IMPLICIT REFERENCE", article_title="How to Bench",
+        sentence="Put ______ in the box.")
+    filler = ClozeFiller.objects.create(cloze=cloze, position=1, text="the cat")
+    Item.objects.create(project=project, external_id=str(index), group_key=str(index),
+                        filler=filler)
+keys = []
+User = get_user_model()
+for number in range(clients):
+    user = User.objects.create_user(f"bench{number}", password=None)
+    session = SessionStore()
+    session["_auth_user_id"] = str(user.pk)
+    session["_auth_user_backend"] = "django.contrib.auth.backends.ModelBackend"
+    session["_auth_user_hash"] = user.get_session_auth_hash()
+    session.create()
+    keys.append(session.session_key)
+print(json.dumps(keys))
+""" % {"slug": SLUG}
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+
+
+class Annotator(threading.Thread):
+    """One simulated annotator on a keep-alive connection, until the deadline."""
+
+    def __init__(self, port: int, session_key: str, deadline: float):
+        super().__init__(daemon=True)
+        self.port, self.session_key, self.deadline = port, session_key, deadline
+        self.csrf = ""
+        self.submit_ms: list[float] = []
+        self.page_ms: list[float] = []
+        self.errors = 0
+
+    def request(self, conn, method, path, body=None):
+        headers = {"Cookie": f"sessionid={self.session_key}; csrftoken={self.csrf}",
+                   "Host": "127.0.0.1"}
+        if body is not None:
+            headers.update({"Content-Type": "application/json", "X-CSRFToken": self.csrf,
+                            "Referer": f"http://127.0.0.1:{self.port}/"})
+        conn.request(method, path, body=body, headers=headers)
+        response = conn.getresponse()
+        data = response.read()
+        cookie = CSRF_COOKIE.search(response.getheader("Set-Cookie") or "")
+        if cookie:
+            self.csrf = cookie.group(1)
+        return response.status, data
+
+    def run(self):
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+        while time.monotonic() < self.deadline:
+            try:
+                started = time.perf_counter()
+                status, page = self.request(conn, "GET", f"/annotate/{SLUG}/")
+                self.page_ms.append((time.perf_counter() - started) * 1000)
+                match = ITEM_ID.search(page)
+                if status != 200 or not match:
+                    self.errors += 1
+                    continue
+                body = json.dumps({"item_id": int(match.group(1)), "client_token": uuid.uuid4().hex,
+                                   "payload": {"rating": 4}})
+                started = time.perf_counter()
+                status, _ = self.request(conn, "POST", f"/annotate/{SLUG}/submit/", body)
+                elapsed = (time.perf_counter() - started) * 1000
+                if status == 200:
+                    self.submit_ms.append(elapsed)
+                else:
+                    self.errors += 1
+            except (OSError, http.client.HTTPException):
+                self.errors += 1
+                conn.close()
+                conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+        conn.close()
+
+
+def run_backend(name: str, env: dict, args) -> dict:
+    subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], cwd=REPO, env=env,
+                   check=True)
+    seeded = subprocess.run([sys.executable, "-c", SEED, str(args.clients), str(args.items)],
+                            cwd=REPO, env=env, check=True, capture_output=True, text=True)
+    session_keys = json.loads(seeded.stdout.strip().splitlines()[-1])
+    port = free_port()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", "annotation.wsgi", "-b", f"127.0.0.1:{port}",
+         "-w", str(args.workers), "-k", "gthread", "--threads", str(args.threads),
+         "--log-level", "warning"], cwd=REPO, env=env)
+    try:
+        for _ in range(100):
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                time.sleep(0.1)
+        deadline = time.monotonic() + args.seconds
+        annotators = [Annotator(port, key, deadline) for key in session_keys]
+        started = time.monotonic()
+        for annotator in annotators:
+            annotator.start()
+        for annotator in annotators:
+            annotator.join(args.seconds + 60)
+        wall = time.monotonic() - started
+    finally:
+        server.terminate()
+        server.wait(10)
+    submits = [ms for a in annotators for ms in a.submit_ms]
+    pages = [ms for a in annotators for ms in a.page_ms]
+    return {
+        "backend": name, "clients": args.clients, "seconds": round(wall, 1),
+        "gunicorn": f"{args.workers} workers x {args.threads} threads",
+        "submits": len(submits), "submits_per_s": round(len(submits) / wall, 1),
+        "submit_p50_ms": round(statistics.median(submits), 1) if submits else None,
+        "submit_p99_ms": round(percentile(submits, 0.99), 1),
+        "next_item_p50_ms": round(statistics.median(pages), 1) if pages else None,
+        "next_item_p99_ms": round(percentile(pages, 0.99), 1),
+        "errors": sum(a.errors for a in annotators),
+    }
+
+
+def base_env() -> dict:
+    env = dict(os.environ)
+    env.update({"DJANGO_DEBUG": "0", "UNPACK_LOG_LEVEL": "ERROR",
+                "DJANGO_SETTINGS_MODULE": "annotation.settings",
+                "DJANGO_ALLOWED_HOSTS": "127.0.0.1,localhost"})
+    env.pop("DATABASE_URL", None)
+    return env
+
+
+def bench_postgres(args) -> dict:
+    import psycopg
+
+    server_url = args.postgres_url
+    scratch = f"unpack_bench_{os.getpid()}"
+    with psycopg.connect(server_url, autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{scratch}"')
+    try:
+        parts = urlsplit(server_url)
+        env = base_env()
+        env["DATABASE_URL"] = parts._replace(path=f"/{scratch}").geturl()
+        return run_backend("gunicorn + PostgreSQL", env, args)
+    finally:
+        with psycopg.connect(server_url, autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{scratch}" WITH (FORCE)')
+
+
+def bench_sqlite(args) -> dict:
+    with tempfile.TemporaryDirectory() as folder:
+        env = base_env()
+        env["UNPACK_SQLITE_PATH"] = str(Path(folder) / "bench.sqlite3")
+        return run_backend("gunicorn + SQLite (embedded default)", env, args)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--backend", choices=["postgres", "sqlite", "both"], default="both")
+    parser.add_argument("--clients", type=int, default=32)
+    parser.add_argument("--seconds", type=float, default=15)
+    parser.add_argument("--items", type=int, default=300)
+    parser.add_argument("--workers", type=int, default=4)
+    parser.add_argument("--threads", type=int, default=8)
+    parser.add_argument("--postgres-url",
+                        default="postgres://postgres@127.0.0.1:5432/postgres")
+    args = parser.parse_args()
+    if not 1 <= args.clients <= 256 or not 1 <= args.seconds <= 300:
+        parser.error("--clients must be 1-256 and --seconds 1-300")
+    results = []
+    if args.backend in ("postgres", "both"):
+        results.append(bench_postgres(args))
+    if args.backend in ("sqlite", "both"):
+        results.append(bench_sqlite(args))
+    for result in results:
+        print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()
