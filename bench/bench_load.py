@@ -43,8 +43,8 @@ django.setup()
 from django.contrib.auth import get_user_model
 from django.contrib.sessions.backends.db import SessionStore
 from annotation.models import ClozeFiller, ClozeItem, Item, Project
-clients, items = int(sys.argv[1]), int(sys.argv[2])
-project = Project.objects.create(slug=%(slug)r, name="Bench", kind="plausibility",
+clients, items, slug = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+project = Project.objects.create(slug=slug, name="Bench", kind="plausibility",
                                  redundancy={"train": clients + 1})
 for index in range(items):
     cloze = ClozeItem.objects.create(project=project, external_id=str(index),
@@ -64,7 +64,7 @@ for number in range(clients):
     session.create()
     keys.append(session.session_key)
 print(json.dumps(keys))
-""" % {"slug": SLUG}
+"""
 
 
 def free_port() -> int:
@@ -135,7 +135,7 @@ class Annotator(threading.Thread):
 def run_backend(name: str, env: dict, args) -> dict:
     subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], cwd=REPO, env=env,
                    check=True)
-    seeded = subprocess.run([sys.executable, "-c", SEED, str(args.clients), str(args.items)],
+    seeded = subprocess.run([sys.executable, "-c", SEED, str(args.clients), str(args.items), SLUG],
                             cwd=REPO, env=env, check=True, capture_output=True, text=True)
     session_keys = json.loads(seeded.stdout.strip().splitlines()[-1])
     port = free_port()
