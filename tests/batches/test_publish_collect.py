@@ -356,3 +356,29 @@ def test_batch_becomes_complete_when_all_work_is_decided(fake, simulator,
     batches.batch_collect(batch_id=batch.pk)
     assert Batch.objects.get(pk=batch.pk).status == Batch.Status.COMPLETE
     assert batches.open_batch_ids() == []
+
+
+def test_the_pages_summary_only_answer_of_a_fully_saved_assignment_is_accepted(
+        fake, simulator, django_capture_on_commit_callbacks):
+    """Our task page saves every item in our database, then posts only ``summary`` to MTurk."""
+    batch = launch(plausibility_project(items=2), django_capture_on_commit_callbacks)
+    hit = batch.hits.get()
+    simulator.register_worker("ASUMMARY")
+    accepted = simulator.accept("ASUMMARY", hit.provider_hit_id)
+    worker = Worker.objects.create(provider="mturk", external_id="ASUMMARY")
+    saved = Assignment.objects.create(hit=hit, worker=worker,
+                                      provider_assignment_id=accepted["assignment_id"],
+                                      status=Assignment.Status.SUBMITTED)
+    for item_id in hit_item_ids(hit):
+        Annotation.objects.create(project=batch.project, item_id=item_id, worker=worker,
+                                  assignment=saved, source="mturk", payload={"rating": 5},
+                                  rating=5)
+    simulator.external_submit(accepted["assignment_id"],
+                              {"summary": "unpack:claire:2 items saved"})
+    result = batches.batch_collect(batch_id=batch.pk)
+    assert (result.assignments_created, result.annotations_created, result.invalid_answers) == (
+        0, 0, 0)
+    saved.refresh_from_db()
+    assert "unpack:claire:2 items saved" in saved.raw_answer
+    assert not saved.events.filter(kind="answer_invalid").exists()
+    assert Annotation.objects.count() == 2
