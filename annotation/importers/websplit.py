@@ -103,8 +103,9 @@ def _parse_sentence(bundle: Bundle, where: Where, record: dict) -> str:
         raise fail(FORMAT, where, 'field "triples" is empty')
     triples: list[tuple[str, str, str]] = []
     for index, triple in enumerate(triples_raw):
-        if (not isinstance(triple, list) or len(triple) != 3
-                or not all(isinstance(part, str) and part.strip() for part in triple)):
+        if (type(triple) is not list or len(triple) != 3
+                or not (type(triple[0]) is type(triple[1]) is type(triple[2]) is str)
+                or not (triple[0].strip() and triple[1].strip() and triple[2].strip())):
             raise fail(FORMAT, where, f'field "triples" entry {index} must be [subject, '
                                       "property, object] as three non-empty strings")
         if len(triple[1]) > 200:

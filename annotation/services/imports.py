@@ -7,10 +7,11 @@ Contract of :func:`import_files`:
 - idempotent: a file whose sha256 is already recorded for the project and format is not
   imported again, and every row is matched on its natural key (external ids, turn order,
   filler position, triple, worker + item), so overlapping files never duplicate anything;
-- bounded queries: each model costs one read of the existing keys, its inserts in multi-row
-  statements of up to ``BATCH_SIZE`` rows, and one read of the new ids — never a query per
+- bounded queries: each model costs one read of the existing keys, one bulk insert per
+  ``BATCH_SIZE`` rows (a COPY on PostgreSQL), and one read of the new ids — never a query per
   row. Inserts go through :class:`_RowInserter` rather than ``bulk_create``: building and
-  compiling 60,000 model instances cost Django ~4 s for CLAIRE train, plain rows ~0.5 s.
+  compiling 60,000 model instances cost Django ~4 s for CLAIRE train (SQLite), plain tuples
+  through executemany/COPY a fraction of that (docs/importing.md has the figures).
 """
 
 from __future__ import annotations
@@ -44,10 +45,6 @@ from ..models import (
 from .projects import project_get_or_create
 
 BATCH_SIZE = 2000
-# Bound parameters per statement: SQLite allows 32,766 since 3.32 (999 before), PostgreSQL's
-# protocol 65,535. Big multi-row statements keep the statement count flat for small imports.
-SQLITE_MAX_PARAMS = 32766
-POSTGRES_MAX_PARAMS = 65535
 # Chunk for ``__in`` lookups: below SQLite's default limit on bound parameters.
 LOOKUP_CHUNK = 900
 
@@ -129,7 +126,9 @@ def _chunks(values: list, size: int) -> Iterable[list]:
 
 
 class _RowInserter:
-    """Multi-row ``INSERT`` of plain dicts (keyed by attname) into one model's table.
+    """Bulk insert of plain dicts (keyed by attname) into one model's table: ``COPY`` on
+    PostgreSQL, ``executemany`` of one prepared ``INSERT`` on SQLite (and for workers, whose
+    inserts must ignore rows another import added meanwhile).
 
     Every concrete column is written: a missing key takes the field's default (``auto_now_add``
     takes now), JSON goes through ``json.dumps`` as Django's JSONField does, datetimes through
@@ -148,52 +147,55 @@ class _RowInserter:
             else:
                 default = f.get_default()  # "" for text columns without a default
             convert = self._converter(f)
-            self.defaults.append(convert(default) if default is not None else None)
+            self.defaults.append(convert(default) if default is not None and convert else default)
             self.converters.append(convert)
+        self.pairs = list(zip(self.columns, self.defaults, self.converters, strict=True))
+        self.ignore_conflicts = ignore_conflicts
         # Table and column names come from the model's own metadata, quoted; values are bound.
         names = ", ".join(connection.ops.quote_name(f.column) for f in self.fields)
         table = connection.ops.quote_name(model._meta.db_table)
-        self.prefix = f"INSERT INTO {table} ({names}) VALUES "  # noqa: S608
-        self.suffix = " ON CONFLICT DO NOTHING" if ignore_conflicts else ""
-        self.per_statement = max(1, min(BATCH_SIZE, _max_params() // len(self.fields)))
+        placeholders = ", ".join(["%s"] * len(self.fields))
+        self.insert_sql = (f"INSERT INTO {table} ({names}) VALUES ({placeholders})"  # noqa: S608
+                           + (" ON CONFLICT DO NOTHING" if ignore_conflicts else ""))
+        self.copy_sql = f"COPY {table} ({names}) FROM STDIN"
 
     @staticmethod
     def _converter(f):
+        """How a Python value becomes a parameter; None when it goes as it is."""
         if isinstance(f, models.JSONField):
             return json.dumps
         if isinstance(f, models.DateTimeField):
             return connection.ops.adapt_datetimefield_value
-        return lambda value: value
+        return None
+
+    def _values(self, row: dict) -> tuple:
+        values = []
+        for column, default, convert in self.pairs:
+            value = row.get(column, _MISSING)
+            if value is _MISSING:
+                values.append(default)
+            elif value is None or convert is None:
+                values.append(value)
+            else:
+                values.append(convert(value))
+        return tuple(values)
 
     def insert(self, rows: list[dict]) -> int:
         if not rows:
             return 0
-        placeholder = "(" + ", ".join(["%s"] * len(self.fields)) + ")"
-        pairs = list(zip(self.columns, self.defaults, self.converters, strict=True))
         with connection.cursor() as cursor:
-            for chunk in _chunks(rows, self.per_statement):
-                params: list = []
-                for row in chunk:
-                    for column, default, convert in pairs:
-                        value = row.get(column, _MISSING)
-                        if value is _MISSING:
-                            params.append(default)
-                        else:
-                            params.append(None if value is None else convert(value))
-                sql = self.prefix + ", ".join([placeholder] * len(chunk)) + self.suffix
-                cursor.execute(sql, params)
+            if connection.vendor == "postgresql" and not self.ignore_conflicts:
+                # COPY is PostgreSQL's bulk path: ~10x an INSERT of the same rows.
+                with cursor.cursor.copy(self.copy_sql) as copy:
+                    for row in rows:
+                        copy.write_row(self._values(row))
+            else:
+                for chunk in _chunks(rows, BATCH_SIZE):
+                    cursor.executemany(self.insert_sql, [self._values(row) for row in chunk])
         return len(rows)
 
 
 _MISSING = object()
-
-
-def _max_params() -> int:
-    if connection.vendor == "sqlite":
-        import sqlite3
-
-        return SQLITE_MAX_PARAMS if sqlite3.sqlite_version_info >= (3, 32) else 999
-    return POSTGRES_MAX_PARAMS
 
 
 class _BundleWriter:
