@@ -6,6 +6,7 @@ provider. ``DATABASE_URL`` switches to PostgreSQL, ``REDIS_URL`` to a real Celer
 
 import os
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import dj_database_url
 
@@ -151,6 +152,13 @@ UNPACK_DEFAULT_PROVIDER = os.environ.get("UNPACK_DEFAULT_PROVIDER", "local")
 # the standard AWS environment variables through boto3's own chain.
 MTURK_ENDPOINT_URL = os.environ.get("MTURK_ENDPOINT_URL") or None
 MTURK_LIVE = env_bool("MTURK_LIVE", False)
+# Where an ExternalQuestion page may post the finished assignment (turkSubmitTo): MTurk's own
+# sites, plus the origin of MTURK_ENDPOINT_URL so a local rehearsal against the stand-in works.
+UNPACK_MTURK_SUBMIT_ORIGINS = tuple(
+    env_list("UNPACK_MTURK_SUBMIT_ORIGINS",
+             "https://www.mturk.com,https://workersandbox.mturk.com")
+) + ((lambda parts: (f"{parts.scheme}://{parts.netloc}",))(urlsplit(MTURK_ENDPOINT_URL))
+     if MTURK_ENDPOINT_URL else ())
 # Public base URL of this app, used in ExternalQuestion URLs sent to MTurk.
 UNPACK_PUBLIC_URL = os.environ.get("UNPACK_PUBLIC_URL", "http://127.0.0.1:8000")
 
