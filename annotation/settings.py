@@ -41,6 +41,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "annotation.apps.AnnotationConfig",
     "frontend",
 ]
@@ -127,6 +128,9 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Projects, items and annotations of Unpack's crowdsourcing pipelines.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # Swagger UI's files are served from our own static files, not a CDN.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
 }
 
 # Celery: a real broker when REDIS_URL is set, otherwise tasks run inline in the caller.

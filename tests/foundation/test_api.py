@@ -95,3 +95,21 @@ def test_item_list_shows_the_source_without_n_plus_one(staff_client):
         body = staff_client.get(f"/api/items/?project={project.slug}").json()
     assert len(many) == len(few)
     assert body["results"][0]["source"]["type"] == "filler"
+
+
+def test_api_docs_are_served_without_a_cdn(client):
+    page = client.get("/api/docs/").content.decode()
+    assert "cdn.jsdelivr" not in page and "unpkg" not in page
+    assert "/static/drf_spectacular_sidecar/" in page
+
+
+def test_home_links_staff_to_review_and_hides_it_from_annotators(staff_client, client,
+                                                                  annotator_user):
+    ProjectFactory(slug="claire-dev")
+    staff_page = staff_client.get("/").content.decode()
+    assert "/staff/review/claire-dev/dashboard/" in staff_page
+    assert "/staff/batches/" in staff_page
+    client.force_login(annotator_user)
+    annotator_page = client.get("/").content.decode()
+    assert "/staff/review/" not in annotator_page
+    assert "/annotate/claire-dev/" in annotator_page
