@@ -38,7 +38,7 @@ from annotation.services.annotations import (
     assignment_get_or_create_mturk,
     assignment_mark_submitted,
 )
-from annotation.services.work_queue import work_queue_next_item
+from annotation.services.work_queue import work_queue_next_item_id
 from annotation.services.workers import worker_for_user, worker_get_or_create
 from qc.livechecks import load_rules
 
@@ -157,10 +157,11 @@ def annotate(request, slug: str):
     if worker.is_blocked:
         return render(request, "frontend/annotate/refused.html",
                       {"project": project, "reason": "blocked"}, status=403)
-    item = work_queue_next_item(project=project, worker=worker)
-    if item is None:
+    item_id = work_queue_next_item_id(project=project, worker=worker)
+    items = [] if item_id is None else selectors_annotate.items_for_page(
+        project=project, item_ids=[item_id])
+    if not items:
         return render(request, "frontend/annotate/done.html", {"project": project})
-    items = selectors_annotate.items_for_page(project=project, item_ids=[item.pk])
     context = _page_context(
         project=project, items=items, mode="local",
         submit_url=reverse("frontend:annotate-submit", args=[project.slug]),
