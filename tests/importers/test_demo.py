@@ -14,8 +14,10 @@ import pytest
 from django.conf import settings
 from django.contrib.auth import authenticate, get_user_model
 from django.core.management import call_command
+from django.db.models import Count
 
-from annotation.models import Project
+from annotation.models import Annotation, Flag, Project
+from annotation.services.demo import FAST_WORKER, RANDOM_CLICKER
 
 from .conftest import row_counts
 
@@ -36,7 +38,7 @@ def test_demo_loads_five_kinds_with_visible_splits_and_is_idempotent():
                       "demo-canard": ["test", "train"], "demo-websplit": ["test", "train"],
                       "demo-sluice": ["test"]}
     assert projects["demo-claire"].items.count() == 100
-    assert projects["demo-sluice"].annotations.count() == 30
+    assert projects["demo-sluice"].annotations.filter(source="import").count() == 30
     assert projects["demo-canard"].items.count() == 22
     assert authenticate(username="researcher", password="researcher").is_staff
     assert not authenticate(username="annotator", password="annotator").is_staff
@@ -77,3 +79,109 @@ def test_demo_serves_pages_and_static_files_on_a_fresh_database(tmp_path):
     finally:
         server.terminate()
         server.wait(timeout=30)
+
+
+# --- the simulated crowd (annotation.services.demo) -------------------------------------------
+
+
+def crowd_counts() -> dict:
+    """What the simulated crowd and QC leave per project: answers, flags by reason, workers."""
+    counts = {}
+    for project in Project.objects.order_by("slug"):
+        local = project.annotations.filter(source=Annotation.Source.LOCAL)
+        counts[project.slug] = {
+            "local_answers": local.count(),
+            "ratings": sorted(local.exclude(rating=None).values_list("rating", flat=True)),
+            "texts": sorted(local.values_list("text", flat=True)),
+            "durations": sorted(local.values_list("duration_ms", flat=True)),
+            "flags": sorted(project.flags.values_list("reason", "fingerprint")),
+        }
+    return counts
+
+
+@pytest.fixture
+def demo_twice():
+    call_command("demo", no_serve=True, stdout=StringIO())
+    first = crowd_counts()
+    rows = row_counts()
+    out = StringIO()
+    call_command("demo", no_serve=True, stdout=out)
+    return first, rows, out.getvalue()
+
+
+def test_demo_crowd_is_deterministic_and_idempotent(demo_twice):
+    first, rows, second_output = demo_twice
+    assert crowd_counts() == first
+    assert row_counts() == rows
+    assert "submitted 0 answers" in second_output
+    assert all(first[slug]["local_answers"] > 0 for slug in first)
+    assert all(first[slug]["flags"] for slug in first)
+    # Same seed on a fresh database (the flush of the test transaction) = the same answers.
+    Flag.objects.all().delete()
+    Annotation.objects.filter(source=Annotation.Source.LOCAL).delete()
+    call_command("demo", no_serve=True, stdout=StringIO())
+    again = crowd_counts()
+    assert {slug: {k: v for k, v in c.items() if k != "flags"} for slug, c in again.items()} \
+        == {slug: {k: v for k, v in c.items() if k != "flags"} for slug, c in first.items()}
+    assert {slug: sorted(reason for reason, _ in c["flags"]) for slug, c in again.items()} \
+        == {slug: sorted(reason for reason, _ in c["flags"]) for slug, c in first.items()}
+
+
+def open_flags(slug: str, reason: str) -> list[Flag]:
+    return list(Flag.objects.filter(project__slug=slug, reason=reason, status="open")
+                .select_related("worker", "annotation"))
+
+
+def test_demo_crowd_raises_the_flags_a_reviewer_should_see(demo_twice):
+    (far,) = open_flags("demo-claire", "worker_far_from_consensus")
+    assert far.worker.external_id == RANDOM_CLICKER
+    assert {f.worker.external_id for f in open_flags("demo-claire", "too_fast")} == {
+        RANDOM_CLICKER}
+    pronoun = open_flags("demo-canard", "rewrite_pronoun_left")
+    assert "When did they finally disband?" in {f.annotation.text for f in pronoun}
+    overridden = open_flags("demo-canard", "warning_overridden")
+    assert overridden and all(f.annotation.overridden_warnings for f in overridden)
+    copy = {f.annotation.text for f in open_flags("demo-canard", "copy_of_input")
+            if f.annotation.source == "local"}
+    assert "Why did they break up?" in copy
+    assert {f.worker.external_id for f in open_flags("demo-canard", "too_fast")} == {
+        FAST_WORKER}
+    (low,) = open_flags("demo-decontext", "worker_low_agreement")
+    assert low.worker.external_id == "demo-worker-4"
+    sluice_codes = {w["code"] for f in open_flags("demo-sluice", "warning_overridden")
+                    for w in f.annotation.overridden_warnings}
+    assert {"sluice_too_short", "sluice_wrong_start"} <= sluice_codes
+    assert open_flags("demo-websplit", "warning_overridden")
+    # The crowd's decontext edits are valid operations, stored as the task page stores them.
+    edited = Annotation.objects.filter(project__slug="demo-decontext", source="local",
+                                       category="DONE")
+    assert edited.count() >= 10
+    assert all(a.edit_operations and a.edit_operations[0]["op"] == "swap" for a in edited)
+    # Server-side live checks ran on every text answer.
+    assert Annotation.objects.filter(project__slug="demo-canard", source="local").exclude(
+        server_warnings=[]).count() >= 4
+
+
+def test_demo_crowd_respects_redundancy_and_leaves_work_for_the_annotator(demo_twice, client):
+    for project in Project.objects.all():
+        per_item = (project.annotations.filter(source=Annotation.Source.LOCAL)
+                    .values("item_id", "item__split").annotate(n=Count("id")))
+        for row in per_item:
+            assert row["n"] <= project.redundancy_for(row["item__split"]), (project.slug, row)
+    client.force_login(get_user_model().objects.get(username="annotator"))
+    for slug in ("demo-decontext", "demo-claire", "demo-canard", "demo-websplit",
+                 "demo-sluice"):
+        response = client.get(f"/annotate/{slug}/")
+        assert response.status_code == 200
+        templates = {template.name for template in response.templates}
+        assert "frontend/annotate/page.html" in templates, slug
+        assert "frontend/annotate/done.html" not in templates, slug
+
+
+def test_demo_review_pages_show_the_flags(demo_twice, client):
+    client.force_login(get_user_model().objects.get(username="researcher"))
+    queue = client.get("/staff/review/demo-claire/?by=worker").content.decode()
+    assert "worker_far_from_consensus" in queue and "Run QC now" in queue
+    assert "No open flags" not in queue
+    dashboard = client.get("/staff/review/demo-claire/dashboard/").content.decode()
+    assert "Ratings (1–5)" in dashboard and "no data yet" not in dashboard

@@ -1,8 +1,10 @@
 """``python manage.py demo [--no-serve] [--port 8000]``: a ready-to-try Unpack.
 
 Migrates, imports the shipped samples of annotation/demo_data/ (one project per task kind,
-see its ATTRIBUTION.md), creates the demo logins and serves the app on 127.0.0.1. Safe to run
-again: imports are no-ops by checksum and the users are only created once.
+see its ATTRIBUTION.md), lets a simulated crowd answer part of every project and runs QC on it
+(``annotation.services.demo``), creates the demo logins and serves the app on 127.0.0.1. Safe
+to run again: imports are no-ops by checksum, the crowd's answers carry fixed submission keys,
+QC flags are stored idempotently and the users are only created once.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
 from annotation.importers import ImportInputError
+from annotation.services.demo import demo_crowd_run
 from annotation.services.imports import import_files
 
 DEMO_DATA = Path(__file__).resolve().parents[2] / "demo_data"
@@ -72,6 +75,13 @@ class Command(BaseCommand):
                     raise CommandError(f"demo data is broken: {error}") from None
                 if result.files_imported:
                     self.stdout.write(f"{slug}: imported {', '.join(result.files_imported)}")
+        for crowd in demo_crowd_run(project_slugs=[slug for slug, *_ in DEMO_PROJECTS]):
+            raised = sum(crowd.qc["flags_raised"].values())
+            stored = crowd.qc["flags_stored"]
+            self.stdout.write(
+                f"{crowd.project}: simulated crowd submitted {crowd.submitted} answers"
+                f" ({crowd.already_there} already there); QC raised {raised} flags"
+                f" ({stored['created']} new)")
         created = demo_users_ensure()
         if created:
             self.stdout.write(f"created demo users: {', '.join(created)}")
