@@ -8,6 +8,7 @@ urlpatterns = [
     path("", review.project_list, name="projects"),
     path("<slug:slug>/", review.queue, name="queue"),
     path("<slug:slug>/dashboard/", review.dashboard, name="dashboard"),
+    path("<slug:slug>/qc/", review.qc_run, name="qc-run"),
     path("<slug:slug>/assignments/<int:assignment_id>/decide/", review.assignment_decide,
          name="assignment-decide"),
     path("<slug:slug>/assignments/<int:assignment_id>/bonus/", review.bonus_create,
