@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from django.db.models import Prefetch
+from django.db.models import Prefetch, prefetch_related_objects
 
 from .models import Annotation, Assignment, DialogueTurn, Hit, HitItem, Item, Project, TaskKind
 from .payloads import ItemContext
@@ -35,6 +35,18 @@ SOURCE_RELATIONS = {
 }
 
 
+def page_items_queryset(project: Project):
+    """Items of ``project`` with the source material its kind shows (joined; dialogue turns
+    prefetched for rewrite and sluice). Callers add the filter that picks the items."""
+    queryset = Item.objects.filter(project=project).select_related(
+        *SOURCE_RELATIONS.get(project.kind, ()))
+    if project.kind in (TaskKind.REWRITE, TaskKind.SLUICE):
+        queryset = queryset.prefetch_related(
+            Prefetch("turn__dialogue__turns", queryset=DialogueTurn.objects.order_by("order"))
+        )
+    return queryset
+
+
 def items_for_page(*, project: Project, item_ids: Iterable[int]) -> list[Item]:
     """The items (of ``project``) with their source material; order of ``item_ids`` kept.
 
@@ -42,14 +54,8 @@ def items_for_page(*, project: Project, item_ids: Iterable[int]) -> list[Item]:
     sluice). ``item.project`` is ``project`` itself (no query).
     """
     ids = list(item_ids)
-    relations = SOURCE_RELATIONS.get(project.kind, ())
-    queryset = Item.objects.filter(project=project, id__in=ids).select_related(*relations)
-    if project.kind in (TaskKind.REWRITE, TaskKind.SLUICE):
-        queryset = queryset.prefetch_related(
-            Prefetch("turn__dialogue__turns", queryset=DialogueTurn.objects.order_by("order"))
-        )
     by_id = {}
-    for item in queryset:
+    for item in page_items_queryset(project).filter(id__in=ids):
         item.project = project
         by_id[item.id] = item
     return [by_id[item_id] for item_id in ids if item_id in by_id]
@@ -58,6 +64,19 @@ def items_for_page(*, project: Project, item_ids: Iterable[int]) -> list[Item]:
 def item_for_submit(*, project: Project, item_id: int) -> Item | None:
     items = items_for_page(project=project, item_ids=[item_id])
     return items[0] if items else None
+
+
+def item_for_submit_by_slug(*, slug: str, item_id: int) -> Item | None:
+    """The item ``item_id`` of the project ``slug`` with its project and source material, in one
+    query (dialogue turns: one more), or None when there is no such item in that project."""
+    queryset = (Item.objects.filter(project__slug=slug, id=item_id)
+                .select_related("project", *{r for rs in SOURCE_RELATIONS.values() for r in rs}))
+    item = queryset.first()
+    if item is not None and item.project.kind in (TaskKind.REWRITE, TaskKind.SLUICE):
+        prefetch_related_objects(
+            [item], Prefetch("turn__dialogue__turns",
+                             queryset=DialogueTurn.objects.order_by("order")))
+    return item
 
 
 def _byte_span_to_chars(text: str, start_byte: int, end_byte: int) -> tuple[int, int]:

@@ -16,7 +16,7 @@ of the submit and of the next-item page. Usage::
 from __future__ import annotations
 
 import argparse
-import http.client
+import asyncio
 import json
 import os
 import re
@@ -25,7 +25,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import uuid
 from pathlib import Path
@@ -33,7 +32,7 @@ from urllib.parse import urlsplit
 
 REPO = Path(__file__).resolve().parents[1]
 SLUG = "bench-claire"
-ITEM_ID = re.compile(rb'"item_id": (\d+)')
+ITEM_ID = re.compile(rb'"item_id": ?(\d+)')
 CSRF_COOKIE = re.compile(r"csrftoken=([^;]+)")
 
 SEED = """
@@ -80,56 +79,78 @@ def percentile(values: list[float], fraction: float) -> float:
     return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
 
 
-class Annotator(threading.Thread):
-    """One simulated annotator on a keep-alive connection, until the deadline."""
+class Annotator:
+    """One simulated annotator on a keep-alive HTTP/1.1 connection, until the deadline.
+
+    A bare asyncio client (no http.client, no threads): all 32 annotators share one event loop
+    in one process, so the load generator takes as little as possible of the CPUs it measures.
+    """
 
     def __init__(self, port: int, session_key: str, deadline: float):
-        super().__init__(daemon=True)
         self.port, self.session_key, self.deadline = port, session_key, deadline
         self.csrf = ""
         self.submit_ms: list[float] = []
         self.page_ms: list[float] = []
         self.errors = 0
 
-    def request(self, conn, method, path, body=None):
-        headers = {"Cookie": f"sessionid={self.session_key}; csrftoken={self.csrf}",
-                   "Host": "127.0.0.1"}
-        if body is not None:
-            headers.update({"Content-Type": "application/json", "X-CSRFToken": self.csrf,
-                            "Referer": f"http://127.0.0.1:{self.port}/"})
-        conn.request(method, path, body=body, headers=headers)
-        response = conn.getresponse()
-        data = response.read()
-        cookie = CSRF_COOKIE.search(response.getheader("Set-Cookie") or "")
-        if cookie:
-            self.csrf = cookie.group(1)
-        return response.status, data
+    async def request(self, reader, writer, method: str, path: str, body: bytes = b""):
+        head = [f"{method} {path} HTTP/1.1", f"Host: 127.0.0.1:{self.port}",
+                f"Cookie: sessionid={self.session_key}; csrftoken={self.csrf}"]
+        if method == "POST":
+            head += ["Content-Type: application/json", f"X-CSRFToken: {self.csrf}",
+                     f"Referer: http://127.0.0.1:{self.port}/", f"Content-Length: {len(body)}"]
+        writer.write(("\r\n".join(head) + "\r\n\r\n").encode() + body)
+        status = int((await reader.readline()).split()[1])
+        length, chunked = 0, False
+        while (line := await reader.readline()) not in (b"\r\n", b""):
+            name, _, value = line.decode("latin-1").partition(":")
+            name = name.lower()
+            if name == "content-length":
+                length = int(value)
+            elif name == "transfer-encoding":
+                chunked = "chunked" in value.lower()
+            elif name == "set-cookie" and (cookie := CSRF_COOKIE.search(value)):
+                self.csrf = cookie.group(1)
+        if not chunked:
+            return status, await reader.readexactly(length)
+        data = b""
+        while size := int((await reader.readline()).strip(), 16):
+            data += await reader.readexactly(size + 2)
+            data = data[:-2]
+        await reader.readline()
+        return status, data
 
-    def run(self):
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+    async def run(self):
+        reader, writer = await asyncio.open_connection("127.0.0.1", self.port)
         while time.monotonic() < self.deadline:
             try:
                 started = time.perf_counter()
-                status, page = self.request(conn, "GET", f"/annotate/{SLUG}/")
+                status, page = await self.request(reader, writer, "GET", f"/annotate/{SLUG}/")
                 self.page_ms.append((time.perf_counter() - started) * 1000)
                 match = ITEM_ID.search(page)
                 if status != 200 or not match:
                     self.errors += 1
                     continue
-                body = json.dumps({"item_id": int(match.group(1)), "client_token": uuid.uuid4().hex,
-                                   "payload": {"rating": 4}})
+                body = json.dumps({"item_id": int(match.group(1)),
+                                   "client_token": uuid.uuid4().hex,
+                                   "payload": {"rating": 4}}).encode()
                 started = time.perf_counter()
-                status, _ = self.request(conn, "POST", f"/annotate/{SLUG}/submit/", body)
+                status, _ = await self.request(reader, writer, "POST",
+                                               f"/annotate/{SLUG}/submit/", body)
                 elapsed = (time.perf_counter() - started) * 1000
                 if status == 200:
                     self.submit_ms.append(elapsed)
                 else:
                     self.errors += 1
-            except (OSError, http.client.HTTPException):
+            except (OSError, ValueError, IndexError, asyncio.IncompleteReadError):
                 self.errors += 1
-                conn.close()
-                conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
-        conn.close()
+                writer.close()
+                reader, writer = await asyncio.open_connection("127.0.0.1", self.port)
+        writer.close()
+
+
+async def run_annotators(annotators: list[Annotator], timeout: float) -> None:
+    await asyncio.wait_for(asyncio.gather(*(a.run() for a in annotators)), timeout)
 
 
 def run_backend(name: str, env: dict, args) -> dict:
@@ -153,11 +174,10 @@ def run_backend(name: str, env: dict, args) -> dict:
         deadline = time.monotonic() + args.seconds
         annotators = [Annotator(port, key, deadline) for key in session_keys]
         started = time.monotonic()
-        for annotator in annotators:
-            annotator.start()
-        for annotator in annotators:
-            annotator.join(args.seconds + 60)
+        client_cpu = time.process_time()
+        asyncio.run(run_annotators(annotators, args.seconds + 60))
         wall = time.monotonic() - started
+        client_cpu = time.process_time() - client_cpu
     finally:
         server.terminate()
         server.wait(10)
@@ -172,6 +192,7 @@ def run_backend(name: str, env: dict, args) -> dict:
         "next_item_p50_ms": round(statistics.median(pages), 1) if pages else None,
         "next_item_p99_ms": round(percentile(pages, 0.99), 1),
         "errors": sum(a.errors for a in annotators),
+        "client_cpu_s": round(client_cpu, 1),
     }
 
 

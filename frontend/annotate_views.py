@@ -38,7 +38,7 @@ from annotation.services.annotations import (
     assignment_get_or_create_mturk,
     assignment_mark_submitted,
 )
-from annotation.services.work_queue import work_queue_next_item_id
+from annotation.services.work_queue import work_queue_next_item
 from annotation.services.workers import worker_for_user, worker_get_or_create
 from qc.livechecks import load_rules
 
@@ -97,15 +97,20 @@ def _parse_submission(body: dict) -> dict:
             "overridden_warnings": overridden}
 
 
-def _store(*, project: Project, worker: Worker, submission: dict, source: str,
-           assignment=None, allowed_item_ids=None) -> JsonResponse:
-    """Validate the payload against its item and store it; the JSON answer for the page."""
+def _store(*, project: Project | None, worker: Worker, submission: dict, source: str,
+           assignment=None, allowed_item_ids=None, item=None) -> JsonResponse:
+    """Validate the payload against its item and store it; the JSON answer for the page.
+
+    ``item`` may come loaded already (with its project: the local submit reads both in one
+    query); otherwise it is read from ``project``."""
     item_id = submission["item_id"]
     if allowed_item_ids is not None and item_id not in allowed_item_ids:
         return _error(400, "wrong_item", "This item is not part of this task.", "item_id")
-    item = selectors_annotate.item_for_submit(project=project, item_id=item_id)
+    if item is None:
+        item = selectors_annotate.item_for_submit(project=project, item_id=item_id)
     if item is None:
         return _error(404, "no_item", "No such item in this project.", "item_id")
+    project = item.project
     context = selectors_annotate.item_context(item)
     try:
         clean = validate_payload(project.kind, submission["payload"], context)
@@ -157,11 +162,10 @@ def annotate(request, slug: str):
     if worker.is_blocked:
         return render(request, "frontend/annotate/refused.html",
                       {"project": project, "reason": "blocked"}, status=403)
-    item_id = work_queue_next_item_id(project=project, worker=worker)
-    items = [] if item_id is None else selectors_annotate.items_for_page(
-        project=project, item_ids=[item_id])
-    if not items:
+    item = work_queue_next_item(project=project, worker=worker)
+    if item is None:
         return render(request, "frontend/annotate/done.html", {"project": project})
+    items = [item]
     context = _page_context(
         project=project, items=items, mode="local",
         submit_url=reverse("frontend:annotate-submit", args=[project.slug]),
@@ -174,14 +178,17 @@ def annotate(request, slug: str):
 @login_required
 @require_POST
 def annotate_submit(request, slug: str):
-    project = get_object_or_404(Project, slug=slug)
     try:
         submission = _parse_submission(_parse_body(request))
     except BadRequest as error:
+        get_object_or_404(Project, slug=slug)  # an unknown project is a 404 first
         return _error(400, "invalid", error.message, error.field)
+    # The item and its project in one query; the project alone only when there is no such item.
+    item = selectors_annotate.item_for_submit_by_slug(slug=slug, item_id=submission["item_id"])
+    project = item.project if item is not None else get_object_or_404(Project, slug=slug)
     worker = worker_for_user(user=request.user)
     return _store(project=project, worker=worker, submission=submission,
-                  source=Annotation.Source.LOCAL)
+                  source=Annotation.Source.LOCAL, item=item)
 
 
 # --- MTurk ExternalQuestion ------------------------------------------------------------------

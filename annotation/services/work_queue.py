@@ -28,8 +28,10 @@ from __future__ import annotations
 from contextlib import nullcontext
 
 from django.db import connection, transaction
+from django.db.models.expressions import RawSQL
 
 from ..models import Annotation, Item, Project, Split, TaskKind, Worker
+from ..selectors_annotate import page_items_queryset
 
 # Primes for the per-worker spread of candidates (any values that scatter ids will do).
 SPREAD_MODULUS = 997
@@ -73,15 +75,8 @@ def _required_sql(project: Project) -> tuple[str, list]:
     return f"CASE i.split {' '.join(whens)} ELSE 1 END", params
 
 
-def work_queue_next_item_id(*, project: Project, worker: Worker) -> int | None:
-    """The id of the next item for ``worker`` in ``project`` (module docstring), or None.
-
-    One query (PostgreSQL: inside a short transaction holding the chosen row lock).
-    """
-    if worker.is_blocked:
-        return None
+def _choose_sql(project: Project, worker: Worker, *, lock: bool) -> tuple[str, list]:
     required, required_params = _required_sql(project)
-    lock = connection.features.has_select_for_update_skip_locked
     sql = _CHOOSE_SQL.format(
         required=required,
         # A conversation is read in order: continue it, and start new ones at their first turn.
@@ -90,14 +85,26 @@ def work_queue_next_item_id(*, project: Project, worker: Worker) -> int | None:
     )
     params = [project.pk, worker.pk, Annotation.Source.IMPORT, *required_params,
               worker.pk, project.pk, worker.pk * SPREAD_WORKER_FACTOR]
-    # SQLite: a plain autocommit read (an IMMEDIATE transaction would take the write lock).
-    with transaction.atomic() if lock else nullcontext(), connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        row = cursor.fetchone()
-    return row[0] if row else None
+    return sql, params
 
 
 def work_queue_next_item(*, project: Project, worker: Worker) -> Item | None:
-    """The next item for ``worker`` in ``project`` (see the module docstring), or None."""
-    item_id = work_queue_next_item_id(project=project, worker=worker)
-    return None if item_id is None else Item.objects.get(pk=item_id)
+    """The next item for ``worker`` in ``project`` (see the module docstring), or None.
+
+    The item comes with ``project`` and the source material its page shows: choosing and
+    loading are ONE statement (the chooser is a sub-select of the item query), plus the
+    dialogue turns for rewrite and sluice. On PostgreSQL it runs in a short transaction that
+    holds the chosen row's lock (SKIP LOCKED: simultaneous choosers get different items).
+    """
+    if worker.is_blocked:
+        return None
+    lock = connection.features.has_select_for_update_skip_locked
+    sql, params = _choose_sql(project, worker, lock=lock)
+    # Values are parameters; only model table names and constants are formatted into ``sql``.
+    queryset = page_items_queryset(project).filter(id=RawSQL(sql, params))  # noqa: S611
+    # SQLite: a plain autocommit read (an IMMEDIATE transaction would take the write lock).
+    with transaction.atomic() if lock else nullcontext():
+        item = queryset.first()
+    if item is not None:
+        item.project = project
+    return item
