@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections import OrderedDict
+from itertools import pairwise
 
 from diff_match_patch import diff_match_patch
 from django.contrib import messages
@@ -21,7 +22,7 @@ from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_POST
 
 from annotation import selectors, selectors_qc
-from annotation.models import Annotation, Assignment, Flag, Project, Worker
+from annotation.models import Annotation, Assignment, DialogueTurn, Flag, Project, Worker
 from annotation.services import review
 from annotation.services.qc import project_qc_run
 from qc import agreement
@@ -51,13 +52,21 @@ def diff_html(source: str, text: str) -> SafeString:
     return mark_safe("".join(parts))  # noqa: S308 — every part was escaped above
 
 
-def source_of(annotation: Annotation) -> dict:
-    """What the worker saw and the text their answer should be compared with."""
+def source_of(annotation: Annotation, earlier_turns: dict | None = None) -> dict:
+    """What the worker saw and the text their answer should be compared with.
+
+    ``earlier_turns`` maps a dialogue turn id to the (question, answer) just before it: a sluice
+    (Q2 "Why?") means nothing without its Q1 and A1, so the queue shows them as the context.
+    """
     item = annotation.item
     if item.turn_id:
         turn = item.turn
-        return {"context": f"{turn.dialogue.title} — {turn.dialogue.section_title}",
-                "source": turn.question}
+        previous = (earlier_turns or {}).get(turn.pk)
+        if previous is not None:
+            return {"context": f"Q1: {previous[0]} · A1: {previous[1]}",
+                    "source": turn.question}
+        heading = [part for part in (turn.dialogue.title, turn.dialogue.section_title) if part]
+        return {"context": " — ".join(heading), "source": turn.question}
     if item.target_sentence_id:
         target = item.target_sentence
         return {"context": target.document.title, "source": target.text}
@@ -83,12 +92,42 @@ def answer_of(annotation: Annotation) -> str:
     return annotation.text
 
 
-def flag_view(flag: Flag) -> dict:
+def previous_turns(flags: list[Flag]) -> dict[int, tuple[str, str]]:
+    """turn id → (question, answer) of the turn before it, for the flagged sluice answers.
+
+    One query for the whole queue (the turns of the flagged dialogues), none without sluices.
+    """
+    dialogue_ids = {flag.annotation.item.turn.dialogue_id for flag in flags
+                    if flag.annotation is not None and flag.annotation.item.turn_id}
+    if not dialogue_ids:
+        return {}
+    turns: dict[int, list[tuple]] = {}
+    for dialogue_id, turn_id, question, answer in (
+        DialogueTurn.objects.filter(dialogue_id__in=sorted(dialogue_ids))
+        .order_by("dialogue_id", "order")
+        .values_list("dialogue_id", "id", "question", "answer")
+    ):
+        turns.setdefault(dialogue_id, []).append((turn_id, question, answer))
+    result = {}
+    for rows in turns.values():
+        for (_, question, answer), (turn_id, _, _) in pairwise(rows):
+            result[turn_id] = (question, answer)
+    return result
+
+
+def warning_codes(warnings: list) -> str:
+    """The codes of stored live-check warnings ({code, message} objects, or plain codes)."""
+    return ", ".join(str(w.get("code", "")) if isinstance(w, dict) else str(w)
+                     for w in warnings or [])
+
+
+def flag_view(flag: Flag, earlier_turns: dict | None = None) -> dict:
     annotation = flag.annotation
     row = {"flag": flag, "annotation": annotation, "assignment": flag.assignment,
            "worker": flag.worker}
     if annotation is not None:
-        seen = source_of(annotation)
+        row["overridden"] = warning_codes(annotation.overridden_warnings)
+        seen = source_of(annotation, earlier_turns)
         answer = answer_of(annotation)
         row.update(context=seen["context"], source=seen["source"], answer=answer,
                    diff=diff_html(seen["source"], answer) if annotation.rating is None
@@ -150,8 +189,13 @@ def worker_agreement_plot(rows: list[tuple]) -> SafeString:
         for k in range(len(result.workers))
         if result.n_compared[k] > 0 and math.isfinite(result.agreement[k])
     )[:MAX_WORKER_BARS]
+    names = {pk: selectors_qc.anonymous_worker_id(provider, external_id)
+             for pk, provider, external_id in Worker.objects.filter(
+                 pk__in=[worker for _, worker in pairs]).values_list("pk", "provider",
+                                                                     "external_id")}
+    # The anonymous id the queue shows, never the pk or the MTurk WorkerId.
     return svg_bars("Per-worker leave-one-out agreement (lowest first)",
-                    [f"worker {worker}" for _, worker in pairs],
+                    [f"worker {names.get(worker, worker)}" for _, worker in pairs],
                     [round(value, 3) for value, _ in pairs])
 
 
@@ -178,8 +222,10 @@ def queue(request, slug: str):
     project = get_object_or_404(Project, slug=slug)
     group_by = "worker" if request.GET.get("by") == "worker" else "hit"
     groups: OrderedDict = OrderedDict()
-    for flag in selectors_qc.open_flags(project=project):
-        row = flag_view(flag)
+    flags = list(selectors_qc.open_flags(project=project))
+    earlier_turns = previous_turns(flags) if project.kind == "sluice" else {}
+    for flag in flags:
+        row = flag_view(flag, earlier_turns)
         if group_by == "worker":
             worker = row["worker"] or (row["annotation"].worker if row["annotation"] else None)
             key = ("worker", worker.pk if worker else 0)
@@ -332,8 +378,10 @@ def dashboard(request, slug: str):
         "flag_counts": selectors_qc.flag_counts(project=project),
         "rating_plot": rating_plot(selectors_qc.rating_values(project=project))
         if project.kind == "plausibility" else None,
+        # Agreement per worker is defined on ratings and categories, not free text.
         "worker_plot": worker_agreement_plot(
-            selectors_qc.worker_agreement_rows(project=project)),
+            selectors_qc.worker_agreement_rows(project=project))
+        if project.kind in ("plausibility", "decontext") else None,
         "time_plot": time_plot(selectors_qc.duration_seconds(project=project)),
     })
 

@@ -16,7 +16,7 @@ from django.contrib.auth import authenticate, get_user_model
 from django.core.management import call_command
 from django.db.models import Count
 
-from annotation.models import Annotation, Flag, Project
+from annotation.models import Annotation, Flag, Project, Worker
 from annotation.services.demo import FAST_WORKER, RANDOM_CLICKER
 
 from .conftest import row_counts
@@ -185,3 +185,11 @@ def test_demo_review_pages_show_the_flags(demo_twice, client):
     assert "No open flags" not in queue
     dashboard = client.get("/staff/review/demo-claire/dashboard/").content.decode()
     assert "Ratings (1–5)" in dashboard and "no data yet" not in dashboard
+    clicker = Worker.objects.get(external_id=RANDOM_CLICKER)
+    assert f"worker {clicker.anonymous_id}" in dashboard  # plot labels: anonymous ids only
+    assert f"worker {clicker.pk}<" not in dashboard
+    # A sluice is shown with the Q1 and A1 it stands for; overridden warnings by their codes.
+    sluice = client.get("/staff/review/demo-sluice/").content.decode()
+    assert "Q1: Who beat him? · A1: Oliver Cromwell" in sluice
+    assert "overrode sluice_too_short" in sluice
+    assert "Per-worker" not in client.get("/staff/review/demo-sluice/dashboard/").content.decode()
