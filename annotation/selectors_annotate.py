@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from django.db.models import Prefetch, prefetch_related_objects
+from django.db.models import Prefetch
 
 from .models import Annotation, Assignment, DialogueTurn, Hit, HitItem, Item, Project, TaskKind
 from .payloads import ItemContext
@@ -64,19 +64,6 @@ def items_for_page(*, project: Project, item_ids: Iterable[int]) -> list[Item]:
 def item_for_submit(*, project: Project, item_id: int) -> Item | None:
     items = items_for_page(project=project, item_ids=[item_id])
     return items[0] if items else None
-
-
-def item_for_submit_by_slug(*, slug: str, item_id: int) -> Item | None:
-    """The item ``item_id`` of the project ``slug`` with its project and source material, in one
-    query (dialogue turns: one more), or None when there is no such item in that project."""
-    queryset = (Item.objects.filter(project__slug=slug, id=item_id)
-                .select_related("project", *{r for rs in SOURCE_RELATIONS.values() for r in rs}))
-    item = queryset.first()
-    if item is not None and item.project.kind in (TaskKind.REWRITE, TaskKind.SLUICE):
-        prefetch_related_objects(
-            [item], Prefetch("turn__dialogue__turns",
-                             queryset=DialogueTurn.objects.order_by("order")))
-    return item
 
 
 def _byte_span_to_chars(text: str, start_byte: int, end_byte: int) -> tuple[int, int]:

@@ -97,20 +97,15 @@ def _parse_submission(body: dict) -> dict:
             "overridden_warnings": overridden}
 
 
-def _store(*, project: Project | None, worker: Worker, submission: dict, source: str,
-           assignment=None, allowed_item_ids=None, item=None) -> JsonResponse:
-    """Validate the payload against its item and store it; the JSON answer for the page.
-
-    ``item`` may come loaded already (with its project: the local submit reads both in one
-    query); otherwise it is read from ``project``."""
+def _store(*, project: Project, worker: Worker, submission: dict, source: str,
+           assignment=None, allowed_item_ids=None) -> JsonResponse:
+    """Validate the payload against its item and store it; the JSON answer for the page."""
     item_id = submission["item_id"]
     if allowed_item_ids is not None and item_id not in allowed_item_ids:
         return _error(400, "wrong_item", "This item is not part of this task.", "item_id")
-    if item is None:
-        item = selectors_annotate.item_for_submit(project=project, item_id=item_id)
+    item = selectors_annotate.item_for_submit(project=project, item_id=item_id)
     if item is None:
         return _error(404, "no_item", "No such item in this project.", "item_id")
-    project = item.project
     context = selectors_annotate.item_context(item)
     try:
         clean = validate_payload(project.kind, submission["payload"], context)
@@ -178,17 +173,16 @@ def annotate(request, slug: str):
 @login_required
 @require_POST
 def annotate_submit(request, slug: str):
+    # Project first, then the item joined with only its kind's source material: measured
+    # cheaper (ORM compilation) than one query joining the project and all four kinds' tables.
+    project = get_object_or_404(Project, slug=slug)
     try:
         submission = _parse_submission(_parse_body(request))
     except BadRequest as error:
-        get_object_or_404(Project, slug=slug)  # an unknown project is a 404 first
         return _error(400, "invalid", error.message, error.field)
-    # The item and its project in one query; the project alone only when there is no such item.
-    item = selectors_annotate.item_for_submit_by_slug(slug=slug, item_id=submission["item_id"])
-    project = item.project if item is not None else get_object_or_404(Project, slug=slug)
     worker = worker_for_user(user=request.user)
     return _store(project=project, worker=worker, submission=submission,
-                  source=Annotation.Source.LOCAL, item=item)
+                  source=Annotation.Source.LOCAL)
 
 
 # --- MTurk ExternalQuestion ------------------------------------------------------------------
