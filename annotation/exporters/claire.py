@@ -33,7 +33,8 @@ def filler_score(ratings: list[tuple[str, float, dict]]) -> tuple[str, float] | 
     imported = [row for row in ratings if row[0] == Annotation.Source.IMPORT]
     if imported:
         _, rating, payload = imported[0]
-        released = (payload or {}).get("score")
+        payload = payload or {}
+        released = payload.get("score_text", payload.get("score"))
         if isinstance(released, str) and released.strip():
             return released.strip(), float(released)
         return format_number(rating), float(rating)

@@ -130,8 +130,9 @@ def _parse_split(bundle: Bundle, roles: dict[str, SourceFile], split: str | None
         fields: dict = {}
         where = Where(data.name)
         if scores is not None:
-            score, where = scores[external_id]
+            score, where, score_text = scores[external_id]
             payload["score"] = score
+            payload["score_text"] = score_text
             fields["rating"] = score
         if labels is not None:
             label, label_where = labels[external_id]
@@ -161,7 +162,8 @@ def _check_complete(file: SourceFile, values: dict, filler_ids: dict) -> None:
             raise ImportInputError(FORMAT, file.name, f"no value for filler {external_id!r}")
 
 
-def _check_scores(file: SourceFile, filler_ids: dict) -> dict[str, tuple[float, Where]]:
+def _check_scores(file: SourceFile,
+                  filler_ids: dict) -> dict[str, tuple[float, Where, str]]:
     raw = _read_values(file)
     _check_complete(file, raw, filler_ids)
     scores = {}
@@ -172,7 +174,8 @@ def _check_scores(file: SourceFile, filler_ids: dict) -> dict[str, tuple[float, 
             raise fail(FORMAT, where, f"score {value!r} is not a number") from None
         if not math.isfinite(score) or not 1 <= score <= 5:
             raise fail(FORMAT, where, f"score {value!r} is outside 1..5")
-        scores[external_id] = (score, where)
+        # The text is kept too, so an export writes "1.0" back as "1.0", not "1".
+        scores[external_id] = (score, where, value.strip())
     return scores
 
 

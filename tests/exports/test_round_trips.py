@@ -12,23 +12,27 @@ from qc.aggregation import plausibility_label
 pytestmark = pytest.mark.django_db
 
 
-def test_claire_dev_round_trip_is_byte_identical(shared_data, tmp_path):
+@pytest.mark.parametrize(("split", "fillers"), [("dev", 2500), ("test", 2500), ("train", 19975)])
+def test_claire_round_trip_is_byte_identical(shared_data, tmp_path, split, fillers):
+    """Every released CLAIRE split comes back byte for byte (scores keep their text: "1.0")."""
     claire = shared_data / "claire"
-    call_command("import_data", "claire", str(claire / "dev_data.tsv"),
-                 str(claire / "dev_scores.tsv"), str(claire / "dev_labels.tsv"),
-                 "--project", "claire-dev", "--split", "dev")
-    call_command("export_data", "claire-dev", "--format", "claire", "--out", str(tmp_path))
-    for name in ("dev_data.tsv", "dev_scores.tsv", "dev_labels.tsv"):
+    call_command("import_data", "claire", *(str(claire / f"{split}_{part}.tsv")
+                                            for part in ("data", "scores", "labels")),
+                 "--project", f"claire-{split}", "--split", split, "--quiet")
+    call_command("export_data", f"claire-{split}", "--format", "claire", "--out",
+                 str(tmp_path))
+    for name in (f"{split}_data.tsv", f"{split}_scores.tsv", f"{split}_labels.tsv"):
         assert (tmp_path / name).read_bytes() == (claire / name).read_bytes(), name
     # Labels follow from the exported scores by the paper's thresholds.
-    scores = dict(line.split("\t") for line in (tmp_path / "dev_scores.tsv").read_text()
+    scores = dict(line.split("\t") for line in (tmp_path / f"{split}_scores.tsv").read_text()
                   .splitlines())
-    labels = dict(line.split("\t") for line in (tmp_path / "dev_labels.tsv").read_text()
+    labels = dict(line.split("\t") for line in (tmp_path / f"{split}_labels.tsv").read_text()
                   .splitlines())
-    assert len(scores) == 2500
+    assert len(scores) == fillers
     assert all(plausibility_label(float(scores[key])) == labels[key] for key in scores)
     # Nothing leaks into the other splits.
-    assert (tmp_path / "train_scores.tsv").read_bytes() == b""
+    other = "dev" if split == "train" else "train"
+    assert (tmp_path / f"{other}_scores.tsv").read_bytes() == b""
 
 
 def test_canard_dev_round_trip_is_byte_identical(shared_data, tmp_path):

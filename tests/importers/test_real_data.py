@@ -51,6 +51,7 @@ def test_claire_dev_gives_500_instances_2500_fillers_with_scores_and_labels(shar
     for external_id, annotation in stored.items():
         assert annotation.rating == pytest.approx(float(scores[external_id]))
         assert annotation.payload == {"score": float(scores[external_id]),
+                                      "score_text": scores[external_id],
                                       "label": labels[external_id]}
         assert plausibility_label(annotation.rating) == annotation.payload["label"]
         assert annotation.source == "import"
