@@ -231,9 +231,11 @@ def flag_candidates(project: Project, settings: flags.FlagSettings) -> list[Flag
     timings = selectors_qc.timing_rows(project=project)
     if timings:
         add(ANNOTATION, flags.timing_flags(timings, settings))
+    # One flag per annotation, naming every warning the worker overrode (stored warnings are
+    # {"code", "message"} objects; the flag's fingerprint is per annotation and reason).
     add(ANNOTATION, flags.overridden_warning_flags(
-        (annotation_id, code) for annotation_id, codes in
-        selectors_qc.overridden_warning_rows(project=project) for code in codes
+        (annotation_id, ", ".join(sorted({_warning_code(warning) for warning in warnings})))
+        for annotation_id, warnings in selectors_qc.overridden_warning_rows(project=project)
     ))
     add(WORKER, flags.gold_flags(*gold_rows(project), settings))
     if project.kind in TEXT_KINDS:
@@ -345,3 +347,7 @@ def project_qc_run(*, project: Project, store_flags: bool = True) -> dict:
         report["flags_stored"] = flags_store(project=project, candidates=candidates)
     report["flags_by_status"] = selectors_qc.flag_counts(project=project)
     return report
+
+
+def _warning_code(warning) -> str:
+    return str(warning.get("code", "")) if isinstance(warning, dict) else str(warning)

@@ -141,6 +141,11 @@ def test_demo_crowd_raises_the_flags_a_reviewer_should_see(demo_twice):
     assert "When did they finally disband?" in {f.annotation.text for f in pronoun}
     overridden = open_flags("demo-canard", "warning_overridden")
     assert overridden and all(f.annotation.overridden_warnings for f in overridden)
+    # One flag per annotation, naming the codes (not the stored warning objects).
+    assert len({f.annotation_id for f in overridden}) == len(overridden)
+    for flag in overridden:
+        codes = sorted({w["code"] for w in flag.annotation.overridden_warnings})
+        assert flag.detail == f"submitted despite warning {', '.join(codes)}"
     copy = {f.annotation.text for f in open_flags("demo-canard", "copy_of_input")
             if f.annotation.source == "local"}
     assert "Why did they break up?" in copy
