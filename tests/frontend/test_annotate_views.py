@@ -27,6 +27,20 @@ from tests.frontend.builders import (
 
 pytestmark = pytest.mark.django_db
 
+TRANSACTION_CONTROL = ("SAVEPOINT", "RELEASE SAVEPOINT", "ROLLBACK", "BEGIN", "COMMIT")
+
+
+def data_queries(captured) -> list[str]:
+    """The statements that touch data (tests run inside a transaction, so atomic blocks show up
+    as savepoints here; in production they are BEGIN/COMMIT)."""
+    return [q["sql"] for q in captured.captured_queries
+            if not q["sql"].lstrip().startswith(TRANSACTION_CONTROL)]
+
+
+# PostgreSQL locks the Item row at submit with SELECT ... FOR UPDATE; SQLite's IMMEDIATE
+# transaction already serialises writers and needs no lock statement.
+LOCK_QUERIES = 1 if connection.vendor == "postgresql" else 0
+
 
 def submit(client, project, item_id, payload, token=None, **extra):
     body = {"item_id": item_id, "client_token": token or uuid.uuid4().hex, "payload": payload,
@@ -211,7 +225,11 @@ def test_annotate_page_query_count_does_not_grow_with_data(annotator_client):
         assert annotator_client.get(f"/annotate/{small.slug}/").status_code == 200
     with CaptureQueriesContext(connection) as big_queries:
         assert annotator_client.get(f"/annotate/{big.slug}/").status_code == 200
-    assert len(small_queries) == len(big_queries) <= 8
+    # session, user, project, worker, and the item chosen AND loaded by one statement.
+    assert len(data_queries(small_queries)) == len(data_queries(big_queries)) == 5, (
+        data_queries(big_queries))
+    chooser = data_queries(big_queries)[-1]
+    assert chooser.count("annotation_annotation") == 3  # done-by-me, collected, my groups
 
 
 def test_submit_query_count_does_not_grow_with_data(annotator_client):
@@ -228,8 +246,42 @@ def test_submit_query_count_does_not_grow_with_data(annotator_client):
             response = submit(annotator_client, project, item.pk,
                               {"rewrite": "Did Frank Zappa form another band?"})
         assert response.status_code == 200, response.content
-        counts.append(len(queries))
-    assert counts[0] == counts[1] <= 16
+        counts.append(len(data_queries(queries)))
+    # session, user, project, worker, item, dialogue turns, [row lock], state, INSERT.
+    assert counts[0] == counts[1] == 8 + LOCK_QUERIES
+
+
+def test_plausibility_submit_takes_seven_queries_plus_the_row_lock(annotator_client):
+    project = plausibility_project(items=3, redundancy={"train": 3})
+    for item in project.items.all():
+        store(project, item, local_worker(f"o{item.pk}"))
+    annotator_client.get(f"/annotate/{project.slug}/")  # creates the annotator's Worker
+    item = project.items.last()
+    with CaptureQueriesContext(connection) as queries:
+        response = submit(annotator_client, project, item.pk, {"rating": 2})
+    assert response.status_code == 200 and response.json()["status"] == "saved"
+    # session, user, project, worker, item (+ cloze), [row lock], one state query, INSERT.
+    assert len(data_queries(queries)) == 7 + LOCK_QUERIES, data_queries(queries)
+
+
+def test_concurrent_annotators_start_on_different_items():
+    project = plausibility_project(items=40, redundancy={"train": 5})
+    firsts = {work_queue_next_item(project=project, worker=local_worker(f"s{n}")).pk
+              for n in range(8)}
+    assert len(firsts) >= 6  # the per-worker spread scatters them (not all on the first item)
+
+
+def test_queue_prefers_the_group_the_worker_started_then_skips_done_and_full_items():
+    project = plausibility_project(items=6, redundancy={"train": 1})
+    items = list(project.items.order_by("id"))
+    worker, other = local_worker("me"), local_worker("other")
+    # Put two items in one group; the worker answers one of them.
+    Item.objects.filter(pk__in=[items[2].pk, items[4].pk]).update(group_key="shared")
+    store(project, items[2], worker)
+    assert work_queue_next_item(project=project, worker=worker) == items[4]
+    store(project, items[4], other)  # now full (redundancy 1)
+    chosen = work_queue_next_item(project=project, worker=worker)
+    assert chosen is not None and chosen.pk not in (items[2].pk, items[4].pk)
 
 
 # --- MTurk -----------------------------------------------------------------------------------
