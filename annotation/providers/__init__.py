@@ -42,11 +42,13 @@ __all__ = [
 ]
 
 
-def get_provider(name: str = "local") -> AnnotationProvider:
+def get_provider(name: str = "local", *, live: bool | None = None) -> AnnotationProvider:
     """A provider by name: ``"local"`` (default) or ``"mturk"``.
 
     The MTurk provider is configured from Django settings (``MTurkConfig.from_settings``);
-    build ``MTurkProvider(MTurkConfig(...))`` directly to configure it by hand.
+    ``live`` (when given) overrides ``MTURK_LIVE`` — a batch records whether it was launched
+    live, and its later jobs must talk to the same marketplace. Build
+    ``MTurkProvider(MTurkConfig(...))`` directly to configure it by hand.
     Raises ``ValueError`` for an unknown name.
     """
     if name == "local":
@@ -54,7 +56,10 @@ def get_provider(name: str = "local") -> AnnotationProvider:
 
         return LocalProvider()
     if name == "mturk":
+        from dataclasses import replace
+
         from .mturk import MTurkConfig, MTurkProvider
 
-        return MTurkProvider(MTurkConfig.from_settings())
+        config = MTurkConfig.from_settings()
+        return MTurkProvider(config if live is None else replace(config, live=live))
     raise ValueError(f"unknown provider {name!r}; expected one of {', '.join(PROVIDER_NAMES)}")

@@ -439,11 +439,7 @@ def batch_resume(*, batch_id: int) -> Batch:
 def provider_for(*, name: str, live: bool) -> AnnotationProvider:
     """The provider a batch was launched through; ``live`` (recorded on the Batch) decides
     between MTurk production and the sandbox, whatever the MTURK_LIVE default says."""
-    if name != "mturk":
-        return get_provider(name)
-    from ..providers.mturk import MTurkConfig, MTurkProvider
-
-    return MTurkProvider(dataclasses.replace(MTurkConfig.from_settings(), live=live))
+    return get_provider(name, live=live if name == "mturk" else None)
 
 
 def provider_for_batch(batch: Batch) -> AnnotationProvider:
