@@ -93,6 +93,11 @@ class Annotator:
         self.submit_ms: list[float] = []
         self.page_ms: list[float] = []
         self.errors = 0
+        self.error_kinds: dict[str, int] = {}
+
+    def error(self, kind: str) -> None:
+        self.errors += 1
+        self.error_kinds[kind] = self.error_kinds.get(kind, 0) + 1
 
     async def request(self, reader, writer, method: str, path: str, body: bytes = b""):
         head = [f"{method} {path} HTTP/1.1", f"Host: 127.0.0.1:{self.port}",
@@ -137,7 +142,7 @@ class Annotator:
                     reader, writer = await asyncio.open_connection("127.0.0.1", self.port)
                 match = ITEM_ID.search(page)
                 if status != 200 or not match:
-                    self.errors += 1
+                    self.error(f"next {status}")
                     continue
                 body = json.dumps({"item_id": int(match.group(1)),
                                    "client_token": uuid.uuid4().hex,
@@ -150,11 +155,11 @@ class Annotator:
                     writer.close()
                     reader, writer = await asyncio.open_connection("127.0.0.1", self.port)
                 if status != 200:
-                    self.errors += 1
+                    self.error(f"submit {status}")
                 elif measured and time.monotonic() <= self.deadline:
                     self.submit_ms.append(elapsed)
-            except (OSError, ValueError, IndexError, asyncio.IncompleteReadError):
-                self.errors += 1
+            except (OSError, ValueError, IndexError, asyncio.IncompleteReadError) as exc:
+                self.error(type(exc).__name__)
                 writer.close()
                 reader, writer = await asyncio.open_connection("127.0.0.1", self.port)
         writer.close()
@@ -206,6 +211,8 @@ def run_backend(name: str, env: dict, args) -> dict:
         "next_item_p50_ms": round(statistics.median(pages), 1) if pages else None,
         "next_item_p99_ms": round(percentile(pages, 0.99), 1),
         "errors": sum(a.errors for a in annotators),
+        "error_kinds": {kind: sum(a.error_kinds.get(kind, 0) for a in annotators)
+                        for kind in sorted({k for a in annotators for k in a.error_kinds})},
         "client_cpu_s": round(client_cpu, 1),
     }
 
