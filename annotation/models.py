@@ -287,6 +287,9 @@ class Item(models.Model):
         ]
         indexes = [
             models.Index(fields=["project", "split", "id"], name="item_project_split"),
+            # The work queue walks a project's items in id order from a pivot between the
+            # project's MIN(id) and MAX(id); both are index end points with this.
+            models.Index(fields=["project", "id"], name="item_project_id"),
             models.Index(fields=["project", "group_key", "position"], name="item_group"),
         ]
 

@@ -15,8 +15,9 @@ not shared safely across gunicorn processes). Instead
    ``select_for_update(skip_locked=True)`` so that simultaneous choosers take *different* items;
    on SQLite there is no row lock and the choosing query runs outside a transaction
    (reading needs no lock on SQLite: WAL readers never block the writer, and nothing is written);
-2. candidates are ordered by a per-worker spread (and, for dialogues, by turn position) so that
-   concurrent annotators start on different items rather than all on the first open one;
+2. a worker first continues a group it started (a conversation in turn order); otherwise it
+   looks from a per-worker pivot in the project's id range, so that concurrent annotators start
+   on different items rather than all on the first open one;
 3. the guarantee is at submit (``annotation_submit``): the Item row is locked again, the open
    slots are re-counted, and the unique (worker, item) constraint forbids a second answer.
    Two workers may therefore be *shown* the last open slot; only the first to submit fills it,
@@ -33,37 +34,39 @@ from django.db.models.expressions import RawSQL
 from ..models import Annotation, Item, Project, Split, TaskKind, Worker
 from ..selectors_annotate import page_items_queryset
 
-# Primes for the per-worker spread of candidates (any values that scatter ids will do).
-SPREAD_MODULUS = 997
-SPREAD_ITEM_FACTOR = 7919
-SPREAD_WORKER_FACTOR = 104729
+# Where a worker starts looking in a project's id range: the fractional part of pk × the golden
+# ratio conjugate scatters consecutive workers evenly over [0, 1), so concurrent annotators start
+# on different items (no lock contention, no "completed meanwhile" on SQLite).
+SPREAD_FACTOR = 0.6180339887498949
 
 ITEM_TABLE = Item._meta.db_table
 ANNOTATION_TABLE = Annotation._meta.db_table
 
-# One statement picks the next item. Performance contract (the annotator hot path, see
-# docs/annotating.md "Load"): the worker's own annotations are read ONCE by uncorrelated
-# sub-queries (PostgreSQL hashes them, SQLite builds an ephemeral index), never once per item;
-# the only per-item work is the index look-up counting the item's collected annotations.
-# The ORM spelling of the same query (Exists/Subquery/Case) cost ~2-3 ms of compilation per call
-# and planned the "done by me" and "in my group" tests as per-item scans of the worker's
-# annotations, i.e. O(items x worker's annotations). Only table names (from the models) and
-# constants are formatted in; every value is a parameter.
-_CHOOSE_SQL = f"""
-SELECT i.id FROM {ITEM_TABLE} i
-WHERE i.project_id = %s
+# One statement picks the next item: ``i.id = COALESCE((A), (B1), (B2), (C))`` where each branch
+# is a ``LIMIT 1`` sub-select and both SQLite and PostgreSQL evaluate COALESCE's arguments
+# lazily, so a later branch runs only when the earlier ones found nothing:
+#   A   continue a group the worker started (a conversation in turn order);
+#   B1  from the worker's pivot in the project's id range upwards, in id order;
+#   B2  the ids below the pivot;
+#   C   (conversations only) any open item, lowest turn first — a conversation abandoned after
+#       its first turns is not orphaned.
+# Performance contract (the annotator hot path, see docs/annotating.md "Load"): every branch
+# walks an index in order and stops at the first open item, so the cost does not grow with the
+# project's size; the worker's own annotations are read once per branch by an uncorrelated
+# sub-query; the per-candidate work is one index probe counting the item's annotations.
+# Only model table names and constants are formatted in; every value is a parameter.
+_OPEN = f"""i.project_id = %s
   AND i.id NOT IN (SELECT d.item_id FROM {ANNOTATION_TABLE} d WHERE d.worker_id = %s)
   AND (SELECT COUNT(*) FROM {ANNOTATION_TABLE} c
-       WHERE c.item_id = i.id AND c.source <> %s) < {{required}}
-ORDER BY
-  CASE WHEN i.group_key IN (SELECT g.group_key FROM {ANNOTATION_TABLE} m
-                            JOIN {ITEM_TABLE} g ON g.id = m.item_id
-                            WHERE m.worker_id = %s AND m.project_id = %s)
-       THEN 0 ELSE 1 END,
-  {{position}}(i.id * {SPREAD_ITEM_FACTOR} + %s) %% {SPREAD_MODULUS},
-  i.id
-LIMIT 1{{lock}}
-"""  # noqa: S608
+       WHERE c.item_id = i.id AND c.source <> %s) < {{required}}"""  # noqa: S608
+_STARTED_GROUPS = f"""i.group_key IN (
+  SELECT g.group_key FROM {ANNOTATION_TABLE} m JOIN {ITEM_TABLE} g ON g.id = m.item_id
+  WHERE m.worker_id = %s AND m.project_id = %s)"""  # noqa: S608
+_PIVOT = f"""(SELECT MIN(p.id) FROM {ITEM_TABLE} p WHERE p.project_id = %s)
+  + CAST(((SELECT MAX(q.id) FROM {ITEM_TABLE} q WHERE q.project_id = %s)
+          - (SELECT MIN(r.id) FROM {ITEM_TABLE} r WHERE r.project_id = %s)) * %s AS BIGINT)"""  # noqa: S608
+_FIRST_OF_GROUP = f"""i.position = (SELECT MIN(f.position) FROM {ITEM_TABLE} f
+  WHERE f.project_id = i.project_id AND f.group_key = i.group_key)"""  # noqa: S608
 
 
 def _required_sql(project: Project) -> tuple[str, list]:
@@ -77,15 +80,30 @@ def _required_sql(project: Project) -> tuple[str, list]:
 
 def _choose_sql(project: Project, worker: Worker, *, lock: bool) -> tuple[str, list]:
     required, required_params = _required_sql(project)
-    sql = _CHOOSE_SQL.format(
-        required=required,
-        # A conversation is read in order: continue it, and start new ones at their first turn.
-        position="i.position, " if project.kind == TaskKind.REWRITE else "",
-        lock=" FOR UPDATE OF i SKIP LOCKED" if lock else "",
-    )
-    params = [project.pk, worker.pk, Annotation.Source.IMPORT, *required_params,
-              worker.pk, project.pk, worker.pk * SPREAD_WORKER_FACTOR]
-    return sql, params
+    open_sql = _OPEN.format(required=required)
+    open_params = [project.pk, worker.pk, Annotation.Source.IMPORT, *required_params]
+    pivot_params = [project.pk, project.pk, project.pk, (worker.pk * SPREAD_FACTOR) % 1.0]
+    suffix = " LIMIT 1" + (" FOR UPDATE OF i SKIP LOCKED" if lock else "")
+    conversation = project.kind == TaskKind.REWRITE
+    # New conversations start at their first turn.
+    first = f" AND {_FIRST_OF_GROUP}" if conversation else ""
+
+    def branch(condition: str, order: str) -> str:
+        return (f"(SELECT i.id FROM {ITEM_TABLE} i WHERE {open_sql} AND {condition} "  # noqa: S608
+                f"ORDER BY {order}{suffix})")
+
+    branches = [
+        branch(_STARTED_GROUPS, "i.position, i.id"),
+        branch(f"i.id >= {_PIVOT}{first}", "i.id"),
+        branch(f"i.id < {_PIVOT}{first}", "i.id"),
+    ]
+    params = [*open_params, worker.pk, project.pk,
+              *open_params, *pivot_params,
+              *open_params, *pivot_params]
+    if conversation:
+        branches.append(branch("1 = 1", "i.position, i.id"))
+        params += open_params
+    return f"COALESCE({', '.join(branches)})", params
 
 
 def work_queue_next_item(*, project: Project, worker: Worker) -> Item | None:

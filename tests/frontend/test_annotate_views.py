@@ -229,7 +229,10 @@ def test_annotate_page_query_count_does_not_grow_with_data(annotator_client):
     assert len(data_queries(small_queries)) == len(data_queries(big_queries)) == 5, (
         data_queries(big_queries))
     chooser = data_queries(big_queries)[-1]
-    assert chooser.count("annotation_annotation") == 3  # done-by-me, collected, my groups
+    # Branch A (done-by-me, collected, my groups), then B1 and B2 from the worker's pivot
+    # (done-by-me, collected each): all in the one statement, evaluated lazily.
+    assert chooser.count("annotation_annotation") == 7
+    assert chooser.count("COALESCE(") == 1
 
 
 def test_submit_query_count_does_not_grow_with_data(annotator_client):
