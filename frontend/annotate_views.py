@@ -38,6 +38,7 @@ from annotation.services.annotations import (
     assignment_get_or_create_mturk,
     assignment_mark_submitted,
 )
+from annotation.services.batches import ANSWER_FIELD_META, ANSWER_FIELD_PAYLOADS
 from annotation.services.work_queue import work_queue_next_item
 from annotation.services.workers import worker_for_user, worker_get_or_create
 from qc.livechecks import load_rules
@@ -297,10 +298,26 @@ def mturk_finish(request, slug: str):
     except SubmitRefused as refused:
         return _error(403, refused.code, refused.message)
     wanted = set(selectors_annotate.hit_item_ids(hit=hit))
-    saved = set(selectors_annotate.assignment_annotations(
-        assignment_id=assignment.provider_assignment_id))
-    if not wanted <= saved:
-        return _error(409, "incomplete", f"{len(wanted - saved)} item(s) are not saved yet.")
+    saved = selectors_annotate.assignment_annotations(
+        assignment_id=assignment.provider_assignment_id)
+    if not wanted <= saved.keys():
+        return _error(409, "incomplete", f"{len(wanted - saved.keys())} item(s) are not saved yet.")
     assignment_mark_submitted(assignment=assignment)
-    return JsonResponse({"status": "submitted", "saved_items": len(saved),
-                         "summary": f"unpack:{project.slug}:{len(saved)} items saved"})
+    # The page posts these to MTurk too, so MTurk's copy of the assignment holds the whole
+    # answer in the fields the collector reads: if our database ever lost the saved rows,
+    # collection rebuilds them from MTurk instead of holding a summary it cannot use.
+    stored = {str(item_id): saved[item_id] for item_id in sorted(wanted)}
+    return JsonResponse({
+        "status": "submitted", "saved_items": len(saved),
+        "summary": f"unpack:{project.slug}:{len(saved)} items saved",
+        "answer_fields": {
+            ANSWER_FIELD_PAYLOADS: json.dumps(
+                {key: annotation.payload for key, annotation in stored.items()},
+                sort_keys=True),
+            ANSWER_FIELD_META: json.dumps(
+                {key: {"duration_ms": annotation.duration_ms,
+                       "client_warnings": annotation.client_warnings,
+                       "overridden_warnings": annotation.overridden_warnings}
+                 for key, annotation in stored.items()}, sort_keys=True),
+        },
+    })

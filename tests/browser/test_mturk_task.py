@@ -8,6 +8,7 @@ from urllib.parse import parse_qs, urlencode
 import pytest
 
 from annotation.models import Annotation, Assignment, Worker
+from annotation.services.batches import parse_answer_payloads
 from tests.browser.conftest import open_task, screenshot
 from tests.frontend.builders import publish_hit, rewrite_project, sluice_project
 
@@ -75,6 +76,14 @@ def test_sluice_hit_is_saved_then_posted_to_mturk(page, live_server, turk):
     assert posts[0]["path"] == "/mturk/externalSubmit"
     assert posts[0]["form"]["assignmentId"] == ["ASSIGN1"]
     assert posts[0]["form"]["summary"] == ["unpack:sluice-demo:2 items saved"]
+    # MTurk receives the whole answer, in the fields the collector parses.
+    form = {name: values[0] for name, values in posts[0]["form"].items()}
+    item_ids = list(project.items.order_by("id").values_list("id", flat=True))
+    payloads, meta = parse_answer_payloads(form, item_ids)
+    assert payloads == {
+        item_ids[0]: {"full_question": "Why did he leave the band?", "skipped": False},
+        item_ids[1]: {"full_question": "", "skipped": True}}
+    assert set(meta) == set(item_ids)
     assignment = Assignment.objects.get(provider_assignment_id="ASSIGN1")
     assert assignment.status == "submitted"
     assert assignment.worker.provider == "mturk" and assignment.worker.external_id == "AWORKER1"

@@ -201,6 +201,14 @@ async function finishHit() {
   }
   const form = document.getElementById("mturk-submit-form");
   form.querySelector("input[name=summary]").value = data.summary;
+  // The whole answer goes to MTurk as well (the collector can rebuild from it).
+  for (const [name, value] of Object.entries(data.answer_fields || {})) {
+    const field = document.createElement("input");
+    field.type = "hidden";
+    field.name = name;
+    field.value = value;
+    form.append(field);
+  }
   form.submit();
 }
 
