@@ -240,8 +240,9 @@ def _selected_items(project: Project, options: LaunchOptions) -> list[Item]:
 
 
 def _coverage_by_item(item_ids: Sequence[int]) -> dict[int, int]:
-    """Annotations an item has or will get: accepted annotations outside active HITs plus the
-    assignment slots of active HITs (minus their rejected assignments, which MTurk won't redo)."""
+    """Annotations an item has or will get: collected (not imported) annotations outside active
+    HITs that were not rejected, plus the assignment slots of active HITs (minus their rejected
+    assignments, which MTurk won't redo)."""
     coverage: dict[int, int] = defaultdict(int)
     active_hit_items = HitItem.objects.filter(
         item_id__in=item_ids, hit__batch__status__in=ACTIVE_BATCH_STATUSES,
@@ -254,7 +255,10 @@ def _coverage_by_item(item_ids: Sequence[int]) -> dict[int, int]:
                 .values("hit__hititem__item_id").annotate(n=Count("pk")))
     for row in rejected:
         coverage[row["hit__hititem__item_id"]] -= row["n"]
+    # Imported annotations (a dataset's released answers) fill no slot, as in the work queue:
+    # a project collects its own redundancy on top of what it imported.
     outside = (Annotation.objects.filter(item_id__in=item_ids)
+               .exclude(source=Annotation.Source.IMPORT)
                .exclude(review_status=Annotation.Review.REJECTED)
                .exclude(assignment__hit__batch__status__in=ACTIVE_BATCH_STATUSES)
                .values("item_id").annotate(n=Count("pk")))

@@ -95,6 +95,8 @@ def test_items_already_annotated_or_covered_by_open_hits_are_skipped():
     AnnotationFactory(item=first)
     AnnotationFactory(item=second)
     AnnotationFactory(item=third, review_status="rejected")  # rejected work does not count
+    AnnotationFactory(item=_fourth, source="import")  # nor does a dataset's released answer
+    AnnotationFactory(item=_fourth, source="import")
     plan = batch_plan(project=project, options=options())
     assert plan.skipped_item_ids == (first.pk,)
     needs = {item_id: hit.max_assignments for hit in plan.hits for item_id in hit.item_ids}
