@@ -113,3 +113,10 @@ def test_home_links_staff_to_review_and_hides_it_from_annotators(staff_client, c
     annotator_page = client.get("/").content.decode()
     assert "/staff/review/" not in annotator_page
     assert "/annotate/claire-dev/" in annotator_page
+
+
+def test_task_page_scripts_are_served_without_debug(client):
+    """gunicorn deployments (DEBUG off, no collectstatic) still get the task pages' JS."""
+    response = client.get("/static/frontend/annotate/page.js")
+    assert response.status_code == 200
+    assert b"import" in b"".join(response.streaming_content)
