@@ -30,7 +30,8 @@ def test_launch_batch_shows_the_estimate_and_launches_only_with_yes(
     plausibility_project(items=12)
     shown = run("launch_batch", "claire", "--split", "dev", "--reward", "0.50",
                 "--title", "Rate fillers", "--min-approval", "90", "--min-approved", "500")
-    assert "3 HITs, 12 assignments on MTurk sandbox" in shown
+    # The fake fixture points MTURK_ENDPOINT_URL at the stand-in, and the command says so.
+    assert f"3 HITs, 12 assignments on the MTurk endpoint {fake.base_url}" in shown
     assert "rewards $6.00 + MTurk fee $1.20 = $7.20" in shown
     assert "re-run with --yes" in shown
     assert not Batch.objects.exists()
@@ -225,3 +226,13 @@ def test_exact_decision_requests(django_capture_on_commit_callbacks, monkeypatch
         assert batches.assignment_sync_decision(assignment_id=assignment.pk, provider=provider)
         batches.bonus_send(bonus_id=bonus.pk, provider=provider)
         stubber.assert_no_pending_responses()
+
+
+@pytest.mark.django_db
+def test_launch_batch_names_the_sandbox_when_no_endpoint_is_set(settings):
+    settings.MTURK_ENDPOINT_URL = None
+    plausibility_project(items=2)
+    shown = run("launch_batch", "claire", "--split", "dev", "--reward", "0.50",
+                "--title", "Rate fillers")
+    assert "assignments on MTurk sandbox" in shown
+    assert not Batch.objects.exists()

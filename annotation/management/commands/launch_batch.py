@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from decimal import Decimal, InvalidOperation
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
@@ -111,6 +112,9 @@ class Command(BaseCommand):
         estimate = plan.estimate
         where = "LIVE MTurk (real money)" if launch.live else (
             "MTurk sandbox" if launch.provider == "mturk" else "local annotators")
+        if launch.provider == "mturk" and settings.MTURK_ENDPOINT_URL:
+            # Say where the requests really go: a rehearsal against the stand-in is no sandbox.
+            where = f"the MTurk endpoint {settings.MTURK_ENDPOINT_URL}"
         self.stdout.write(
             f"{project.slug}: {estimate.hits} HITs, {estimate.assignments} assignments on "
             f"{where}; {len(plan.skipped_item_ids)} items skipped (already covered)\n"
