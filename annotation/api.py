@@ -23,8 +23,11 @@ class IsStaffOrReadOnly(permissions.BasePermission):
 
 
 class ProjectViewSet(viewsets.ModelViewSet):
-    """Projects (datasets being built). Writes are for staff."""
+    """Projects (datasets being built). Writes are for staff; there is no DELETE: removing a
+    project cascades through its items and annotations, which the admin does with a
+    confirmation page listing everything it removes, never one API call."""
 
+    http_method_names = ["get", "post", "put", "patch", "head", "options"]
     serializer_class = ProjectSerializer
     permission_classes = [IsStaffOrReadOnly]
     lookup_field = "slug"

@@ -1,0 +1,354 @@
+"""Who may use every URL: anonymous visitors, annotators, staff.
+
+The table below has one row per URL pattern the project serves (Django's resolver lists them),
+so a new URL without a row fails ``test_every_url_pattern_has_a_row`` and access control can
+never silently regress. Each row names the request to make and the status each role gets.
+
+Statuses: 200 served; 302 → a login page (``login_required`` / ``staff_member_required``) or
+back to the page after a staff form; 400 refused bad input; 403 DRF refusal (session auth gives
+403, not 401); 404 unknown object; 405 method not allowed. A refused request changes nothing:
+``test_refused_requests_change_nothing`` compares a snapshot of the database.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+import pytest
+from django.contrib import admin
+from django.test import Client
+from django.urls import URLPattern, URLResolver, get_resolver
+from django.views.generic import RedirectView
+
+from annotation.models import (
+    Annotation,
+    Assignment,
+    Batch,
+    Bonus,
+    Flag,
+    Hit,
+    Item,
+    Project,
+    Worker,
+)
+from tests.frontend.builders import publish_hit, sluice_project
+
+pytestmark = pytest.mark.django_db
+
+ROLES = ("anonymous", "annotator", "staff")
+
+
+@dataclass(frozen=True)
+class Row:
+    method: str
+    url: str  # formatted with the objects of ``world`` (e.g. {slug}, {assignment})
+    anonymous: int
+    annotator: int
+    staff: int
+    data: dict | None = field(default=None, hash=False)
+    json: bool = False
+    # Staff rows whose success changes data (a decision, a bonus) are still exercised: the
+    # table is about who may, and the changes are those of a valid staff request.
+
+    def expected(self, role: str) -> int:
+        return getattr(self, role)
+
+
+LOGIN = 302   # redirected to a login page
+BACK = 302    # a staff form redirecting back to its page
+DRF_NO = 403  # DRF refusal
+
+# One entry per URL pattern (as the resolver prints it), each with the requests to try.
+TABLE: dict[str, list[Row]] = {
+    # --- accounts -----------------------------------------------------------------------------
+    "accounts/login/": [Row("GET", "/accounts/login/", 200, 200, 200),
+                        # Wrong password: the form again with an error, nobody logged in.
+                        Row("POST", "/accounts/login/", 200, 200, 200,
+                            data={"username": "researcher", "password": "wrong"})],
+    "accounts/logout/": [Row("GET", "/accounts/logout/", 405, 405, 405),
+                         Row("POST", "/accounts/logout/", 302, 302, 302)],
+    # --- REST API -----------------------------------------------------------------------------
+    "api/": [Row("GET", "/api/", DRF_NO, 200, 200)],
+    "api/<drf_format_suffix:format>": [Row("GET", "/api/.json", DRF_NO, 200, 200)],
+    "api/schema/": [Row("GET", "/api/schema/", 200, 200, 200)],  # public by design
+    "api/docs/": [Row("GET", "/api/docs/", 200, 200, 200)],
+    "api/batches/": [Row("GET", "/api/batches/", DRF_NO, DRF_NO, 200),
+                     Row("POST", "/api/batches/", DRF_NO, DRF_NO, 405, data={}, json=True)],
+    "api/batches/launch/": [
+        Row("GET", "/api/batches/launch/", DRF_NO, DRF_NO, 405),
+        Row("POST", "/api/batches/launch/", DRF_NO, DRF_NO, 400, data={}, json=True)],
+    "api/batches/<int:batch_id>/": [
+        Row("GET", "/api/batches/{batch}/", DRF_NO, DRF_NO, 200),
+        Row("GET", "/api/batches/999999/", DRF_NO, DRF_NO, 404)],
+    "api/^projects/$": [
+        Row("GET", "/api/projects/", DRF_NO, 200, 200),
+        Row("POST", "/api/projects/", DRF_NO, DRF_NO, 400, data={"slug": "x"}, json=True)],
+    "api/^projects\\.(?P<format>[a-z0-9]+)/?$": [
+        Row("GET", "/api/projects.json", DRF_NO, 200, 200)],
+    "api/^projects/(?P<slug>[^/.]+)/$": [
+        Row("GET", "/api/projects/{slug}/", DRF_NO, 200, 200),
+        Row("PATCH", "/api/projects/{slug}/", DRF_NO, DRF_NO, 200,
+            data={"name": "Renamed by staff"}, json=True),
+        # Deleting a project would cascade through its items and annotations outside any
+        # service; the API does not offer it (the admin does, with its confirmation page).
+        Row("DELETE", "/api/projects/{slug}/", DRF_NO, DRF_NO, 405)],
+    "api/^projects/(?P<slug>[^/.]+)\\.(?P<format>[a-z0-9]+)/?$": [
+        Row("GET", "/api/projects/{slug}.json", DRF_NO, 200, 200)],
+    "api/^items/$": [
+        Row("GET", "/api/items/", DRF_NO, DRF_NO, 200),
+        Row("POST", "/api/items/", DRF_NO, DRF_NO, 405, data={}, json=True)],
+    "api/^items\\.(?P<format>[a-z0-9]+)/?$": [Row("GET", "/api/items.json", DRF_NO, DRF_NO, 200)],
+    "api/^items/(?P<pk>[^/.]+)/$": [
+        Row("GET", "/api/items/{item}/", DRF_NO, DRF_NO, 200),
+        Row("DELETE", "/api/items/{item}/", DRF_NO, DRF_NO, 405)],
+    "api/^items/(?P<pk>[^/.]+)\\.(?P<format>[a-z0-9]+)/?$": [
+        Row("GET", "/api/items/{item}.json", DRF_NO, DRF_NO, 200)],
+    "api/^annotations/$": [
+        Row("GET", "/api/annotations/", DRF_NO, 200, 200),
+        Row("POST", "/api/annotations/", DRF_NO, 405, 405, data={}, json=True)],
+    "api/^annotations\\.(?P<format>[a-z0-9]+)/?$": [
+        Row("GET", "/api/annotations.json", DRF_NO, 200, 200)],
+    "api/^annotations/(?P<pk>[^/.]+)/$": [
+        # Another worker's annotation does not exist for an annotator.
+        Row("GET", "/api/annotations/{others_annotation}/", DRF_NO, 404, 200),
+        Row("GET", "/api/annotations/{own_annotation}/", DRF_NO, 200, 200),
+        Row("PATCH", "/api/annotations/{own_annotation}/", DRF_NO, 405, 405,
+            data={"rating": 1}, json=True),
+        Row("DELETE", "/api/annotations/{own_annotation}/", DRF_NO, 405, 405)],
+    "api/^annotations/(?P<pk>[^/.]+)\\.(?P<format>[a-z0-9]+)/?$": [
+        Row("GET", "/api/annotations/{others_annotation}.json", DRF_NO, 404, 200)],
+    # --- staff review ---------------------------------------------------------------------------
+    "staff/review/": [Row("GET", "/staff/review/", LOGIN, LOGIN, 200)],
+    "staff/review/<slug:slug>/": [Row("GET", "/staff/review/{slug}/", LOGIN, LOGIN, 200),
+                                  Row("GET", "/staff/review/nope/", LOGIN, LOGIN, 404)],
+    "staff/review/<slug:slug>/dashboard/": [
+        Row("GET", "/staff/review/{slug}/dashboard/", LOGIN, LOGIN, 200)],
+    "staff/review/<slug:slug>/qc/": [
+        Row("GET", "/staff/review/{slug}/qc/", LOGIN, LOGIN, 405),
+        Row("POST", "/staff/review/{slug}/qc/", LOGIN, LOGIN, BACK, data={})],
+    "staff/review/<slug:slug>/assignments/<int:assignment_id>/decide/": [
+        Row("GET", "/staff/review/{slug}/assignments/{assignment}/decide/", LOGIN, LOGIN, 405),
+        Row("POST", "/staff/review/{slug}/assignments/{assignment}/decide/", LOGIN, LOGIN, BACK,
+            data={"action": "approve"})],
+    "staff/review/<slug:slug>/assignments/<int:assignment_id>/bonus/": [
+        Row("POST", "/staff/review/{slug}/assignments/{assignment}/bonus/", LOGIN, LOGIN, BACK,
+            data={"amount_cents": "25", "reason": "good work"})],
+    "staff/review/<slug:slug>/annotations/<int:annotation_id>/decide/": [
+        Row("POST", "/staff/review/{slug}/annotations/{others_annotation}/decide/", LOGIN, LOGIN,
+            BACK, data={"action": "reject", "message": "no"})],
+    "staff/review/<slug:slug>/flags/<int:flag_id>/dismiss/": [
+        Row("POST", "/staff/review/{slug}/flags/{flag}/dismiss/", LOGIN, LOGIN, BACK,
+            data={"note": "fine"})],
+    "staff/review/<slug:slug>/workers/<int:worker_id>/block/": [
+        Row("POST", "/staff/review/{slug}/workers/{other_worker}/block/", LOGIN, LOGIN, BACK,
+            data={"reason": "spam"})],
+    # --- staff batches --------------------------------------------------------------------------
+    "staff/batches/": [Row("GET", "/staff/batches/", LOGIN, LOGIN, 200)],
+    "staff/batches/new/": [Row("GET", "/staff/batches/new/", LOGIN, LOGIN, 200),
+                           # Invalid form: shown again with errors, nothing launched.
+                           Row("POST", "/staff/batches/new/", LOGIN, LOGIN, 200, data={})],
+    "staff/batches/<int:batch_id>/": [Row("GET", "/staff/batches/{batch}/", LOGIN, LOGIN, 200),
+                                      Row("GET", "/staff/batches/999999/", LOGIN, LOGIN, 404)],
+    "staff/batches/<int:batch_id>/resume/": [
+        Row("GET", "/staff/batches/{batch}/resume/", LOGIN, LOGIN, 405),
+        Row("POST", "/staff/batches/{batch}/resume/", LOGIN, LOGIN, 302, data={})],
+    # --- annotators -----------------------------------------------------------------------------
+    "": [Row("GET", "/", LOGIN, 200, 200)],
+    "annotate/<slug:slug>/": [Row("GET", "/annotate/{slug}/", LOGIN, 200, 200),
+                              Row("POST", "/annotate/{slug}/", LOGIN, 405, 405, data={})],
+    "annotate/<slug:slug>/submit/": [
+        Row("GET", "/annotate/{slug}/submit/", LOGIN, 405, 405),
+        Row("POST", "/annotate/{slug}/submit/", LOGIN, 400, 400, data={"not": "valid"},
+            json=True)],
+    # --- MTurk ExternalQuestion (no login: MTurk workers have none) ----------------------------
+    "mturk/task/<slug:slug>/": [
+        Row("GET", "/mturk/task/{slug}/?hitId=HIT123&assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE",
+            200, 200, 200),
+        Row("GET", "/mturk/task/{slug}/?hitId=NOPE", 404, 404, 404),
+        Row("POST", "/mturk/task/{slug}/", 405, 405, 405, data={})],
+    "mturk/task/<slug:slug>/submit/": [
+        Row("GET", "/mturk/task/{slug}/submit/", 405, 405, 405),
+        Row("POST", "/mturk/task/{slug}/submit/", 400, 400, 400, data={"task_token": "forged"},
+            json=True)],
+    "mturk/task/<slug:slug>/finish/": [
+        Row("POST", "/mturk/task/{slug}/finish/", 400, 400, 400, data={"task_token": "forged"},
+            json=True)],
+}
+
+
+def url_patterns(patterns=None, prefix=""):
+    """(route, callback) for every URL the project serves, routes as the resolver prints them."""
+    for pattern in get_resolver().url_patterns if patterns is None else patterns:
+        if isinstance(pattern, URLResolver):
+            yield from url_patterns(pattern.url_patterns, prefix + str(pattern.pattern))
+        elif isinstance(pattern, URLPattern):
+            yield prefix + str(pattern.pattern), pattern
+
+
+def test_every_url_pattern_has_a_row():
+    served = {route for route, _ in url_patterns() if not route.startswith("admin/")}
+    assert served - TABLE.keys() == set(), "URLs without an access row in TABLE"
+    assert TABLE.keys() - served == set(), "rows for URLs that no longer exist"
+
+
+def test_every_admin_url_belongs_to_the_admin_site():
+    """Admin URLs are covered by the admin rows below because the admin site serves them all
+    (``admin_view`` refuses anyone who is not active staff)."""
+    admin_routes = [(route, pattern) for route, pattern in url_patterns()
+                    if route.startswith("admin/")]
+    assert admin_routes
+    for route, pattern in admin_routes:
+        module = pattern.callback.__module__
+        if getattr(pattern.callback, "view_class", None) is RedirectView:
+            continue  # admin/<model>/<id>/ → its change page, which the admin guards
+        assert module.startswith(("django.contrib.admin", "django.contrib.auth.admin",
+                                  "django.contrib.contenttypes", "annotation.admin")), route
+
+
+# --- the world the requests run against -----------------------------------------------------
+
+
+@pytest.fixture
+def world(staff_user, annotator_user):
+    from annotation.services.workers import worker_for_user
+
+    project = sluice_project(slug="access-demo", items=2)
+    hit = publish_hit(project)
+    items = list(project.items.order_by("id"))
+    other = Worker.objects.create(provider="mturk", external_id="AOTHERWORKER1")
+    assignment = Assignment.objects.create(hit=hit, worker=other, provider_assignment_id="ASG1",
+                                           status=Assignment.Status.SUBMITTED)
+    others = Annotation.objects.create(project=project, item=items[0], worker=other,
+                                       assignment=assignment, source="mturk", text="Why not?",
+                                       payload={"full_question": "Why not?", "skipped": False})
+    own = Annotation.objects.create(project=project, item=items[1],
+                                    worker=worker_for_user(user=annotator_user), source="local",
+                                    text="Why did he leave?",
+                                    payload={"full_question": "Why did he leave?",
+                                             "skipped": False})
+    flag = Flag.objects.create(project=project, annotation=others, worker=other,
+                               assignment=assignment, reason="too_fast", score=1.0,
+                               fingerprint=f"too_fast:annotation:{others.pk}")
+    return {"slug": project.slug, "batch": hit.batch_id, "item": items[0].pk,
+            "assignment": assignment.pk, "others_annotation": others.pk,
+            "own_annotation": own.pk, "flag": flag.pk, "other_worker": other.pk}
+
+
+def client_for(role: str, staff_user, annotator_user, **kwargs) -> Client:
+    client = Client(**kwargs)
+    if role != "anonymous":
+        client.force_login(staff_user if role == "staff" else annotator_user)
+    return client
+
+
+def send(client: Client, row: Row, world: dict):
+    url = row.url.format(**world)
+    method = getattr(client, row.method.lower())
+    if row.data is None:
+        return method(url)
+    if row.json:
+        return method(url, json.dumps(row.data), content_type="application/json")
+    if row.method == "POST":
+        return method(url, row.data)
+    return method(url, row.data, content_type="application/json")
+
+
+def snapshot() -> dict:
+    """What a refused request must not touch."""
+    return {
+        "projects": list(Project.objects.order_by("pk").values_list("slug", "name")),
+        "items": Item.objects.count(),
+        "annotations": list(Annotation.objects.order_by("pk").values_list(
+            "pk", "review_status", "payload")),
+        "assignments": list(Assignment.objects.order_by("pk").values_list("pk", "status")),
+        "flags": list(Flag.objects.order_by("pk").values_list("pk", "status")),
+        "workers": list(Worker.objects.order_by("pk").values_list("pk", "is_blocked")),
+        "batches": list(Batch.objects.order_by("pk").values_list("pk", "status")),
+        "hits": Hit.objects.count(), "bonuses": Bonus.objects.count(),
+    }
+
+
+CASES = [pytest.param(route, k, role, id=f"{role}-{row.method}-{row.url}")
+         for route, rows in TABLE.items() for k, row in enumerate(rows) for role in ROLES]
+
+
+@pytest.mark.parametrize(("route", "index", "role"), CASES)
+def test_access(route, index, role, world, staff_user, annotator_user):
+    row = TABLE[route][index]
+    client = client_for(role, staff_user, annotator_user)
+    response = send(client, row, world)
+    assert response.status_code == row.expected(role), (
+        f"{role} {row.method} {row.url}: {response.status_code}")
+    if row.expected(role) == LOGIN and role != "staff" and row.url.startswith(
+            ("/staff/", "/annotate/", "/?")):
+        assert "login" in response["Location"]
+
+
+REFUSED = [pytest.param(route, k, role, id=f"{role}-{row.method}-{row.url}")
+           for route, rows in TABLE.items() for k, row in enumerate(rows) for role in ROLES
+           if row.method != "GET" and row.expected(role) in (LOGIN, DRF_NO, 400, 404, 405)
+           and route != "accounts/logout/" and not (role == "staff" and row.staff == BACK)]
+
+
+@pytest.mark.parametrize(("route", "index", "role"), REFUSED)
+def test_refused_requests_change_nothing(route, index, role, world, staff_user,
+                                         annotator_user):
+    row = TABLE[route][index]
+    before = snapshot()
+    send(client_for(role, staff_user, annotator_user), row, world)
+    assert snapshot() == before
+
+
+# --- CSRF -----------------------------------------------------------------------------------
+
+# The only state-changing endpoints without Django's CSRF check: MTurk's iframe withholds our
+# cookies, so these require a server-signed task token instead (see frontend.annotate_views).
+CSRF_EXEMPT = {"mturk/task/<slug:slug>/submit/", "mturk/task/<slug:slug>/finish/"}
+
+CSRF_CASES = [pytest.param(route, k, id=f"{row.method}-{row.url}")
+              for route, rows in TABLE.items() for k, row in enumerate(rows)
+              if row.method in ("POST", "PUT", "PATCH", "DELETE") and route not in CSRF_EXEMPT
+              and row.staff not in (405,)]
+
+
+@pytest.mark.parametrize(("route", "index"), CSRF_CASES)
+def test_state_changing_requests_need_the_csrf_token(route, index, world, staff_user,
+                                                     annotator_user):
+    """Logged in (session cookie) but without the CSRF token: refused, nothing changes."""
+    row = TABLE[route][index]
+    role = "staff" if row.staff != LOGIN else "annotator"
+    client = client_for(role, staff_user, annotator_user, enforce_csrf_checks=True)
+    before = snapshot()
+    response = send(client, row, world)
+    assert response.status_code == 403
+    assert snapshot() == before
+
+
+# --- the admin ----------------------------------------------------------------------------
+
+
+def admin_urls():
+    urls = ["/admin/", "/admin/annotation/", "/admin/auth/user/"]
+    for model in admin.site._registry:
+        meta = model._meta
+        urls += [f"/admin/{meta.app_label}/{meta.model_name}/",
+                 f"/admin/{meta.app_label}/{meta.model_name}/add/"]
+    return urls
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_admin_is_for_staff_only(role, world, staff_user, annotator_user):
+    client = client_for(role, staff_user, annotator_user)
+    for url in admin_urls():
+        response = client.get(url)
+        if role == "staff":
+            assert response.status_code == 200, url
+        else:
+            assert response.status_code == 302, url
+            assert response["Location"].startswith("/admin/login/"), url
+    refused = client.post("/admin/annotation/project/add/",
+                          {"slug": "by-admin", "name": "x", "kind": "sluice"})
+    if role != "staff":
+        assert refused.status_code == 302
+        assert not Project.objects.filter(slug="by-admin").exists()
