@@ -1,5 +1,6 @@
-"""Load bench of the annotator flow: many concurrent simulated annotators, each repeatedly
-fetching its next item (GET /annotate/<slug>/) and submitting a rating (POST …/submit/).
+"""Load bench of the annotator flow: many concurrent simulated annotators, each submitting
+ratings (POST /annotate/<slug>/submit/) as the real page does: the task page (GET
+/annotate/<slug>/) once, then every submit's answer carries the next item.
 
 Runs against gunicorn on 127.0.0.1 (started here) with
 
@@ -8,7 +9,7 @@ Runs against gunicorn on 127.0.0.1 (started here) with
 * ``sqlite``: the embedded default, a scratch SQLite file.
 
 Loopback only; bounded by ``--clients`` and ``--seconds``. Prints submits/s and p50/p99 latency
-of the submit and of the next-item page. Usage::
+of the submit (which chooses and renders the next item) and of the page loads. Usage::
 
     python bench/bench_load.py --backend both --clients 32 --seconds 15
 """
@@ -86,8 +87,12 @@ class Annotator:
     in one process, so the load generator takes as little as possible of the CPUs it measures.
     """
 
-    def __init__(self, port: int, session_key: str, measure_from: float, deadline: float):
+    def __init__(self, port: int, session_key: str, measure_from: float, deadline: float,
+                 reload_every_item: bool = False):
         self.port, self.session_key, self.deadline = port, session_key, deadline
+        # True: load the page for every item, ignoring the submit answer's next item (the
+        # flow before submits carried it; for comparison).
+        self.reload_every_item = reload_every_item
         self.measure_from = measure_from  # samples before it are the warm-up, not recorded
         self.csrf = ""
         self.submit_ms: list[float] = []
@@ -129,37 +134,50 @@ class Annotator:
         return status, data
 
     async def run(self):
+        """What the real local page does: load the page once; every submit's answer carries
+        the next item (``next``), which the page swaps in; load the page again only when an
+        answer carried none (or on an error)."""
         reader, writer = await asyncio.open_connection("127.0.0.1", self.port)
+        item_id = None
         while time.monotonic() < self.deadline:
             try:
                 measured = time.monotonic() >= self.measure_from
-                started = time.perf_counter()
-                status, page = await self.request(reader, writer, "GET", f"/annotate/{SLUG}/")
-                if measured:
-                    self.page_ms.append((time.perf_counter() - started) * 1000)
-                if self.closing:  # sync workers answer one request per connection
-                    writer.close()
-                    reader, writer = await asyncio.open_connection("127.0.0.1", self.port)
-                match = ITEM_ID.search(page)
-                if status != 200 or not match:
-                    self.error(f"next {status}")
-                    continue
-                body = json.dumps({"item_id": int(match.group(1)),
-                                   "client_token": uuid.uuid4().hex,
+                if item_id is None:
+                    started = time.perf_counter()
+                    status, page = await self.request(reader, writer, "GET",
+                                                      f"/annotate/{SLUG}/")
+                    if measured:
+                        self.page_ms.append((time.perf_counter() - started) * 1000)
+                    if self.closing:  # sync workers answer one request per connection
+                        writer.close()
+                        reader, writer = await asyncio.open_connection("127.0.0.1", self.port)
+                    match = ITEM_ID.search(page)
+                    if status != 200 or not match:
+                        self.error(f"next {status}")
+                        continue
+                    item_id = int(match.group(1))
+                body = json.dumps({"item_id": item_id, "client_token": uuid.uuid4().hex,
                                    "payload": {"rating": 4}}).encode()
+                item_id = None
                 started = time.perf_counter()
-                status, _ = await self.request(reader, writer, "POST",
-                                               f"/annotate/{SLUG}/submit/", body)
+                status, answer = await self.request(reader, writer, "POST",
+                                                    f"/annotate/{SLUG}/submit/", body)
                 elapsed = (time.perf_counter() - started) * 1000
                 if self.closing:
                     writer.close()
                     reader, writer = await asyncio.open_connection("127.0.0.1", self.port)
                 if status != 200:
                     self.error(f"submit {status}")
-                elif measured and time.monotonic() <= self.deadline:
+                    continue
+                if measured and time.monotonic() <= self.deadline:
                     self.submit_ms.append(elapsed)
-            except (OSError, ValueError, IndexError, asyncio.IncompleteReadError) as exc:
+                following = json.loads(answer).get("next")
+                if following is not None and not self.reload_every_item:
+                    item_id = following["item"]["item_id"]
+            except (OSError, ValueError, IndexError, KeyError,
+                    asyncio.IncompleteReadError) as exc:
                 self.error(type(exc).__name__)
+                item_id = None
                 writer.close()
                 reader, writer = await asyncio.open_connection("127.0.0.1", self.port)
         writer.close()
@@ -191,7 +209,8 @@ def run_backend(name: str, env: dict, args) -> dict:
         # first requests); only the following ``--seconds`` are measured.
         measure_from = time.monotonic() + args.warmup
         deadline = measure_from + args.seconds
-        annotators = [Annotator(port, key, measure_from, deadline) for key in session_keys]
+        annotators = [Annotator(port, key, measure_from, deadline, args.reload_every_item)
+                      for key in session_keys]
         client_cpu = time.process_time()
         asyncio.run(run_annotators(annotators, args.warmup + args.seconds + 60))
         wall = args.seconds
@@ -205,11 +224,13 @@ def run_backend(name: str, env: dict, args) -> dict:
         "backend": name, "clients": args.clients, "seconds": round(wall, 1),
         "gunicorn": f"{args.workers} {args.worker_class} workers"
                     + (f" x {args.threads} threads" if args.worker_class == "gthread" else ""),
+        "flow": "page per item" if args.reload_every_item else "next item in submit answer",
         "submits": len(submits), "submits_per_s": round(len(submits) / wall, 1),
         "submit_p50_ms": round(statistics.median(submits), 1) if submits else None,
         "submit_p99_ms": round(percentile(submits, 0.99), 1),
-        "next_item_p50_ms": round(statistics.median(pages), 1) if pages else None,
-        "next_item_p99_ms": round(percentile(pages, 0.99), 1),
+        "page_loads": len(pages),
+        "page_p50_ms": round(statistics.median(pages), 1) if pages else None,
+        "page_p99_ms": round(percentile(pages, 0.99), 1),
         "errors": sum(a.errors for a in annotators),
         "error_kinds": {kind: sum(a.error_kinds.get(kind, 0) for a in annotators)
                         for kind in sorted({k for a in annotators for k in a.error_kinds})},
@@ -261,6 +282,9 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--threads", type=int, default=8)
     parser.add_argument("--worker-class", choices=["sync", "gthread"], default="gthread")
+    parser.add_argument("--reload-every-item", action="store_true",
+                        help="load the task page for every item (ignore the next item that "
+                             "each submit answer carries)")
     parser.add_argument("--postgres-url",
                         default="postgres://postgres@127.0.0.1:5432/postgres")
     args = parser.parse_args()

@@ -23,6 +23,7 @@ from django.contrib.auth.decorators import login_required
 from django.core import signing
 from django.http import JsonResponse
 from django.shortcuts import get_object_or_404, render
+from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.dateparse import parse_datetime
 from django.views.decorators.clickjacking import xframe_options_exempt
@@ -56,8 +57,12 @@ class BadRequest(Exception):
         self.message = message
 
 
+def _error_body(code: str, message: str, field_name: str = "") -> dict:
+    return {"error": code, "message": message, "field": field_name}
+
+
 def _error(status: int, code: str, message: str, field_name: str = "") -> JsonResponse:
-    return JsonResponse({"error": code, "message": message, "field": field_name}, status=status)
+    return JsonResponse(_error_body(code, message, field_name), status=status)
 
 
 def _parse_body(request) -> dict:
@@ -99,19 +104,20 @@ def _parse_submission(body: dict) -> dict:
 
 
 def _store(*, project: Project, worker: Worker, submission: dict, source: str,
-           assignment=None, allowed_item_ids=None) -> JsonResponse:
-    """Validate the payload against its item and store it; the JSON answer for the page."""
+           assignment=None, allowed_item_ids=None) -> tuple[int, dict]:
+    """Validate the payload against its item and store it; the HTTP status and JSON answer for
+    the page."""
     item_id = submission["item_id"]
     if allowed_item_ids is not None and item_id not in allowed_item_ids:
-        return _error(400, "wrong_item", "This item is not part of this task.", "item_id")
+        return 400, _error_body("wrong_item", "This item is not part of this task.", "item_id")
     item = selectors_annotate.item_for_submit(project=project, item_id=item_id)
     if item is None:
-        return _error(404, "no_item", "No such item in this project.", "item_id")
+        return 404, _error_body("no_item", "No such item in this project.", "item_id")
     context = selectors_annotate.item_context(item)
     try:
         clean = validate_payload(project.kind, submission["payload"], context)
     except PayloadError as error:
-        return _error(400, "invalid", error.message, error.field)
+        return 400, _error_body("invalid", error.message, error.field)
     try:
         result = annotation_submit(
             worker=worker, item=item, clean=clean, context=context, source=source,
@@ -122,27 +128,35 @@ def _store(*, project: Project, worker: Worker, submission: dict, source: str,
         )
     except SubmitRefused as refused:
         status = 409 if refused.code == "item_full" else 403
-        return _error(status, refused.code, refused.message)
+        return status, _error_body(refused.code, refused.message)
     annotation = result.annotation
-    return JsonResponse({
+    return 200, {
         "status": "saved" if result.created else "duplicate",
         "annotation_id": annotation.pk,
         "item_id": item.pk,
         "server_warnings": annotation.server_warnings,
         "reveal": selectors_annotate.revealed_after_submit(item),
-    })
+    }
+
+
+def _kind_template(project: Project) -> str:
+    return f"frontend/annotate/kinds/{project.kind}.html"
+
+
+def _page_items(items) -> list[dict]:
+    return selectors_annotate.hide_unrevealed_history(
+        [selectors_annotate.item_page_data(item) for item in items])
 
 
 def _page_context(*, project: Project, items, mode: str, submit_url: str, extra=None) -> dict:
-    page_items = selectors_annotate.hide_unrevealed_history(
-        [selectors_annotate.item_page_data(item) for item in items])
+    page_items = _page_items(items)
     config = {
         "mode": mode, "project": project.slug, "kind": project.kind, "submit_url": submit_url,
         "items": page_items, "rules": load_rules(),
         **(extra or {}),
     }
     return {"project": project, "items": page_items, "config": config, "mode": mode,
-            "kind_template": f"frontend/annotate/kinds/{project.kind}.html",
+            "kind_template": _kind_template(project),
             "instructions_template": f"frontend/annotate/instructions/{project.kind}.html"}
 
 
@@ -182,8 +196,31 @@ def annotate_submit(request, slug: str):
     except BadRequest as error:
         return _error(400, "invalid", error.message, error.field)
     worker = worker_for_user(user=request.user)
-    return _store(project=project, worker=worker, submission=submission,
-                  source=Annotation.Source.LOCAL)
+    status, body = _store(project=project, worker=worker, submission=submission,
+                          source=Annotation.Source.LOCAL)
+    if status == 200 or body.get("error") == "item_full":
+        # Saved, already stored, or completed by others meanwhile: the page goes on with the
+        # next item, so it comes in this answer and the page swaps it in without a request.
+        body["next"] = _next_item(request=request, project=project, worker=worker)
+    return JsonResponse(body, status=status)
+
+
+def _next_item(*, request, project: Project, worker: Worker) -> dict | None:
+    """The item the page shows next, chosen now (after the submit committed) exactly as a GET
+    of the page would choose it: its page data and its section rendered by the same template
+    as the full page (so escaped the same way); None when none is left (the page then follows
+    its "Next item" link to the done page).
+
+    Choosing reserves nothing, as with the page load this replaces: the submit of that item
+    re-checks capacity under the row lock, whatever the page shows."""
+    item = work_queue_next_item(project=project, worker=worker)
+    if item is None:
+        return None
+    [data] = _page_items([item])
+    html = render_to_string("frontend/annotate/item.html", {
+        "item": data, "index": 0, "count": 1, "kind_template": _kind_template(project),
+    }, request=request)
+    return {"item": data, "html": html}
 
 
 # --- MTurk ExternalQuestion ------------------------------------------------------------------
@@ -279,9 +316,10 @@ def mturk_submit(request, slug: str):
         return _error(400, "invalid", error.message, error.field)
     except SubmitRefused as refused:
         return _error(403, refused.code, refused.message)
-    return _store(project=project, worker=worker, submission=submission,
-                  source=Annotation.Source.MTURK, assignment=assignment,
-                  allowed_item_ids=set(selectors_annotate.hit_item_ids(hit=hit)))
+    status, body = _store(project=project, worker=worker, submission=submission,
+                          source=Annotation.Source.MTURK, assignment=assignment,
+                          allowed_item_ids=set(selectors_annotate.hit_item_ids(hit=hit)))
+    return JsonResponse(body, status=status)
 
 
 @csrf_exempt  # see mturk_submit

@@ -31,11 +31,25 @@ def test_rating_is_a_decision_made_by_keyboard_or_click(page, live_server, annot
     annotation = Annotation.objects.get()
     assert annotation.payload == {"rating": 4} and annotation.rating == 4
 
+    # The submit answer carried the next item: "Next item" swaps it in, no page load (a marker
+    # set on this page survives), and the new item starts unrated and unsaved.
+    page.evaluate("window.__samePage = true")
     page.click(".next-item")
     page.wait_for_selector("#task-page[data-ready=true]")
+    assert page.evaluate("window.__samePage === true")
+    assert page.locator(".task-item").count() == 1
+    assert page.locator(".next-item").is_hidden()
+    assert page.get_by_role("slider").get_attribute("aria-valuenow") is None
+    assert_no_injected_script(page)
     page.get_by_role("button", name="1 very implausible").click()
     page.locator("body").press("2")
     assert page.get_by_role("slider").get_attribute("aria-valuenow") == "2"
     page.click(".save-item")
     page.locator(".item-status.ok").wait_for()
     assert sorted(Annotation.objects.values_list("rating", flat=True)) == [2, 4]
+    assert len({*Annotation.objects.values_list("item_id", flat=True)}) == 2
+
+    # None left: "Next item" loads the page, which says so.
+    page.keyboard.press("n")
+    page.locator("#no-more-work").wait_for()
+    assert page.evaluate("window.__samePage === undefined")

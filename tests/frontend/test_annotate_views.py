@@ -250,11 +250,12 @@ def test_submit_query_count_does_not_grow_with_data(annotator_client):
                               {"rewrite": "Did Frank Zappa form another band?"})
         assert response.status_code == 200, response.content
         counts.append(len(data_queries(queries)))
-    # session, user, project, worker, item, dialogue turns, [row lock], state, INSERT.
-    assert counts[0] == counts[1] == 8 + LOCK_QUERIES
+    # session, user, project, worker, item, dialogue turns, [row lock], state, INSERT; then the
+    # next item (chosen and loaded by one statement) and its dialogue turns.
+    assert counts[0] == counts[1] == 10 + LOCK_QUERIES
 
 
-def test_plausibility_submit_takes_seven_queries_plus_the_row_lock(annotator_client):
+def test_plausibility_submit_takes_eight_queries_plus_the_row_lock(annotator_client):
     project = plausibility_project(items=3, redundancy={"train": 3})
     for item in project.items.all():
         store(project, item, local_worker(f"o{item.pk}"))
@@ -263,8 +264,59 @@ def test_plausibility_submit_takes_seven_queries_plus_the_row_lock(annotator_cli
     with CaptureQueriesContext(connection) as queries:
         response = submit(annotator_client, project, item.pk, {"rating": 2})
     assert response.status_code == 200 and response.json()["status"] == "saved"
-    # session, user, project, worker, item (+ cloze), [row lock], one state query, INSERT.
-    assert len(data_queries(queries)) == 7 + LOCK_QUERIES, data_queries(queries)
+    assert response.json()["next"]["item"]["item_id"] != item.pk
+    # session, user, project, worker, item (+ cloze), [row lock], one state query, INSERT, and
+    # the next item chosen and loaded by one statement.
+    assert len(data_queries(queries)) == 8 + LOCK_QUERIES, data_queries(queries)
+
+
+def test_local_submit_answer_carries_the_next_item_as_the_page_would_show_it(annotator_client):
+    project = plausibility_project(items=2, redundancy={"train": 1})
+    first = annotator_client.get(f"/annotate/{project.slug}/").context["items"][0]
+    saved = submit(annotator_client, project, first["item_id"], {"rating": 4},
+                   token="token-first-0001").json()
+    assert saved["status"] == "saved"
+    following = saved["next"]["item"]
+    assert following["item_id"] != first["item_id"]
+    # The same data and the same (escaped) section the full page renders for that item.
+    page = annotator_client.get(f"/annotate/{project.slug}/")
+    assert page.context["items"] == [following]
+    html = saved["next"]["html"]
+    assert html.strip().startswith(
+        f'<section class="task-item" data-item-id="{following["item_id"]}"')
+    assert html.strip() in page.content.decode()
+    assert "<script>" not in html and "&lt;script&gt;window.__xss" in html
+    # A double submit is answered with the next item too; the last item leaves none.
+    again = submit(annotator_client, project, first["item_id"], {"rating": 4},
+                   token="token-first-0001").json()
+    assert again["status"] == "duplicate" and again["next"]["item"] == following
+    last = submit(annotator_client, project, following["item_id"], {"rating": 2}).json()
+    assert last["status"] == "saved" and last["next"] is None
+    assert annotator_client.get(f"/annotate/{project.slug}/").templates[0].name == (
+        "frontend/annotate/done.html")
+
+
+def test_a_full_item_answer_offers_the_next_item(annotator_client):
+    project = plausibility_project(items=2, redundancy={"train": 1})
+    full, other = project.items.order_by("id")
+    store(project, full, local_worker("first"))
+    response = submit(annotator_client, project, full.pk, {"rating": 4})
+    assert response.status_code == 409 and response.json()["error"] == "item_full"
+    assert response.json()["next"]["item"]["item_id"] == other.pk
+
+
+def test_refused_and_mturk_submit_answers_carry_no_next_item(annotator_client, client):
+    project = plausibility_project(items=2)
+    item = project.items.first()
+    invalid = submit(annotator_client, project, item.pk, {"rating": 9})
+    assert invalid.status_code == 400 and "next" not in invalid.json()
+    mturk = sluice_project("sluice-hit", items=2)
+    publish_hit(mturk)
+    token = mturk_token(client, mturk, "ASSIGN9", "AW9")
+    response = mturk_post(client, mturk, "submit", {
+        "item_id": mturk.items.first().pk, "client_token": uuid.uuid4().hex,
+        "task_token": token, "payload": {"full_question": "Why did he leave?", "skipped": False}})
+    assert response.status_code == 200 and "next" not in response.json()
 
 
 def test_concurrent_annotators_start_on_different_items():

@@ -11,6 +11,12 @@
 //   disable()                 make read-only (preview, saved)
 //   onSaved(response)         after the server confirmed (e.g. reveal CANARD's answer)
 //   onKey(event)              optional keyboard shortcuts; true when handled
+// ctx.shared is an object shared by the items of one page, fresh when the next item replaces
+// them (e.g. CANARD's answers revealed so far on this page).
+//
+// Local pages: the submit answer carries the next item (its data and its section, rendered by
+// the server's own template), so "Next item" swaps it in without loading a page; when the
+// answer says there is none (or carried nothing), the link is followed as a plain page load.
 
 const config = JSON.parse(document.getElementById("task-config").textContent);
 const page = document.getElementById("task-page");
@@ -18,8 +24,13 @@ const csrfInput = document.querySelector("input[name=csrfmiddlewaretoken]");
 const netError = page.querySelector(".net-error");
 const nextLink = page.querySelector(".next-item");
 const finishButton = page.querySelector(".finish-hit");
-const entries = [];
+let entries = [];
 let retryAction = null;
+let kind = null;
+let shared = {};
+// What the last submit answer said comes next: undefined (nothing said), null (none left) or
+// {item, html}.
+let pendingNext;
 
 function draftKey(itemId) {
   return `unpack:draft:${config.draft_scope}:${config.project}:${itemId}`;
@@ -164,6 +175,7 @@ async function save(entry) {
   } catch (error) {
     data = { message: `Unexpected answer from the server (${response.status}).` };
   }
+  if ("next" in data) pendingNext = data.next;
   if (response.ok) {
     setStatus(entry, data.status === "duplicate" ? "Saved (already stored)." : "Saved.", "ok");
     markSaved(entry, data);
@@ -229,42 +241,70 @@ function setupInstructions() {
   return dialog;
 }
 
+function mountItem(section, item, saved) {
+  const entry = {
+    section,
+    itemId: item.item_id,
+    saveButton: section.querySelector(".save-item"),
+    shown: new Map(),
+    overrideCodes: null,
+    saved: false,
+    busy: false,
+  };
+  const draft = config.preview ? null : readDraft(item.item_id);
+  entry.token = draft?.token || newToken();
+  entry.startedAt = draft?.startedAt || new Date().toISOString();
+  entry.widget = kind.mount(section, item, {
+    rules: config.rules,
+    disabled: Boolean(config.preview),
+    shared,
+    changed: () => changed(entry),
+    requestSave: () => save(entry),
+  });
+  if (draft?.state) entry.widget.restore(draft.state);
+  entry.saveButton.addEventListener("click", () => save(entry));
+  entries.push(entry);
+  if (saved.has(item.item_id)) {
+    setStatus(entry, "Saved earlier.", "ok");
+    markSaved(entry, null);
+  } else if (config.preview) {
+    entry.widget.disable();
+  } else {
+    renderWarnings(entry, draft ? entry.widget.warnings() : []);
+  }
+  return entry;
+}
+
+// Local pages: replace the saved item by the one the submit answer carried. Returns false when
+// there is none to swap in (the caller then loads the next page).
+function showNextItem() {
+  if (!pendingNext) return false;
+  const { item, html } = pendingNext;
+  pendingNext = undefined;
+  const holder = document.createElement("template");
+  holder.innerHTML = html.trim();
+  const section = holder.content.firstElementChild;
+  for (const entry of entries) entry.section.remove();
+  page.querySelector(".page-actions").before(section);
+  config.items = [item];
+  entries = [];
+  shared = {};
+  netError.hidden = true;
+  mountItem(section, item, new Set());
+  updatePageActions();
+  window.scrollTo(0, 0);
+  return true;
+}
+
+function goNext() {
+  if (!showNextItem()) window.location.assign(nextLink.href);
+}
+
 async function main() {
-  const kind = await import(`./${config.kind}.js`);
+  kind = await import(`./${config.kind}.js`);
   const saved = new Set(config.saved_item_ids || []);
   const sections = [...page.querySelectorAll(".task-item")];
-  sections.forEach((section, index) => {
-    const item = config.items[index];
-    const entry = {
-      section,
-      itemId: item.item_id,
-      saveButton: section.querySelector(".save-item"),
-      shown: new Map(),
-      overrideCodes: null,
-      saved: false,
-      busy: false,
-    };
-    const draft = config.preview ? null : readDraft(item.item_id);
-    entry.token = draft?.token || newToken();
-    entry.startedAt = draft?.startedAt || new Date().toISOString();
-    entry.widget = kind.mount(section, item, {
-      rules: config.rules,
-      disabled: Boolean(config.preview),
-      changed: () => changed(entry),
-      requestSave: () => save(entry),
-    });
-    if (draft?.state) entry.widget.restore(draft.state);
-    entry.saveButton.addEventListener("click", () => save(entry));
-    entries.push(entry);
-    if (saved.has(item.item_id)) {
-      setStatus(entry, "Saved earlier.", "ok");
-      markSaved(entry, null);
-    } else if (config.preview) {
-      entry.widget.disable();
-    } else {
-      renderWarnings(entry, draft ? entry.widget.warnings() : []);
-    }
-  });
+  sections.forEach((section, index) => mountItem(section, config.items[index], saved));
   if (config.kind === "rewrite") {
     // One question at a time: later questions appear once the one before is saved.
     let firstOpen = entries.findIndex((entry) => !entry.saved);
@@ -273,6 +313,13 @@ async function main() {
   }
   netError.querySelector(".retry").addEventListener("click", () => retryAction && retryAction());
   if (finishButton) finishButton.addEventListener("click", finishHit);
+  if (nextLink) {
+    nextLink.addEventListener("click", (event) => {
+      if (event.button !== 0 || event.ctrlKey || event.metaKey || event.shiftKey) return;
+      event.preventDefault();
+      goNext();
+    });
+  }
   const dialog = setupInstructions();
   document.addEventListener("keydown", (event) => {
     if (dialog.open) return;
@@ -291,7 +338,7 @@ async function main() {
       event.preventDefault();
       dialog.showModal();
     } else if ((event.key === "n" || event.key === "N") && nextLink && !nextLink.hidden) {
-      window.location.assign(nextLink.href);
+      goNext();
     }
   });
   updatePageActions();

@@ -4,11 +4,13 @@
 
 import { checkRewrite } from "./livechecks.js";
 
-// Questions and answers of this page's earlier turns, revealed as they are saved (an MTurk HIT
-// holds a whole conversation); the server counts them as conversation words too.
-const revealedTurns = [];
-
 export function mount(section, item, ctx) {
+  // Questions and answers of this page's earlier turns, revealed as they are saved (an MTurk
+  // HIT holds a whole conversation); the server counts them as conversation words too. Kept
+  // per page (ctx.shared), so a local page's next item, perhaps of another conversation, starts
+  // from the words its own page data lists.
+  ctx.shared.revealedTurns ??= [];
+  const { revealedTurns } = ctx.shared;
   const textarea = section.querySelector(".rewrite-text");
   const revealed = section.querySelector(".revealed-answer");
   textarea.disabled = ctx.disabled;
