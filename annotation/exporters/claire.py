@@ -10,6 +10,13 @@ dataset is the authority for its own rows; the importer keeps the score's text s
 round-trips byte for byte), otherwise the mean of the crowd's 1-5 ratings. Label: the paper's
 thresholds (``qc.aggregation.plausibility_label``). Fillers without any rating are written to
 the data file but get no score or label line (the scorer only reads ids it finds).
+
+What the starter kit checks (``format_checker_for_submission.py`` on both the predictions and
+the reference files, ``format_checker_for_dataset.py`` on the data file) is checked here
+before anything is written, so an export it would reject fails with :class:`ExportError`
+instead: the sentence id is an integer (``<Id>_<n>`` is split on ``_`` and both halves go
+through ``int``), the filler number is 1-5, the resolved pattern is one of the four
+phenomena and the sentence contains the gap ``______``.
 """
 
 from __future__ import annotations
@@ -21,11 +28,31 @@ from qc.aggregation import plausibility_label
 
 from .. import selectors_qc
 from ..models import Annotation
-from .base import SPLITS, Exporter, ExportFile, format_number, tsv_row
+from .base import SPLITS, Exporter, ExportError, ExportFile, format_number, tsv_row
 
 DATA_HEADER = ["Id", "Resolved pattern", "Article title", "Section header", "Previous context",
                "Sentence", "Follow-up context", "Filler1", "Filler2", "Filler3", "Filler4",
                "Filler5"]
+
+RESOLVED_PATTERNS = ("IMPLICIT REFERENCE", "ADDED COMPOUND", "METONYMIC REFERENCE", "FUSED HEAD")
+GAP = "______"
+FILLER_POSITIONS = range(1, 6)
+
+
+def check_official_row(cloze_id: str, pattern: str, sentence: str, positions) -> None:
+    """Refuse a sentence the starter kit's format checkers would reject (see the module doc)."""
+    where = f"CLAIRE sentence {cloze_id!r}"
+    if not (cloze_id.isascii() and cloze_id.isdigit()):
+        raise ExportError(f"{where}: the official scorer needs an integer sentence id "
+                          f"(filler ids are <Id>_<1..5>)")
+    if pattern not in RESOLVED_PATTERNS:
+        raise ExportError(f"{where}: resolved pattern {pattern!r} is not one of "
+                          f"{', '.join(RESOLVED_PATTERNS)}")
+    if GAP not in sentence:
+        raise ExportError(f"{where}: the sentence has no gap {GAP!r}")
+    stray = sorted(set(positions) - set(FILLER_POSITIONS))
+    if stray:
+        raise ExportError(f"{where}: filler number(s) {stray} outside 1-5")
 
 
 def filler_score(ratings: list[tuple[str, float, dict]]) -> tuple[str, float] | None:
@@ -66,9 +93,10 @@ class ClaireExporter(Exporter):
             fillers = list(fillers)
             first = fillers[0]
             by_position = {row[8]: row[9] for row in fillers}
+            check_official_row(first[1], first[2], first[6], by_position)
             self.count()
             yield tsv_row([first[1], *first[2:8],
-                           *(by_position.get(position, "") for position in range(1, 6))])
+                           *(by_position.get(position, "") for position in FILLER_POSITIONS)])
 
     def scores(self, split: str) -> Iterator[tuple[str, str, float]]:
         """``(filler id, score text, score)`` per rated filler, in data-file order."""
