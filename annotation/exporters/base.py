@@ -42,6 +42,7 @@ class WrittenFile:
     path: Path
     bytes_written: int
     records: int
+    notes: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -67,6 +68,7 @@ class Exporter:
             )
         self.project = project
         self.records = 0
+        self.notes: list[str] = []
 
     def files(self) -> list[ExportFile]:
         raise NotImplementedError
@@ -74,14 +76,19 @@ class Exporter:
     def count(self, n: int = 1) -> None:
         self.records += n
 
+    def note(self, message: str) -> None:
+        """Something the reader of the export should know (e.g. examples left out)."""
+        self.notes.append(message)
+
     def write(self, out_dir: Path) -> list[WrittenFile]:
         out_dir.mkdir(parents=True, exist_ok=True)
         written = []
         for export_file in self.files():
-            before = self.records
+            before, notes_before = self.records, len(self.notes)
             path = out_dir / export_file.name
             size = write_atomically(path, export_file.chunks())
-            written.append(WrittenFile(path, size, self.records - before))
+            written.append(WrittenFile(path, size, self.records - before,
+                                       notes=self.notes[notes_before:]))
         return written
 
 

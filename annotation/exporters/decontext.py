@@ -8,10 +8,18 @@ One example per line: ``example_id`` (int), ``original_sentence``, ``page_title`
 
 ``example_id`` is the item's external id when it is an integer (imported examples keep theirs),
 otherwise the item's primary key. Items without any exportable annotation are left out (they
-are not annotated yet). Items with annotations are all written, whatever their number of
-feasible (non-IMPOSSIBLE) annotations: the classification score uses every example, and the
-official scorer itself drops examples with too few feasible annotations from the generation
-scores (see docs/review-and-export.md).
+are not annotated yet).
+
+``dev.jsonl`` / ``test.jsonl`` are the files the official scorer (google-research/language,
+``language/decontext/eval.py``) reads, and it cannot score an example with exactly one feasible
+(non-IMPOSSIBLE) annotation unless IMPOSSIBLE is the majority: its ``process_annotation`` keeps
+the example, takes that one sentence as the human output, leaves no reference, and
+``_compute_raw_sari_score`` raises ``ValueError('Annotation cannot be empty.')`` for the whole
+file. Those examples (e.g. a dev item with one DONE so far, or one DONE and one IMPOSSIBLE) are
+left out of dev/test and counted in :attr:`Exporter.notes`. Every other annotated example is
+written: a majority-IMPOSSIBLE example is skipped by the generation scores but used by the
+classification score. ``train.jsonl`` keeps every annotated example, as the release does (its
+train examples have a single annotation; the scorer is not meant for it).
 """
 
 from __future__ import annotations
@@ -23,6 +31,18 @@ from .. import selectors_qc
 from .base import SPLITS, Exporter, ExportFile, json_line
 
 ITEMS_PER_BATCH = 1000
+IMPOSSIBLE = "IMPOSSIBLE"
+SCORED_SPLITS = ("dev", "test")
+
+
+def official_scorer_can_score(categories: list[str]) -> bool:
+    """Whether ``eval.py`` can score an example with these annotation categories.
+
+    It skips the example when IMPOSSIBLE is the strict majority (``2 * feasible < total``) and
+    needs, otherwise, two feasible annotations: one median-length human output + a reference.
+    """
+    feasible = sum(category != IMPOSSIBLE for category in categories)
+    return 2 * feasible < len(categories) or feasible >= 2
 
 
 def example_id_of(item_id: int, external_id: str) -> int:
@@ -47,6 +67,7 @@ class DecontextExporter(Exporter):
 
     def lines(self, split: str) -> Iterator[str]:
         anonymous = selectors_qc.AnonymousIds()
+        left_out: list[str] = []
         items = selectors_qc.decontext_item_rows(project=self.project, split=split)
         for batch in selectors_qc.batched(items.iterator(chunk_size=selectors_qc.CHUNK_SIZE),
                                           ITEMS_PER_BATCH):
@@ -59,6 +80,10 @@ class DecontextExporter(Exporter):
                  paragraphs) in batch:
                 rows = by_item.get(item_id)
                 if not rows:
+                    continue
+                if split in SCORED_SPLITS and not official_scorer_can_score(
+                        [row[4] for row in rows]):
+                    left_out.append(external_id)
                     continue
                 example_id = example_id_of(item_id, external_id)
                 paragraph = paragraphs[paragraph_index] if paragraph_index < len(paragraphs) else {}
@@ -85,3 +110,7 @@ class DecontextExporter(Exporter):
                              _skipped) in rows
                     ],
                 })
+        if left_out:
+            self.note(f"{split}.jsonl: left out {len(left_out)} example(s) with a single feasible "
+                      f"annotation, which the official scorer cannot score "
+                      f"(e.g. {', '.join(left_out[:5])})")

@@ -19,6 +19,7 @@ Checked by running the scorers themselves on our exports (docs/review-and-export
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -27,6 +28,7 @@ from django.core.management import CommandError, call_command
 from annotation import models
 from annotation.exporters import ExportError, export_project
 from tests.exports.builders import annotate, claire_project, workers
+from tests.factories import DocumentFactory, ItemFactory, ProjectFactory, TargetSentenceFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -77,3 +79,49 @@ def test_claire_export_refuses_what_the_starter_kit_rejects(tmp_path, field, val
         export_project(project=project, format_name="claire", out_dir=tmp_path)
     with pytest.raises(CommandError, match=message):
         call_command("export_data", project.slug, "--format", "claire", "--out", str(tmp_path))
+
+
+# --- decontextualization --------------------------------------------------------------------
+
+
+def decontext_item(project, example_id, original, split="dev"):
+    paragraph = "Intro. " + original
+    document = DocumentFactory(project=project, title="P",
+                               paragraphs=[{"section": ["S"], "text": paragraph}])
+    target = TargetSentenceFactory(document=document, start_byte=7,
+                                   end_byte=len(paragraph.encode()), text=original)
+    return ItemFactory(project=project, target_sentence=target, filler=None, split=split,
+                       external_id=str(example_id), group_key=document.external_id)
+
+
+def add_annotations(item, crowd, annotations):
+    for worker, (category, text) in zip(crowd, annotations, strict=False):
+        annotate(item, worker, category=category, text=text,
+                 payload={"category": category, "decontextualized_sentence": text})
+
+
+def test_decontext_dev_and_test_leave_out_what_the_official_scorer_cannot_score(tmp_path,
+                                                                                capsys):
+    project = ProjectFactory(slug="decontext-scorable", kind=models.TaskKind.DECONTEXT)
+    crowd = workers(3)
+    cases = {
+        1: [("DONE", "Zinc is brittle.")],                           # 1 feasible: out
+        2: [("DONE", "Zinc is brittle."), ("IMPOSSIBLE", "")],       # 1 feasible, tie: out
+        3: [("DONE", "Zinc is brittle."), ("UNNECESSARY", "")],      # human + 1 reference
+        4: [("IMPOSSIBLE", ""), ("IMPOSSIBLE", ""), ("DONE", "x")],  # skipped by generation
+        5: [("IMPOSSIBLE", "")],                                     # skipped by generation
+    }
+    for split in ("dev", "train"):
+        for number, rows in cases.items():
+            item = decontext_item(project, number + (100 if split == "train" else 0),
+                                  "It is brittle.", split=split)
+            add_annotations(item, crowd, rows)
+    call_command("export_data", project.slug, "--format", "decontext", "--out", str(tmp_path))
+    out = capsys.readouterr().out
+    assert "dev.jsonl: left out 2 example(s) with a single feasible annotation" in out
+    assert "(e.g. 1, 2)" in out
+    ids = {split: [json.loads(line)["example_id"]
+                   for line in (tmp_path / f"{split}.jsonl").read_text().splitlines()]
+           for split in ("dev", "train")}
+    assert ids["dev"] == [3, 4, 5]
+    assert ids["train"] == [101, 102, 103, 104, 105]  # train is written whole, as released

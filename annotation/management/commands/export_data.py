@@ -31,3 +31,5 @@ class Command(BaseCommand):
             raise CommandError(str(error)) from None
         for file in written:
             self.stdout.write(f"{file.path}  {file.records} records  {file.bytes_written} bytes")
+            for note in file.notes:
+                self.stdout.write(f"  note: {note}")
