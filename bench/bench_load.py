@@ -240,6 +240,8 @@ def run_backend(name: str, env: dict, args) -> dict:
 
 def base_env() -> dict:
     env = dict(os.environ)
+    # The public development key is fine for a loopback-only server on scratch databases.
+    env.setdefault("UNPACK_ALLOW_DEV_KEY", "true")
     env.update({"DJANGO_DEBUG": "0", "UNPACK_LOG_LEVEL": "ERROR",
                 "DJANGO_SETTINGS_MODULE": "annotation.settings",
                 "DJANGO_ALLOWED_HOSTS": "127.0.0.1,localhost"})
