@@ -125,3 +125,110 @@ def test_decontext_dev_and_test_leave_out_what_the_official_scorer_cannot_score(
            for split in ("dev", "train")}
     assert ids["dev"] == [3, 4, 5]
     assert ids["train"] == [101, 102, 103, 104, 105]  # train is written whole, as released
+
+
+@pytest.fixture
+def scored_project():
+    """Three dev examples whose official scores were printed by eval.py --word_tokenizer=
+    whitespace on the same file (docs/review-and-export.md)."""
+    project = ProjectFactory(slug="decontext-official", kind=models.TaskKind.DECONTEXT)
+    crowd = workers(3)
+    founded = "He founded the company in 1998."
+    add_annotations(decontext_item(project, 101, founded), crowd, [
+        ("DONE", "Bill Gates founded the company Microsoft in 1998."),
+        ("DONE", "Bill Gates founded the company in 1998."),
+        ("UNNECESSARY", ""),
+    ])
+    # By characters "Zoë Ødegaard sang it." (21) is shorter than "Zoe Odegaard sang it!!"
+    # (22) and is the human output; by UTF-8 bytes (23 vs 22) it would be the other one.
+    add_annotations(decontext_item(project, 102, "Zoë sang it."), crowd, [
+        ("DONE", "Zoë Ødegaard sang it."), ("DONE", "Zoe Odegaard sang it!!"),
+        ("IMPOSSIBLE", ""),
+    ])
+    add_annotations(decontext_item(project, 103, "It was there."), crowd, [
+        ("IMPOSSIBLE", ""), ("IMPOSSIBLE", ""), ("DONE", "The ship was there."),
+    ])
+    predictions = [
+        {"example_id": 101, "category": "DONE", "original_sentence": founded,
+         "decontextualized_sentence": "Bill Gates founded the company Microsoft in 1998."},
+        {"example_id": 102, "category": "UNNECESSARY", "original_sentence": "Zoë sang it.",
+         "decontextualized_sentence": "Zoë sang it."},
+        {"example_id": 103, "category": "IMPOSSIBLE", "original_sentence": "It was there.",
+         "decontextualized_sentence": ""},
+    ]
+    return project, predictions
+
+
+def run_evaluate(capsys, *args) -> dict:
+    call_command("evaluate", *args)
+    return json.loads(capsys.readouterr().out)
+
+
+def test_decontext_evaluate_gives_the_official_scorers_numbers(scored_project, tmp_path, capsys):
+    project, predictions = scored_project
+    system_file = tmp_path / "predictions.jsonl"
+    system_file.write_text("".join(json.dumps(row) + "\n" for row in predictions))
+    result = run_evaluate(capsys, project.slug, "--system", str(system_file), "--split", "dev")
+    system, human = result["system"], result["human"]
+    # 103 has an IMPOSSIBLE majority: N=2 for the generation scores, 3 for classification.
+    assert result["n_examples"] == 3 and system["n_examples"] == human["n_examples"] == 2
+    # eval.py printed for the predictions: ratio 1.29, changed 50.0, match 50.0, on changed
+    # 0.0 over 1, ADD tp .75 fn 1.00 fp .75 (p .50 r .43 f1 .46), DEL tp .25 fn .50 fp .25.
+    assert system["length_increase"] == pytest.approx((49 / 31 + 1) / 2)  # characters
+    assert system["percent_edited"] == 0.5
+    assert system["match_all"] == 0.5
+    assert system["match_edited"] == 0.0 and system["n_match_edited"] == 1
+    assert system["sari_add"] == pytest.approx({"tp": 0.75, "fp": 0.75, "fn": 1.0,
+                                                "precision": 0.5, "recall": 0.75 / 1.75,
+                                                "f1": 0.4615384615384615})
+    assert system["sari_delete"] == pytest.approx({"tp": 0.25, "fp": 0.25, "fn": 0.5,
+                                                   "precision": 0.5, "recall": 1 / 3, "f1": 0.4})
+    # Human (median-length) output: ratio 1.50, changed 100.0, match 0.0, ADD p .33 r .29.
+    assert human["length_increase"] == pytest.approx((39 / 31 + 21 / 12) / 2)
+    assert human["percent_edited"] == 1.0 and human["match_all"] == 0.0
+    assert human["sari_add"]["precision"] == pytest.approx(1 / 3)
+    assert human["sari_add"]["recall"] == pytest.approx(2 / 7)
+    assert human["sari_delete"]["f1"] == pytest.approx(0.4)
+    # Impossible Category Ratio 0.33, Annotation Match Score 0.78 (7 of 9 annotations).
+    assert result["classification"] == pytest.approx({"impossible_ratio": 1 / 3,
+                                                      "binary_agreement": 7 / 9})
+
+
+def test_decontext_repeat_never_matches_on_changed_examples(scored_project, capsys):
+    project, _ = scored_project
+    result = run_evaluate(capsys, project.slug, "--baseline", "repeat", "--split", "dev")
+    # 101 has the original among its references (matched), 102 has not (the "changed" one).
+    assert result["system"]["match_all"] == 0.5
+    assert result["system"]["match_edited"] == 0.0
+    assert result["system"]["percent_edited"] == 0.0
+    assert result["classification"]["impossible_ratio"] == 0.0
+
+
+def test_decontext_predictions_need_every_key_and_every_example(scored_project, tmp_path,
+                                                               capsys):
+    project, predictions = scored_project
+    written = tmp_path / "repeat.jsonl"
+    baseline = run_evaluate(capsys, project.slug, "--baseline", "repeat", "--split", "dev",
+                            "--write-predictions", str(written))
+    rows = [json.loads(line) for line in written.read_text().splitlines()]
+    assert [row["example_id"] for row in rows] == [101, 102, 103]  # every example, ints
+    assert all(set(row) == {"example_id", "category", "original_sentence",
+                            "decontextualized_sentence"} for row in rows)
+    assert {row["category"] for row in rows} == {"UNNECESSARY"}
+    again = run_evaluate(capsys, project.slug, "--system", str(written), "--split", "dev")
+    assert again["system"] == baseline["system"]
+
+    no_original = tmp_path / "no_original.jsonl"
+    no_original.write_text("".join(
+        json.dumps({k: v for k, v in row.items() if k != "original_sentence"}) + "\n"
+        for row in predictions))
+    with pytest.raises(CommandError, match="missing original_sentence"):
+        call_command("evaluate", project.slug, "--system", str(no_original), "--split", "dev")
+    partial = tmp_path / "partial.jsonl"
+    partial.write_text(json.dumps(predictions[0]) + "\n")
+    with pytest.raises(CommandError, match="no prediction for 2 example"):
+        call_command("evaluate", project.slug, "--system", str(partial), "--split", "dev")
+    with pytest.raises(CommandError, match="decontext projects"):
+        claire, _ = claire_project()
+        call_command("evaluate", claire.slug, "--system", str(partial),
+                     "--write-predictions", str(tmp_path / "x.jsonl"))

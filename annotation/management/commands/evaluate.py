@@ -12,9 +12,14 @@ paper's measures from ``qc.evaluation``:
   ``*_scores.tsv`` (labels then follow from the thresholds) or a ``*_labels.tsv``;
 - sluice: mean sentence GLEU/BLEU/chrF against all references of a context; baselines
   ``ce_q1``, ``ce_a``; the system file is in the processed sluice JSON shape;
-- decontext: length increase, % edited, match, SARI add/delete against the references
-  (the median-length human annotation removed); baseline ``repeat``; the system file is JSONL
-  of ``{example_id, category, decontextualized_sentence}`` as the official scorer reads;
+- decontext: exactly what the official scorer (google-research/language
+  ``language/decontext/eval.py`` with ``--word_tokenizer=whitespace``) computes: length
+  increase ratio (characters), % changed, sentence match (all / on examples no reference
+  leaves unchanged), SARI add/delete on unigrams of the normalised text, for the system and
+  for the median-length human annotation, plus the feasibility classification score; baseline
+  ``repeat``; the system file is the scorer's prediction JSONL ``{example_id, category,
+  original_sentence, decontextualized_sentence}`` with one line per example of the split
+  (``--write-predictions FILE`` writes a baseline's outputs in that shape);
 - split_rephrase (WebSplit): average multi-reference BLEU; baseline ``repeat``; the system
   file is JSONL ``{complex_id, simple_sentences}``.
 """
@@ -23,7 +28,10 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
+import string
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
@@ -131,39 +139,191 @@ def evaluate_sluice(export_dir: Path, split: str, system: Path | None, baseline)
                                                          [contexts[k] for k in keys]))
 
 
-def evaluate_decontext(export_dir: Path, split: str, system: Path | None, baseline):
-    examples = read_jsonl(export_dir / f"{split}.jsonl")
-    if system is not None:
-        predictions = {}
-        for row in read_jsonl(system):
-            sentence = (row["decontextualized_sentence"] if row["category"] == "DONE"
-                        else row.get("original_sentence", ""))
-            predictions[row["example_id"]] = sentence
-    scored, human = [], []
-    for example in examples:
-        original = example["original_sentence"]
-        rows = [(a["category"], a["decontextualized_sentence"]) for a in example["annotations"]]
-        (reference_example,) = evaluation.decontext_human_examples([(original, rows)]) or [None]
-        if reference_example is None:
-            continue  # the official scorer skips it too
-        _, _, references = reference_example
-        output = (predictions.get(example["example_id"], original) if system is not None
-                  else baseline(example))
-        scored.append((original, output, references))
-        human.append(reference_example)
-    if not scored:
+# --- decontextualization, as the official scorer computes it ----------------------------
+# google-research/language, language/decontext/eval_util.py. Every rule below is theirs:
+# the text is normalised (lower case, ASCII punctuation removed, then a/an/the, whitespace
+# collapsed) before the match, "changed" and SARI; the length ratio is on the raw sentences in
+# characters; SARI uses the sets of whitespace tokens of the normalised text (the scorer's
+# ``--word_tokenizer=whitespace``), each reference word weighted by the share of non-empty
+# references that contain it; counts are averaged over examples before P/R/F1.
+
+DECONTEXT_PREDICTION_KEYS = ("example_id", "category", "original_sentence",
+                             "decontextualized_sentence")
+_DECONTEXT_PUNCTUATION = set(string.punctuation)
+_DECONTEXT_ARTICLES = re.compile(r"\b(a|an|the)\b")
+
+
+def decontext_normalize(text: str) -> str:
+    """``eval_util.normalize_text``."""
+    text = "".join("" if char in _DECONTEXT_PUNCTUATION else char for char in text.lower())
+    return " ".join(_DECONTEXT_ARTICLES.sub(" ", text).split())
+
+
+def decontext_sentence(label: dict) -> str:
+    """``eval_util.get_sent``: the edited sentence for DONE, else the original."""
+    if label["category"] == "DONE":
+        return label["decontextualized_sentence"]
+    return label["original_sentence"]
+
+
+def decontext_references(annotations: Sequence[dict]) -> tuple[str, list[str]] | None:
+    """``eval_util.process_annotation`` for one example: ``(human output, references)``.
+
+    ``None`` when IMPOSSIBLE is the strict majority (the scorer skips the example). Feasible
+    sentences are sorted by length in characters (ties in annotation order) and the lower
+    median is the human output. With one feasible annotation the scorer is left without a
+    reference and fails; the exporter keeps such examples out of dev/test, and here they
+    raise.
+    """
+    feasible = sorted((decontext_sentence(a) for a in annotations
+                       if a["category"] != "IMPOSSIBLE"), key=len)
+    if 2 * len(feasible) < len(annotations):
+        return None
+    if len(feasible) < 2:
+        raise CommandError("an example has a single feasible annotation: the official scorer "
+                           "cannot score it (no reference is left)")
+    human = feasible.pop((len(feasible) - 1) // 2)
+    return human, feasible
+
+
+def _sari_counts(original: str, output: str, references: Sequence[str]) -> tuple[float, ...]:
+    """``eval_util._get_raw_sari_score`` on normalised text: add and delete tp, fp, fn."""
+    source, prediction = set(original.split()), set(output.split())
+    targets = [set(reference.split()) for reference in references]
+    targets = [target for target in targets if target]
+    weight: dict[str, float] = {}
+    for target in targets:
+        for word in target:
+            weight[word] = weight.get(word, 0) + 1
+    weight = {word: count / len(targets) for word, count in weight.items()}
+    added = prediction - source
+    add_tp = sum(weight.get(word, 0.0) for word in added)
+    add_fp = len(added) - add_tp
+    add_fn = sum(w for word, w in weight.items() if word not in source) - add_tp
+    deleted = source - prediction
+    not_in_target = {word: 1 - weight.get(word, 0.0) for word in source
+                     if 1 - weight.get(word, 0.0) > 0}
+    del_tp = sum(not_in_target.get(word, 0.0) for word in deleted)
+    del_fp = len(deleted) - del_tp
+    del_fn = sum(not_in_target.values()) - del_tp
+    return add_tp, add_fp, add_fn, del_tp, del_fp, del_fn
+
+
+def _p_r_f1(tp: float, fp: float, fn: float) -> dict:
+    if tp == 0:
+        return {"precision": 0.0, "recall": 0.0, "f1": 0.0}
+    precision, recall = tp / (tp + fp), tp / (tp + fn)
+    return {"precision": precision, "recall": recall,
+            "f1": 2 * precision * recall / (precision + recall)}
+
+
+def decontext_generation_scores(examples: Sequence[tuple[str, str, Sequence[str]]]) -> dict:
+    """``eval_util.compute_sentence_generation_scores`` over ``(original, output, refs)``."""
+    if not examples:
         raise CommandError("no example has enough feasible annotations to be scored")
+    ratios, changed, matched, matched_changed, counts = [], [], [], [], []
+    for original, output, references in examples:
+        others = [decontext_normalize(reference) for reference in references]
+        normalized_original, normalized_output = (decontext_normalize(original),
+                                                  decontext_normalize(output))
+        changed.append(normalized_output != normalized_original)
+        ratios.append(len(output) / len(original))
+        matched.append(normalized_output in others)
+        if normalized_original not in others:
+            matched_changed.append(normalized_output in others)
+        counts.append(_sari_counts(normalized_original, normalized_output, others))
+    n = len(examples)
+    add_tp, add_fp, add_fn, del_tp, del_fp, del_fn = (
+        sum(column) / n for column in zip(*counts, strict=True))
 
-    def summary(scores):
-        values = dataclasses.asdict(scores)
-        for part in ("sari_add", "sari_delete"):
-            counts = getattr(scores, part)
-            values[part] = {"precision": counts.precision, "recall": counts.recall,
-                            "f1": counts.f1}
-        return values
+    def mean(values):
+        return sum(values) / len(values) if values else float("nan")
 
-    return {"system": summary(evaluation.evaluate_decontext(scored)),
-            "human": summary(evaluation.evaluate_decontext(human))}
+    return {
+        "n_examples": n,
+        "length_increase": mean(ratios),
+        "percent_edited": mean(changed),
+        "match_all": mean(matched),
+        "match_edited": mean(matched_changed),
+        "n_match_edited": len(matched_changed),
+        "sari_add": {**_p_r_f1(add_tp, add_fp, add_fn), "tp": add_tp, "fp": add_fp, "fn": add_fn},
+        "sari_delete": {**_p_r_f1(del_tp, del_fp, del_fn),
+                        "tp": del_tp, "fp": del_fp, "fn": del_fn},
+    }
+
+
+def decontext_classification_scores(examples: Sequence[dict], predictions: dict) -> dict:
+    """``eval_util.score_classification``: over every example, IMPOSSIBLE or not."""
+    matches, predicted_impossible = [], []
+    for example in examples:
+        impossible = predictions[example["example_id"]]["category"] == "IMPOSSIBLE"
+        predicted_impossible.append(impossible)
+        matches.extend(impossible == (a["category"] == "IMPOSSIBLE")
+                       for a in example["annotations"])
+    return {"impossible_ratio": sum(predicted_impossible) / len(predicted_impossible),
+            "binary_agreement": sum(matches) / len(matches)}
+
+
+def read_decontext_predictions(path: Path) -> dict:
+    """The scorer's prediction JSONL; every key it reads is required (it fails without)."""
+    predictions = {}
+    for number, row in enumerate(read_jsonl(path), start=1):
+        missing = [key for key in DECONTEXT_PREDICTION_KEYS if key not in row]
+        if missing:
+            raise CommandError(f"{path} prediction {number}: missing {', '.join(missing)} (the "
+                               f"official scorer reads {', '.join(DECONTEXT_PREDICTION_KEYS)})")
+        predictions[row["example_id"]] = row
+    return predictions
+
+
+def decontext_baseline_predictions(examples: Sequence[dict], baseline) -> dict:
+    """A baseline's output per example, as prediction rows (unchanged -> UNNECESSARY)."""
+    predictions = {}
+    for example in examples:
+        output = baseline(example)
+        original = example["original_sentence"]
+        predictions[example["example_id"]] = {
+            "example_id": example["example_id"],
+            "category": "UNNECESSARY" if output == original else "DONE",
+            "original_sentence": original,
+            "decontextualized_sentence": output,
+        }
+    return predictions
+
+
+def evaluate_decontext(export_dir: Path, split: str, system: Path | None, baseline,
+                       write_predictions: Path | None = None):
+    examples = read_jsonl(export_dir / f"{split}.jsonl")
+    if not examples:
+        raise CommandError(f"the {split} split has no annotated example")
+    if system is not None:
+        predictions = read_decontext_predictions(system)
+    else:
+        predictions = decontext_baseline_predictions(examples, baseline)
+    missing = [example["example_id"] for example in examples
+               if example["example_id"] not in predictions]
+    if missing:
+        raise CommandError(f"the system output has no prediction for {len(missing)} example(s), "
+                           f"e.g. {missing[0]!r} (the official scorer needs one per example)")
+    if write_predictions is not None:
+        write_predictions.write_text(
+            "".join(json.dumps(predictions[example["example_id"]], sort_keys=True,
+                               ensure_ascii=False) + "\n" for example in examples),
+            encoding="utf-8")
+    system_examples, human_examples = [], []
+    for example in examples:
+        picked = decontext_references(example["annotations"])
+        if picked is None:
+            continue  # IMPOSSIBLE majority: skipped by the official scorer too
+        human, references = picked
+        original = example["annotations"][0]["original_sentence"]
+        system_examples.append(
+            (original, decontext_sentence(predictions[example["example_id"]]), references))
+        human_examples.append((original, human, references))
+    return {"n_examples": len(examples),
+            "system": decontext_generation_scores(system_examples),
+            "human": decontext_generation_scores(human_examples),
+            "classification": decontext_classification_scores(examples, predictions)}
 
 
 def evaluate_websplit(export_dir: Path, split: str, system: Path | None, baseline):
@@ -184,7 +344,7 @@ EVALUATORS = {"rewrite": evaluate_rewrite, "plausibility": evaluate_plausibility
 
 
 def evaluate_project(*, project: Project, split: str, system: Path | None,
-                     baseline_name: str | None) -> dict:
+                     baseline_name: str | None, write_predictions: Path | None = None) -> dict:
     baseline = None
     if system is None:
         choices = BASELINES.get(project.kind, {})
@@ -194,11 +354,15 @@ def evaluate_project(*, project: Project, split: str, system: Path | None,
         baseline = choices[baseline_name]
     elif not system.is_file():
         raise CommandError(f"no such system file: {system}")
+    if write_predictions is not None and project.kind != "decontext":
+        raise CommandError("--write-predictions writes the decontext scorer's prediction "
+                           "JSONL; it is for decontext projects")
     with tempfile.TemporaryDirectory(prefix="unpack-eval-") as folder:
         export_dir = Path(folder)
         export_project(project=project, format_name=FORMAT_OF_KIND[project.kind],
                        out_dir=export_dir)
-        scores = EVALUATORS[project.kind](export_dir, split, system, baseline)
+        extra = {"write_predictions": write_predictions} if write_predictions else {}
+        scores = EVALUATORS[project.kind](export_dir, split, system, baseline, **extra)
     return {"project": project.slug, "split": split,
             "system": str(system) if system else f"baseline:{baseline_name}", **scores}
 
@@ -212,8 +376,11 @@ class Command(BaseCommand):
         source.add_argument("--system", type=Path)
         source.add_argument("--baseline")
         parser.add_argument("--split", default="test", choices=("train", "dev", "test"))
+        parser.add_argument("--write-predictions", type=Path, metavar="FILE",
+                            help="decontext: also write the scored outputs as the official "
+                                 "scorer's prediction JSONL (one line per example)")
 
-    def handle(self, *args, slug, system, baseline, split, **options):
+    def handle(self, *args, slug, system, baseline, split, write_predictions, **options):
         try:
             project = selectors.project_get(slug=slug)
         except Project.DoesNotExist:
@@ -221,5 +388,5 @@ class Command(BaseCommand):
         if FORMAT_OF_KIND.get(project.kind) not in EXPORTERS:
             raise CommandError(f"no evaluation for {project.kind} projects")
         result = evaluate_project(project=project, split=split, system=system,
-                                  baseline_name=baseline)
+                                  baseline_name=baseline, write_predictions=write_predictions)
         self.stdout.write(json.dumps(result, indent=2, sort_keys=True))
