@@ -9,6 +9,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -25,10 +26,21 @@ def env_list(name: str, default: str = "") -> list[str]:
 
 
 DEBUG = env_bool("DJANGO_DEBUG", False)
-# A fixed development key is only acceptable when DEBUG is on; production must set one.
-SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY") or (
-    "unpack-insecure-development-key" if DEBUG or env_bool("UNPACK_ALLOW_DEV_KEY", True) else ""
-)
+# The key signs sessions, CSRF and MTurk task tokens and salts the worker pseudonyms of exports,
+# so a published key would let anyone forge tokens and re-identify workers. Without
+# DJANGO_SECRET_KEY the app refuses to start, unless DEBUG is on or UNPACK_ALLOW_DEV_KEY=true
+# says "this is a throwaway demo" (`manage.py demo` and the test settings say so themselves).
+DEVELOPMENT_SECRET_KEY = "unpack-insecure-development-key"  # noqa: S105 — public on purpose
+SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "")
+if not SECRET_KEY:
+    if not (DEBUG or env_bool("UNPACK_ALLOW_DEV_KEY", False)):
+        raise ImproperlyConfigured(
+            "DJANGO_SECRET_KEY is not set. Set it to a long random value, e.g. "
+            "`python3 -c 'import secrets; print(secrets.token_urlsafe(50))'` (keep it: worker "
+            "pseudonyms in exports depend on it), or set UNPACK_ALLOW_DEV_KEY=true (or "
+            "DJANGO_DEBUG=true) to use the public development key on a machine nobody else "
+            "reaches. See README.md, Configuration.")
+    SECRET_KEY = DEVELOPMENT_SECRET_KEY
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", "localhost,127.0.0.1,[::1],testserver")
 CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS")
 
@@ -117,8 +129,25 @@ LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/"
 
-# ExternalQuestion pages are shown inside MTurk's iframe.
-X_FRAME_OPTIONS = os.environ.get("DJANGO_X_FRAME_OPTIONS", "SAMEORIGIN")
+# No page of ours may be framed, except the ExternalQuestion pages MTurk shows in its iframe
+# (those views are exempt one by one, with @xframe_options_exempt).
+X_FRAME_OPTIONS = os.environ.get("DJANGO_X_FRAME_OPTIONS", "DENY")
+
+# Served over https (directly, or behind a proxy): UNPACK_HTTPS=true makes the session and CSRF
+# cookies https-only and redirects http to https. HSTS is a separate, deliberate step (browsers
+# remember it): DJANGO_SECURE_HSTS_SECONDS=31536000 once https works everywhere.
+# DJANGO_SECURE_PROXY_SSL_HEADER=true trusts the proxy's X-Forwarded-Proto: set it only behind a
+# proxy that always sets (or strips) that header.
+UNPACK_HTTPS = env_bool("UNPACK_HTTPS", False)
+SESSION_COOKIE_SECURE = UNPACK_HTTPS
+CSRF_COOKIE_SECURE = UNPACK_HTTPS
+SECURE_SSL_REDIRECT = env_bool("DJANGO_SECURE_SSL_REDIRECT", UNPACK_HTTPS)
+SECURE_HSTS_SECONDS = int(os.environ.get("DJANGO_SECURE_HSTS_SECONDS", "0"))
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("DJANGO_SECURE_HSTS_INCLUDE_SUBDOMAINS", False)
+SECURE_HSTS_PRELOAD = env_bool("DJANGO_SECURE_HSTS_PRELOAD", False)
+if env_bool("DJANGO_SECURE_PROXY_SSL_HEADER", False):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+SESSION_COOKIE_HTTPONLY = True
 
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",

@@ -33,6 +33,7 @@ def main() -> None:
         os.environ["UNPACK_SQLITE_PATH"] = str(Path(workdir) / "bench.sqlite3")
     os.environ.pop("REDIS_URL", None)  # tasks inline
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "annotation.settings")
+    os.environ.setdefault("UNPACK_ALLOW_DEV_KEY", "true")  # a local benchmark
     os.environ["AWS_ACCESS_KEY_ID"] = "AKIDFAKEFAKEFAKE"
     os.environ["AWS_SECRET_ACCESS_KEY"] = "fake-secret"  # noqa: S105 - the stand-in ignores it
 

@@ -88,6 +88,7 @@ def main() -> None:
         os.environ["UNPACK_SQLITE_PATH"] = str(Path(folder) / "bench.sqlite3")
         os.environ.pop("DATABASE_URL", None)
         os.environ.setdefault("DJANGO_SETTINGS_MODULE", "annotation.settings")
+        os.environ.setdefault("UNPACK_ALLOW_DEV_KEY", "true")  # a local benchmark
         import django
         from django.core.management import call_command
 

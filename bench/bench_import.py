@@ -46,6 +46,7 @@ def worker(rows: int, synthetic: Path) -> None:
     """Runs inside the benchmark process: migrate, import, report JSON on stdout."""
     sys.path.insert(0, str(REPO))
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "annotation.settings")
+    os.environ.setdefault("UNPACK_ALLOW_DEV_KEY", "true")  # a local benchmark
     import django
 
     django.setup()

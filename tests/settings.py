@@ -1,0 +1,12 @@
+"""Settings for the test suite: the project's own, with the public development key allowed.
+
+Tests are throwaway runs on this machine, so they need no real DJANGO_SECRET_KEY; the variable
+is set in the environment (not only here) so the processes the tests start (``manage.py``,
+the Celery worker) inherit it. A DJANGO_SECRET_KEY in the environment still wins.
+"""
+
+import os
+
+os.environ.setdefault("UNPACK_ALLOW_DEV_KEY", "true")
+
+from annotation.settings import *  # noqa: F403
