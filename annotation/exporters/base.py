@@ -23,6 +23,7 @@ from pathlib import Path
 from ..models import Project, Split
 
 SPLITS: tuple[str, ...] = tuple(Split.values)  # train, dev, test
+EXPORT_FILE_MODE = 0o644
 
 
 class ExportError(Exception):
@@ -97,6 +98,9 @@ def write_atomically(path: Path, chunks: Iterator[str]) -> int:
     size = 0
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
+        # mkstemp creates the file 0600; a dataset is for others to read (a scorer run by
+        # another account, a colleague, a web server), as an ordinarily created file would be.
+        os.fchmod(handle, EXPORT_FILE_MODE)
         # newline="" so "\n" is written as is on every platform (the formats are byte-exact).
         with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
             for chunk in chunks:

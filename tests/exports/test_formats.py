@@ -207,3 +207,11 @@ def test_export_command_reports_files(tmp_path, capsys):
     output = capsys.readouterr().out
     assert "dev_scores.tsv  1 records" in output
     assert Annotation.objects.count() == 1
+
+
+def test_export_files_are_readable_by_others(tmp_path):
+    project, items = claire_project()
+    annotate(items[0], workers(1)[0], rating=4)
+    export_project(project=project, format_name="claire", out_dir=tmp_path)
+    modes = {path.name: path.stat().st_mode & 0o777 for path in tmp_path.iterdir()}
+    assert set(modes.values()) == {0o644}, modes
