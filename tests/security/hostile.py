@@ -33,18 +33,23 @@ from annotation.models import (
 # Element content, attribute values (quoted and unquoted), <title>, <textarea>, SVG and script
 # contexts; each marker names where it came from when a test fails.
 def payload(where: str) -> str:
-    return (f'{where} "\'><img id="xss-{where}" src=x onerror="window.__xss=\'{where}\'">'
-            f"<script>window.__xss='{where}'</script></title></textarea>"
-            f"<svg id=\"xss-svg-{where}\" onload=\"alert('{where}')\"></svg>")
+    # At most 200 characters: it must fit the CharFields (titles, headers) unchanged.
+    text = (f'{where} "\'><img id="xss-{where}" src=x onerror="window.__xss=1">'
+            f"<script>window.__xss=2</script></title></textarea>"
+            f'<svg id="xss-s-{where}" onload="alert(1)"></svg>')
+    assert len(text) <= 200, where
+    return text
 
 
 # MTurk ids and codes are capped at 64 / 60 characters by the database or the validators.
-def short(where: str) -> str:
-    return f'"><img id=xss-{where} src=x onerror=alert(1)>'[:60]
+def short(where: str, limit: int = 60) -> str:
+    text = f'"><img id=xss-{where} src=x onerror=alert(1)>'
+    return text if len(text) <= limit else f'"><i id=xss-{where}>'[:limit]
 
 
 # What must never reach a page unescaped.
-MARKERS = ('<img id="xss-', "<img id=xss-", "<script>window.__xss", '<svg id="xss-')
+MARKERS = ('<img id="xss-', "<img id=xss-", "<i id=xss-", "<script>window.__xss",
+           '<svg id="xss-')
 
 
 @dataclass
@@ -73,11 +78,11 @@ def hostile_world() -> Hostile:
                                             text=payload(f"filler-{position}"))
         items.append(Item.objects.create(project=plausibility,
                                          external_id=short(f"item-{position}"),
-                                         group_key=payload("group-key")[:200], filler=filler,
+                                         group_key=payload("group-key"), filler=filler,
                                          split="train", position=position))
 
     batch = Batch.objects.create(project=plausibility, provider="mturk",
-                                 title=payload("batch-title")[:200],
+                                 title=payload("batch-title"),
                                  status=Batch.Status.FAILED, error=payload("batch-error"))
     hit = Hit.objects.create(batch=batch, provider_hit_id=short("hit-id"),
                              unique_request_token="hostile-hit", max_assignments=3,
@@ -106,7 +111,7 @@ def hostile_world() -> Hostile:
                                       "message": payload("overridden-message")}],
                 duration_ms=1000 * (k + 1))
             Flag.objects.create(project=plausibility, annotation=annotation, worker=worker,
-                                assignment=annotation.assignment, reason=short("reason"),
+                                assignment=annotation.assignment, reason=short("reason", limit=40),
                                 score=1.0, detail=payload("flag-detail"),
                                 fingerprint=f"hostile:{annotation.pk}")
 
