@@ -26,13 +26,10 @@ not shared safely across gunicorn processes). Instead
 
 from __future__ import annotations
 
-from contextlib import nullcontext
-
-from django.db import connection, transaction
-from django.db.models.expressions import RawSQL
+from django.db import connection
 
 from ..models import Annotation, Item, Project, Split, TaskKind, Worker
-from ..selectors_annotate import page_items_queryset
+from ..selectors_annotate import ITEM_ALIAS, load_items
 
 # Where a worker starts looking in a project's id range: the fractional part of pk × the golden
 # ratio conjugate scatters consecutive workers evenly over [0, 1), so concurrent annotators start
@@ -111,18 +108,18 @@ def work_queue_next_item(*, project: Project, worker: Worker) -> Item | None:
 
     The item comes with ``project`` and the source material its page shows: choosing and
     loading are ONE statement (the chooser is a sub-select of the item query), plus the
-    dialogue turns for rewrite and sluice. On PostgreSQL it runs in a short transaction that
-    holds the chosen row's lock (SKIP LOCKED: simultaneous choosers get different items).
+    dialogue turns for rewrite and sluice. On PostgreSQL that statement locks the chosen row
+    while it runs (SKIP LOCKED: simultaneous choosers get different items).
     """
     if worker.is_blocked:
         return None
     lock = connection.features.has_select_for_update_skip_locked
     sql, params = _choose_sql(project, worker, lock=lock)
+    # No transaction block of its own: in autocommit the statement is its own transaction, so
+    # the row lock lasts exactly as long as it did inside an atomic block holding only this
+    # statement (until the row is read), without the BEGIN and COMMIT round trips; inside a
+    # caller's transaction it lasts until that ends, as before. SQLite: a plain autocommit read
+    # (an IMMEDIATE transaction would take the write lock).
     # Values are parameters; only model table names and constants are formatted into ``sql``.
-    queryset = page_items_queryset(project).filter(id=RawSQL(sql, params))  # noqa: S611
-    # SQLite: a plain autocommit read (an IMMEDIATE transaction would take the write lock).
-    with transaction.atomic() if lock else nullcontext():
-        item = queryset.first()
-    if item is not None:
-        item.project = project
-    return item
+    items = load_items(project=project, where=f"{ITEM_ALIAS}.id = {sql}", params=params)
+    return items[0] if items else None
