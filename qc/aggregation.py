@@ -115,13 +115,33 @@ DECONTEXT_IMPOSSIBLE = "IMPOSSIBLE"
 DECONTEXT_UNNECESSARY = "UNNECESSARY"
 
 
+def decontext_sentence(category: str, original_sentence: str,
+                       decontextualized_sentence: str) -> str:
+    """The sentence an annotation or prediction stands for (``eval_util.get_sent``).
+
+    The edited sentence for DONE (even when empty); the original sentence for any other
+    category (UNNECESSARY; IMPOSSIBLE ones are not used as sentences).
+    """
+    if category == DECONTEXT_DONE:
+        return decontextualized_sentence
+    return original_sentence
+
+
 @dataclass(frozen=True)
 class HumanReference:
-    """One example's median-length annotation (the "human output") and the rest (references)."""
+    """One example's median-length annotation (the "human output") and the rest (references).
+
+    ``references`` is empty when only one annotation is feasible: the official scorer keeps
+    such an example and then fails on it, so it cannot be scored (``scorable`` is False).
+    """
 
     output: str
     output_category: str
     references: tuple[str, ...]
+
+    @property
+    def scorable(self) -> bool:
+        return bool(self.references)
 
 
 def decontext_human_output(
@@ -129,22 +149,31 @@ def decontext_human_output(
 ) -> HumanReference | None:
     """Pick the human output among ``(category, decontextualized_sentence)`` annotations.
 
-    Follows the decontextualization paper and its scorer: the example is skipped (``None``)
-    when a strict majority says IMPOSSIBLE or fewer than two annotations are feasible.
-    Feasible annotations (DONE or UNNECESSARY; an UNNECESSARY one stands for the original
-    sentence) are sorted by UTF-8 byte length of their output, ties kept in input order, and
-    the median one (the lower median for an even count) is the human output; the other
-    feasible annotations are the references.
+    Implements the official scorer's ``eval_util.process_annotation`` (every annotation of an
+    example shares ``original_sentence``, as in our export):
+
+    - ``None`` (the example is skipped by the generation scores) when IMPOSSIBLE is the strict
+      majority, i.e. ``2 * feasible < total``; exactly half IMPOSSIBLE is kept;
+    - the feasible annotations (not IMPOSSIBLE) become sentences with
+      :func:`decontext_sentence` (an UNNECESSARY one stands for the original sentence), are
+      sorted by length in **characters** (stable: ties stay in annotation order), and the
+      lower median, index ``(n - 1) // 2``, is the human output; the others, in that sorted
+      order, are the references (none when only one annotation is feasible: see
+      :attr:`HumanReference.scorable`).
+
+    The paper says "the median-length annotation" without a unit; an earlier version of this
+    function used UTF-8 bytes, which picks a different sentence when non-ASCII letters make
+    the difference.
     """
-    impossible = sum(category == DECONTEXT_IMPOSSIBLE for category, _ in annotations)
+    if not annotations:
+        raise ValueError("an example needs at least one annotation")
     feasible = [
-        (category, original_sentence if category == DECONTEXT_UNNECESSARY else text)
+        (category, decontext_sentence(category, original_sentence, text))
         for category, text in annotations
         if category != DECONTEXT_IMPOSSIBLE
     ]
-    if impossible * 2 > len(annotations) or len(feasible) < 2:
+    if 2 * len(feasible) < len(annotations):
         return None
-    by_length = sorted(range(len(feasible)), key=lambda k: (len(feasible[k][1].encode()), k))
-    median = by_length[(len(feasible) - 1) // 2]
-    references = tuple(text for k, (_, text) in enumerate(feasible) if k != median)
-    return HumanReference(feasible[median][1], feasible[median][0], references)
+    by_length = sorted(feasible, key=lambda annotation: len(annotation[1]))
+    category, output = by_length.pop((len(by_length) - 1) // 2)
+    return HumanReference(output, category, tuple(text for _, text in by_length))

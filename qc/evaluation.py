@@ -6,18 +6,25 @@ import random
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import sacrebleu
 from scipy.stats import spearmanr
 
-from qc.aggregation import decontext_human_output, plausibility_labels
+from qc.aggregation import (
+    DECONTEXT_IMPOSSIBLE,
+    decontext_human_output,
+    plausibility_label,
+    plausibility_labels,
+)
 from qc.agreement import as_table
 from qc.textmetrics import (
     EditCounts,
     corpus_bleu,
     is_edited,
     length_ratio,
+    normalize_for_match,
     sari_edit_counts,
     sentence_bleu,
     sentence_chrf,
@@ -27,15 +34,32 @@ from qc.textmetrics import (
 )
 
 # --- decontextualization ----------------------------------------------------------------
+# The official scorer's measures (google-research/language, language/decontext/eval_util.py,
+# eval.py --word_tokenizer=whitespace); the per-sentence rules and how they differ from the
+# paper's wording are in qc.textmetrics ("decontextualization metrics") and
+# qc.aggregation.decontext_human_output.
+
+
+def _mean(values: Sequence) -> float:
+    """``eval_util.get_avg``: ``sum(values) / len(values)`` (bools count 0/1)."""
+    return sum(values) / len(values)
 
 
 @dataclass(frozen=True)
 class DecontextScores:
-    """Decontextualization measures (paper, section 6); fractions in [0, 1].
+    """Sentence-generation measures over the scored examples; fractions in [0, 1].
 
-    ``length_increase`` is the mean of len(output) / len(original) in whitespace tokens;
-    ``match_edited`` is the match rate on examples whose references all edited the
-    sentence (``nan`` when there is none). SARI counts are micro-averaged.
+    - ``length_increase``: mean len(output) / len(original), characters of the raw text;
+    - ``percent_edited``: share of outputs whose normalised text differs from the
+      normalised original (the scorer's "Change Ratio");
+    - ``match_all``: share of outputs equal to a reference after normalisation;
+    - ``match_edited``: the same over the ``n_match_edited`` examples whose normalised
+      original is not among their normalised references (the scorer's "Sentence Match on
+      Changed Examples", i.e. examples no reference leaves unchanged); ``nan`` when there is
+      none (the scorer fails there);
+    - ``sari_add`` / ``sari_delete``: the per-example counts of
+      :func:`qc.textmetrics.sari_edit_counts` **averaged** over examples (what the scorer
+      prints), P/R/F1 from those means.
     """
 
     n_examples: int
@@ -43,34 +67,55 @@ class DecontextScores:
     percent_edited: float
     match_all: float
     match_edited: float
+    n_match_edited: int
     sari_add: EditCounts
     sari_delete: EditCounts
 
+    def as_dict(self) -> dict:
+        """Plain JSON-able dict; SARI as ``{precision, recall, f1, tp, fp, fn}``."""
+        return {
+            "n_examples": self.n_examples,
+            "length_increase": self.length_increase,
+            "percent_edited": self.percent_edited,
+            "match_all": self.match_all,
+            "match_edited": self.match_edited,
+            "n_match_edited": self.n_match_edited,
+            "sari_add": self.sari_add.as_dict(),
+            "sari_delete": self.sari_delete.as_dict(),
+        }
+
 
 def evaluate_decontext(examples: Iterable[tuple[str, str, Sequence[str]]]) -> DecontextScores:
-    """Score ``(original_sentence, output, references)`` examples."""
+    """Score ``(original_sentence, output, references)`` examples
+    (``eval_util.compute_sentence_generation_scores``).
+
+    Raises ``ValueError`` without examples, or for an example without references.
+    """
     ratios, edited, matches, matches_edited = [], [], [], []
-    additions, deletions = EditCounts(), EditCounts()
+    additions, deletions = [], []
     for original, output, references in examples:
+        normalized_original = normalize_for_match(original)
+        normalized_references = [normalize_for_match(reference) for reference in references]
         ratios.append(length_ratio(original, output))
         edited.append(is_edited(original, output))
         matched = sentence_match(output, references)
         matches.append(matched)
-        if all(is_edited(original, reference) for reference in references):
+        if normalized_original not in normalized_references:
             matches_edited.append(matched)
         add_counts, delete_counts = sari_edit_counts(original, output, references)
-        additions.add(add_counts)
-        deletions.add(delete_counts)
+        additions.append(add_counts)
+        deletions.append(delete_counts)
     if not ratios:
         raise ValueError("no examples to evaluate")
     return DecontextScores(
         n_examples=len(ratios),
-        length_increase=float(np.mean(ratios)),
-        percent_edited=float(np.mean(edited)),
-        match_all=float(np.mean(matches)),
-        match_edited=float(np.mean(matches_edited)) if matches_edited else float("nan"),
-        sari_add=additions,
-        sari_delete=deletions,
+        length_increase=_mean(ratios),
+        percent_edited=_mean(edited),
+        match_all=_mean(matches),
+        match_edited=_mean(matches_edited) if matches_edited else float("nan"),
+        n_match_edited=len(matches_edited),
+        sari_add=EditCounts.mean(additions),
+        sari_delete=EditCounts.mean(deletions),
     )
 
 
@@ -80,7 +125,9 @@ def decontext_human_examples(
     """``(original, annotations)`` -> ``(original, human_output, references)`` examples.
 
     Uses :func:`qc.aggregation.decontext_human_output` (median-length annotation as the
-    output); examples the official scorer would skip are dropped.
+    output); examples the official scorer skips (IMPOSSIBLE majority) are dropped. An example
+    with a single feasible annotation is kept with no reference, as the scorer keeps it, and
+    :func:`evaluate_decontext` then raises, as the scorer fails.
     """
     scored = []
     for original, annotation_rows in examples:
@@ -88,6 +135,103 @@ def decontext_human_examples(
         if human is not None:
             scored.append((original, human.output, human.references))
     return scored
+
+
+@dataclass(frozen=True)
+class DecontextClassification:
+    """``eval_util.score_classification``: the feasibility decision, over every example.
+
+    ``impossible_ratio``: share of examples predicted IMPOSSIBLE; ``binary_agreement``:
+    share of (example, annotation) pairs where "predicted IMPOSSIBLE" equals "annotated
+    IMPOSSIBLE" (the scorer's "Annotation Match Score").
+    """
+
+    impossible_ratio: float
+    binary_agreement: float
+
+    def as_dict(self) -> dict:
+        return {"impossible_ratio": self.impossible_ratio,
+                "binary_agreement": self.binary_agreement}
+
+
+def decontext_classification_scores(
+    rows: Iterable[tuple[str, Sequence[str]]],
+) -> DecontextClassification:
+    """Rows ``(predicted_category, annotation_categories)``, one per example."""
+    matches, predicted_impossible = [], []
+    for predicted_category, categories in rows:
+        impossible = predicted_category == DECONTEXT_IMPOSSIBLE
+        predicted_impossible.append(impossible)
+        matches.extend(impossible == (category == DECONTEXT_IMPOSSIBLE)
+                       for category in categories)
+    if not predicted_impossible or not matches:
+        raise ValueError("no annotated examples to evaluate")
+    return DecontextClassification(_mean(predicted_impossible), _mean(matches))
+
+
+class DecontextExample(NamedTuple):
+    """One example of a split with a system's prediction for it.
+
+    ``annotations`` are ``(category, decontextualized_sentence)``; ``predicted_sentence`` is
+    the sentence the prediction stands for (:func:`qc.aggregation.decontext_sentence` of
+    the prediction's own category, original and edited sentence).
+    """
+
+    example_id: object
+    original_sentence: str
+    annotations: Sequence[tuple[str, str]]
+    predicted_category: str
+    predicted_sentence: str
+
+
+@dataclass(frozen=True)
+class DecontextEvaluation:
+    """What ``eval.py`` reports: the system's and the median human's generation scores over
+    the examples without an IMPOSSIBLE majority, and the classification over all
+    ``n_examples``."""
+
+    n_examples: int
+    system: DecontextScores
+    human: DecontextScores
+    classification: DecontextClassification
+
+    def as_dict(self) -> dict:
+        return {"n_examples": self.n_examples, "system": self.system.as_dict(),
+                "human": self.human.as_dict(),
+                "classification": self.classification.as_dict()}
+
+
+def evaluate_decontext_predictions(examples: Sequence[DecontextExample]) -> DecontextEvaluation:
+    """The official scorer's whole report for a split and one prediction per example.
+
+    Raises ``ValueError`` for an example with a single feasible annotation (the scorer
+    cannot score it: no reference is left; our export keeps such examples out of dev/test)
+    and when no example is left to score.
+    """
+    if not examples:
+        raise ValueError("no annotated example to evaluate")
+    system_examples, human_examples = [], []
+    for example in examples:
+        human = decontext_human_output(example.original_sentence, example.annotations)
+        if human is None:
+            continue  # IMPOSSIBLE majority: skipped by the official scorer too
+        if not human.scorable:
+            raise ValueError(f"example {example.example_id!r} has a single feasible annotation: "
+                             f"the official scorer cannot score it (no reference is left)")
+        system_examples.append(
+            (example.original_sentence, example.predicted_sentence, human.references))
+        human_examples.append((example.original_sentence, human.output, human.references))
+    if not system_examples:
+        raise ValueError("no example has enough feasible annotations to be scored")
+    classification = decontext_classification_scores(
+        (example.predicted_category, [category for category, _ in example.annotations])
+        for example in examples)
+    return DecontextEvaluation(
+        n_examples=len(examples),
+        system=evaluate_decontext(system_examples),
+        human=evaluate_decontext(human_examples),
+        classification=classification,
+    )
 
 
 # --- CLAIRE -----------------------------------------------------------------------------
@@ -109,6 +253,48 @@ def claire_spearman(gold: Mapping[str, float], predicted: Mapping[str, float]) -
     return float(spearmanr([gold[k] for k in keys], [predicted[k] for k in keys]).statistic)
 
 
+@dataclass(frozen=True)
+class ClaireScores:
+    """Accuracy of the predicted classes, and Spearman's rho when scores were predicted."""
+
+    n_fillers: int
+    accuracy: float
+    spearman: float | None = None
+
+    def as_dict(self) -> dict:
+        """``{n_fillers, accuracy}`` plus ``spearman`` only when scores were predicted."""
+        result = {"n_fillers": self.n_fillers, "accuracy": self.accuracy}
+        if self.spearman is not None:
+            result["spearman"] = self.spearman
+        return result
+
+
+def evaluate_claire(
+    gold_labels: Mapping[str, str],
+    gold_scores: Mapping[str, float],
+    *,
+    predicted_scores: Mapping[str, float] | None = None,
+    predicted_labels: Mapping[str, str] | None = None,
+) -> ClaireScores:
+    """SemEval-2022 Task 7 measures of one prediction file, by filler id ``<Id>_<n>``.
+
+    Give either ``predicted_scores`` (ranking subtask: Spearman against ``gold_scores``;
+    the classes then follow from the thresholds of
+    :func:`qc.aggregation.plausibility_label`, so accuracy is reported too) or
+    ``predicted_labels`` (classification subtask: accuracy only). Accuracy is over the gold
+    ids, a missing prediction counting as wrong (:func:`claire_accuracy`).
+    """
+    if (predicted_scores is None) == (predicted_labels is None):
+        raise ValueError("give predicted_scores or predicted_labels")
+    spearman = None
+    if predicted_scores is not None:
+        spearman = claire_spearman(gold_scores, predicted_scores)
+        predicted_labels = {key: plausibility_label(value)
+                            for key, value in predicted_scores.items()}
+    return ClaireScores(len(gold_labels), claire_accuracy(gold_labels, predicted_labels),
+                        spearman)
+
+
 def claire_human_upper_bound(ratings) -> float:
     """Accuracy of individual ratings against the class of the filler's mean rating.
 
@@ -128,9 +314,31 @@ def claire_human_upper_bound(ratings) -> float:
 # --- CANARD -----------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class RewriteScores:
+    """Corpus BLEU (0-100) of question rewrites over ``n_questions``."""
+
+    n_questions: int
+    bleu: float
+
+
+def evaluate_rewrites(
+    predictions: Sequence[str], references_per_item: Sequence[Sequence[str]]
+) -> RewriteScores:
+    """Corpus BLEU (sacrebleu, 13a, case-sensitive) of each rewrite against **every**
+    reference rewrite of its question (the multi-reference export: one CANARD record per
+    worker rewrite of the same ``QuAC_dialog_id`` + ``Question_no``).
+
+    References may vary in number per question (:func:`qc.textmetrics.corpus_bleu` pads).
+    """
+    if any(isinstance(references, str) for references in references_per_item):
+        raise TypeError("references_per_item[i] must be a list of strings, not a string")
+    return RewriteScores(len(predictions), corpus_bleu(predictions, references_per_item))
+
+
 def evaluate_canard(predictions: Sequence[str], references: Sequence[str]) -> float:
     """Corpus BLEU (0-100) of rewrites against the reference rewrites (one per question)."""
-    return corpus_bleu(predictions, [[reference] for reference in references])
+    return evaluate_rewrites(predictions, [[reference] for reference in references]).bleu
 
 
 def canard_human_agreement(pairs: Sequence[Sequence[str]]) -> float:
@@ -201,7 +409,9 @@ def evaluate_sluice(
     Every item is scored against all of its references (each unique test annotation is a
     reference); see :mod:`qc.textmetrics` for each metric's multi-reference rule.
     """
-    if len(predictions) != len(references_per_item) or not predictions:
+    if not predictions:
+        raise ValueError("no items to evaluate")
+    if len(predictions) != len(references_per_item):
         raise ValueError("need one non-empty list of references per prediction")
     gleu, bleu, chrf = [], [], []
     for prediction, references in zip(predictions, references_per_item, strict=True):

@@ -217,46 +217,81 @@ def corpus_gleu(hypotheses: Sequence[str], references_per_item: Sequence[Sequenc
 
 
 # --- decontextualization metrics --------------------------------------------------------
+#
+# Paper vs scorer. The decontextualization paper (Choi et al., TACL 2021, section 6) describes
+# the measures in words: length increase, % of sentences changed, sentence match after
+# "normalising" (lower case, no punctuation, no articles), and SARI add/delete "on unigrams".
+# Where the words leave room, the official scorer (google-research/language,
+# ``language/decontext/eval_util.py``, run as ``eval.py --word_tokenizer=whitespace``) decides,
+# and these functions implement the scorer, rule for rule:
+#
+# - text is normalised (:func:`normalize_for_match`) before the match, "changed" and SARI;
+# - the length ratio is in characters of the raw (not normalised) sentences;
+# - SARI unigrams are the *set* of whitespace tokens of the normalised text (so punctuation
+#   and articles are never edits), a reference word weighs the share of non-empty references
+#   that contain it, and the per-example counts are averaged before P/R/F1
+#   (:func:`qc.evaluation.evaluate_decontext`).
+#
+# The scorer's default ``--word_tokenizer=nltk_english`` would split some tokens of the
+# normalised text further (``cannot`` -> ``can not``, non-ASCII punctuation such as ``…``);
+# we implement the whitespace tokenizer (docs/review-and-export.md, "Checked against the
+# official scorers").
 
-_ARTICLES = frozenset({"a", "an", "the"})
-_PUNCTUATION_TABLE = str.maketrans({char: " " for char in string.punctuation})
-_UNIGRAM_PATTERN = re.compile(r"\w+|[^\w\s]")
+_ASCII_PUNCTUATION = str.maketrans("", "", string.punctuation)
+_ARTICLES = re.compile(r"\b(a|an|the)\b")
 
 
 @lru_cache(maxsize=65536)
 def normalize_for_match(text: str) -> str:
-    """Decontextualization match normalisation: lower-case, punctuation -> space, no a/an/the."""
-    tokens = text.lower().translate(_PUNCTUATION_TABLE).split()
-    return " ".join(token for token in tokens if token not in _ARTICLES)
+    """``eval_util.normalize_text``: the text every decontext measure but the length compares.
+
+    Lower case; ASCII punctuation (``string.punctuation``) removed, not replaced, so
+    ``"don't"`` -> ``"dont"`` and ``"U.S."`` -> ``"us"``; then the whole words a/an/the
+    replaced by a space; whitespace runs collapsed and the ends stripped. Non-ASCII
+    punctuation (``…``, ``—``) is kept.
+    """
+    text = text.lower().translate(_ASCII_PUNCTUATION)
+    return " ".join(_ARTICLES.sub(" ", text).split())
 
 
 def sentence_match(output: str, references: Sequence[str]) -> bool:
-    """Whether ``output`` equals any reference after :func:`normalize_for_match`."""
+    """Whether the normalised ``output`` equals a normalised reference (scorer's match)."""
     normalized = normalize_for_match(output)
     return any(normalized == normalize_for_match(ref) for ref in references)
 
 
 def is_edited(original: str, output: str) -> bool:
-    """Whether the output differs from the original (whitespace runs ignored)."""
-    return " ".join(original.split()) != " ".join(output.split())
+    """The scorer's "changed": the normalised output differs from the normalised original.
+
+    So a change of case, punctuation, articles or spacing alone is not an edit.
+    """
+    return normalize_for_match(output) != normalize_for_match(original)
 
 
 def length_ratio(original: str, output: str) -> float:
-    """len(output) / len(original) in whitespace tokens (the paper's "length increase")."""
-    original_length = len(original.split())
-    if original_length == 0:
+    """len(output) / len(original) in characters of the raw sentences ("length increase").
+
+    The paper speaks of length; the scorer measures it in characters (Python ``len``, i.e.
+    code points), before normalisation.
+    """
+    if not original:
         raise ValueError("the original sentence is empty")
-    return len(output.split()) / original_length
+    return len(output) / len(original)
 
 
 def sari_unigrams(text: str) -> frozenset[str]:
-    """Unigram set for SARI: lower-cased word runs and single punctuation marks."""
-    return frozenset(_UNIGRAM_PATTERN.findall(text.lower()))
+    """SARI unigrams: the set of whitespace tokens of :func:`normalize_for_match` ``(text)``."""
+    return frozenset(normalize_for_match(text).split())
 
 
 @dataclass
 class EditCounts:
-    """Micro-average accumulator of true positives, false positives and false negatives."""
+    """True positives, false positives and false negatives of one kind of SARI edit.
+
+    Accumulate examples with :meth:`add` (sums) and divide with :meth:`mean`: precision and
+    recall are ratios, so the scorer's mean counts and the sums give the same P/R/F1; the
+    scorer prints the mean counts. P, R and F1 are 0 when there is no true positive.
+    """
 
     true_positive: float = 0.0
     false_positive: float = 0.0
@@ -267,58 +302,83 @@ class EditCounts:
         self.false_positive += other.false_positive
         self.false_negative += other.false_negative
 
+    @classmethod
+    def mean(cls, counts: Sequence[EditCounts]) -> EditCounts:
+        """Per-field mean over examples, summed as the scorer does (``sum(l) / len(l)``)."""
+        if not counts:
+            raise ValueError("no counts to average")
+        n = len(counts)
+        return cls(sum(c.true_positive for c in counts) / n,
+                   sum(c.false_positive for c in counts) / n,
+                   sum(c.false_negative for c in counts) / n)
+
     @property
     def precision(self) -> float:
-        denominator = self.true_positive + self.false_positive
-        return self.true_positive / denominator if denominator else 0.0
+        if not self.true_positive:
+            return 0.0
+        return self.true_positive / (self.true_positive + self.false_positive)
 
     @property
     def recall(self) -> float:
-        denominator = self.true_positive + self.false_negative
-        return self.true_positive / denominator if denominator else 0.0
+        if not self.true_positive:
+            return 0.0
+        return self.true_positive / (self.true_positive + self.false_negative)
 
     @property
     def f1(self) -> float:
-        total = self.precision + self.recall
-        return 2 * self.precision * self.recall / total if total else 0.0
+        if not self.true_positive:
+            return 0.0
+        precision, recall = self.precision, self.recall
+        return 2 * precision * recall / (precision + recall)
 
-
-def _fractional_edit_counts(
-    predicted: frozenset[str], reference_edits: Sequence[frozenset[str]]
-) -> EditCounts:
-    """TP/FP/FN where a word in r of R reference edit sets counts r / R."""
-    weight: Counter = Counter()
-    for edits in reference_edits:
-        weight.update(edits)
-    n_refs = len(reference_edits)
-    true_positive = sum(weight[word] for word in predicted) / n_refs
-    return EditCounts(
-        true_positive=true_positive,
-        false_positive=len(predicted) - true_positive,
-        false_negative=sum(weight.values()) / n_refs - true_positive,
-    )
+    def as_dict(self) -> dict[str, float]:
+        """``precision``, ``recall``, ``f1`` and the raw ``tp``, ``fp``, ``fn``."""
+        return {"precision": self.precision, "recall": self.recall, "f1": self.f1,
+                "tp": self.true_positive, "fp": self.false_positive,
+                "fn": self.false_negative}
 
 
 def sari_edit_counts(
     original: str, output: str, references: Sequence[str]
 ) -> tuple[EditCounts, EditCounts]:
-    """SARI add and delete counts for one example (decontextualization paper, section 6).
+    """SARI add and delete counts for one example (``eval_util._get_raw_sari_score``).
 
-    Add edits are unigrams of a sentence not in the original; delete edits are unigrams of
-    the original not in the sentence. The output's edits are scored against every
-    reference's edits with fractional weights: a word in r of the R references weighs r / R
-    (so an edit all references make is a full true positive). Sum the counts over examples
-    and read precision/recall/F1 from the totals to get the paper's micro average.
+    Paper (section 6): add edits are unigrams of a sentence not in the original, delete
+    edits unigrams of the original not in the sentence, scored against the references'
+    edits. Scorer (implemented): on :func:`sari_unigrams` of each sentence, a word ``w``
+    weighs ``r(w) / R``, where ``R`` is the number of references with at least one token and
+    ``r(w)`` how many of them contain ``w``.
+
+    - add: TP = sum of the weights of the output's added words, FP = #added - TP,
+      FN = sum of the weights of the reference words not in the original - TP;
+    - delete: a word of the original weighs ``1 - r(w) / R`` (the share of references that
+      drop it); TP = sum of those weights over the output's deleted words,
+      FP = #deleted - TP, FN = sum over all words of the original - TP.
+
+    Raises ``ValueError`` without references, where the scorer fails
+    (``Annotation cannot be empty.``).
     """
     if not references:
         raise ValueError("SARI needs at least one reference")
     source = sari_unigrams(original)
     prediction = sari_unigrams(output)
-    reference_sets = [sari_unigrams(ref) for ref in references]
-    additions = _fractional_edit_counts(
-        prediction - source, [ref - source for ref in reference_sets]
-    )
-    deletions = _fractional_edit_counts(
-        source - prediction, [source - ref for ref in reference_sets]
-    )
+    targets = [tokens for tokens in map(sari_unigrams, references) if tokens]
+    weight: dict[str, float] = {}
+    for target in targets:
+        for word in target:
+            weight[word] = weight.get(word, 0) + 1
+    weight = {word: count / len(targets) for word, count in weight.items()}
+
+    added = prediction - source
+    add_tp = sum(weight.get(word, 0.0) for word in added)
+    additions = EditCounts(
+        add_tp, len(added) - add_tp,
+        sum(w for word, w in weight.items() if word not in source) - add_tp)
+
+    deleted = source - prediction
+    dropped_by_references = {word: 1 - weight.get(word, 0.0) for word in source
+                             if 1 - weight.get(word, 0.0) > 0}
+    del_tp = sum(dropped_by_references.get(word, 0.0) for word in deleted)
+    deletions = EditCounts(
+        del_tp, len(deleted) - del_tp, sum(dropped_by_references.values()) - del_tp)
     return additions, deletions

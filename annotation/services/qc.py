@@ -180,10 +180,9 @@ def decontext_aggregation(project: Project) -> dict:
     for item_id, original, category, text, payload in rows:
         sentence = (payload or {}).get("decontextualized_sentence") or text
         per_item.setdefault(item_id, (original, []))[1].append((category, sentence))
-    with_output = sum(
-        aggregation.decontext_human_output(original, annotations) is not None
-        for original, annotations in per_item.values()
-    )
+    humans = (aggregation.decontext_human_output(original, annotations)
+              for original, annotations in per_item.values())
+    with_output = sum(human is not None and human.scorable for human in humans)
     return {"n_examples": len(per_item), "examples_with_human_output": with_output}
 
 

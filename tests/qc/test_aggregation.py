@@ -13,6 +13,7 @@ from qc.aggregation import (
     aggregate_plausibility,
     claire_sentence_id,
     decontext_human_output,
+    decontext_sentence,
     majority_label,
     majority_labels,
     plausibility_label,
@@ -99,16 +100,39 @@ def test_decontext_median_length_output():
         ("IMPOSSIBLE", ""),
     ]
     result = decontext_human_output(original, annotations)
-    # Feasible outputs by bytes: "He won." (7), "John won." (9), "John Smith won." (15), ...
-    assert result.output == "John won."
-    assert sorted(result.references) == sorted(
-        ["John Smith won the race in 1990.", "He won.", "John Smith won."]
-    )
+    # Feasible by length: "He won." (7), "John won." (9), "John Smith won." (15), ... (32);
+    # the lower median of four is the second; references keep the sorted order.
+    assert (result.output, result.output_category) == ("John won.", "DONE")
+    assert result.references == ("He won.", "John Smith won.",
+                                 "John Smith won the race in 1990.")
+    assert result.scorable
 
 
-def test_decontext_skips_majority_impossible_and_single_feasible():
+def test_decontext_median_is_by_characters_with_ties_in_annotation_order():
+    # 21 characters (23 UTF-8 bytes) vs 22 characters (22 bytes): by bytes the other one.
+    result = decontext_human_output("Zoë sang it.", [("DONE", "Zoe Odegaard sang it!!"),
+                                                     ("DONE", "Zoë Ødegaard sang it.")])
+    assert result.output == "Zoë Ødegaard sang it."
+    assert result.references == ("Zoe Odegaard sang it!!",)
+    tied = decontext_human_output("s", [("DONE", "bb"), ("DONE", "aa"), ("DONE", "cc")])
+    assert (tied.output, tied.references) == ("aa", ("bb", "cc"))
+
+
+def test_decontext_skips_majority_impossible_and_keeps_single_feasible_unscorable():
     impossible = [("IMPOSSIBLE", ""), ("IMPOSSIBLE", ""), ("DONE", "x"), ("DONE", "y")]
     assert decontext_human_output("s", [*impossible[:3], ("IMPOSSIBLE", "")]) is None
-    assert decontext_human_output("s", [("DONE", "x"), ("IMPOSSIBLE", "")]) is None
     # Exactly half impossible is not a majority.
     assert decontext_human_output("s", impossible).output == "x"
+    # One feasible annotation: the scorer keeps the example with no reference (and then
+    # cannot score it).
+    single = decontext_human_output("s", [("DONE", "x"), ("IMPOSSIBLE", "")])
+    assert (single.output, single.references, single.scorable) == ("x", (), False)
+    with pytest.raises(ValueError):
+        decontext_human_output("s", [])
+
+
+def test_decontext_sentence_is_the_scorers_get_sent():
+    assert decontext_sentence("DONE", "It won.", "Zinc won.") == "Zinc won."
+    assert decontext_sentence("DONE", "It won.", "") == ""
+    assert decontext_sentence("UNNECESSARY", "It won.", "ignored") == "It won."
+    assert decontext_sentence("IMPOSSIBLE", "It won.", "") == "It won."

@@ -4,15 +4,25 @@ import math
 import statistics
 
 import pytest
+import sacrebleu
 
 from qc.cleaning import clean, read_sluice_csv, references_by_context
 from qc.evaluation import (
+    ClaireScores,
+    DecontextClassification,
+    DecontextExample,
+    RewriteScores,
     canard_human_agreement,
     claire_accuracy,
     claire_human_upper_bound,
     claire_spearman,
+    decontext_classification_scores,
     decontext_human_examples,
+    evaluate_canard,
+    evaluate_claire,
     evaluate_decontext,
+    evaluate_decontext_predictions,
+    evaluate_rewrites,
     evaluate_sluice,
     evaluate_websplit,
     sluice_annotator_agreement,
@@ -28,9 +38,25 @@ def test_decontext_repeat_baseline_scores():
     assert scores.n_examples == 2
     assert scores.length_increase == 1.0 and scores.percent_edited == 0.0
     assert scores.match_all == 0.5
-    assert scores.match_edited == 0.0  # only the first example has all references edited
+    # Only the first example has no reference equal to its original: 0 of 1.
+    assert (scores.match_edited, scores.n_match_edited) == (0.0, 1)
     assert scores.sari_add.true_positive == 0.0 and scores.sari_add.recall == 0.0
-    assert scores.sari_delete.false_negative == pytest.approx(1.0)
+    # Counts are means over examples: add FN john (1) + smith (1/2) on the first, 0 after.
+    assert scores.sari_add.false_negative == 0.75
+    assert scores.sari_delete.false_negative == 0.5  # "he", on the first example only
+
+
+def test_decontext_match_on_changed_is_over_examples_no_reference_leaves_unchanged():
+    # One reference keeps the original up to case and punctuation, the other edits it: the
+    # example is not "changed" (the older rule, "every reference differs from the raw
+    # original", counted it); with only editing references it is.
+    kept = ("He won.", "John won.", ["he won", "John won."])
+    edited = ("He won.", "John won.", ["John won!", "Jo won."])
+    assert evaluate_decontext([kept]).n_match_edited == 0
+    assert math.isnan(evaluate_decontext([kept]).match_edited)
+    assert evaluate_decontext([kept, edited]).match_edited == 1.0
+    # A reference differing from the original only in articles counts as unchanged.
+    assert evaluate_decontext([("It is a dog.", "x", ["It is the dog"])]).n_match_edited == 0
 
 
 def test_decontext_human_pipeline():
@@ -39,11 +65,83 @@ def test_decontext_human_pipeline():
         ("It fell.", [("IMPOSSIBLE", ""), ("IMPOSSIBLE", ""), ("DONE", "The tree fell.")]),
     ]
     scored = decontext_human_examples(examples)
-    assert scored == [("He won.", "John won.", ("John Smith won.", "Jo won."))]
+    # By characters: "Jo won." (7) < "John won." (9) < "John Smith won." (15).
+    assert scored == [("He won.", "John won.", ("Jo won.", "John Smith won."))]
     scores = evaluate_decontext(scored)
-    assert scores.percent_edited == 1.0 and scores.length_increase == 1.0
+    assert scores.percent_edited == 1.0 and scores.length_increase == 9 / 7
     with pytest.raises(ValueError):
         evaluate_decontext([])
+    # One feasible annotation: kept without references, as the scorer keeps it; scoring fails.
+    single = decontext_human_examples([("He won.", [("DONE", "John won.")])])
+    assert single == [("He won.", "John won.", ())]
+    with pytest.raises(ValueError):
+        evaluate_decontext(single)
+
+
+FOUNDED = "He founded the company in 1998."
+# The three dev examples of tests/exports/test_official_scorers.py, whose scores eval.py
+# --word_tokenizer=whitespace printed (docs/review-and-export.md), as plain rows.
+OFFICIAL_EXAMPLES = [
+    DecontextExample(101, FOUNDED, [
+        ("DONE", "Bill Gates founded the company Microsoft in 1998."),
+        ("DONE", "Bill Gates founded the company in 1998."), ("UNNECESSARY", "")],
+        "DONE", "Bill Gates founded the company Microsoft in 1998."),
+    DecontextExample(102, "Zoë sang it.", [
+        ("DONE", "Zoë Ødegaard sang it."), ("DONE", "Zoe Odegaard sang it!!"), ("IMPOSSIBLE", "")],
+        "UNNECESSARY", "Zoë sang it."),
+    DecontextExample(103, "It was there.", [
+        ("IMPOSSIBLE", ""), ("IMPOSSIBLE", ""), ("DONE", "The ship was there.")],
+        "IMPOSSIBLE", "It was there."),
+]
+
+
+def test_decontext_predictions_give_the_official_scorers_numbers():
+    result = evaluate_decontext_predictions(OFFICIAL_EXAMPLES)
+    assert result.n_examples == 3  # 103 (IMPOSSIBLE majority) only counts for classification
+    system, human = result.system, result.human
+    assert system.n_examples == human.n_examples == 2
+    assert system.length_increase == (49 / 31 + 1) / 2
+    assert (system.percent_edited, system.match_all) == (0.5, 0.5)
+    assert (system.match_edited, system.n_match_edited) == (0.0, 1)
+    # eval.py: ADD tp .75 fn 1.00 fp .75 (p .50 f1 .46); DEL tp .25 fn .50 fp .25 (f1 .40).
+    assert system.sari_add.as_dict() == pytest.approx(
+        {"tp": 0.75, "fp": 0.75, "fn": 1.0, "precision": 0.5, "recall": 0.75 / 1.75,
+         "f1": 0.4615384615384615})
+    assert system.sari_delete.as_dict() == pytest.approx(
+        {"tp": 0.25, "fp": 0.25, "fn": 0.5, "precision": 0.5, "recall": 1 / 3, "f1": 0.4})
+    # The human output of 102 is the Zoë sentence (shorter in characters, longer in bytes).
+    assert human.length_increase == (39 / 31 + 21 / 12) / 2
+    assert (human.percent_edited, human.match_all) == (1.0, 0.0)
+    assert (human.sari_add.precision, human.sari_add.recall) == pytest.approx((1 / 3, 2 / 7))
+    assert human.sari_delete.f1 == pytest.approx(0.4)
+    assert result.classification == DecontextClassification(1 / 3, 7 / 9)
+    as_dict = result.as_dict()
+    assert set(as_dict) == {"n_examples", "system", "human", "classification"}
+    assert set(as_dict["system"]) == {"n_examples", "length_increase", "percent_edited",
+                                      "match_all", "match_edited", "n_match_edited",
+                                      "sari_add", "sari_delete"}
+    assert as_dict["classification"] == {"impossible_ratio": 1 / 3, "binary_agreement": 7 / 9}
+
+
+def test_decontext_predictions_refuse_what_the_scorer_cannot_score():
+    single = DecontextExample(7, "It won.", [("DONE", "Zinc won."), ("IMPOSSIBLE", "")],
+                              "DONE", "Zinc won.")
+    with pytest.raises(ValueError, match="example 7 has a single feasible annotation"):
+        evaluate_decontext_predictions([*OFFICIAL_EXAMPLES, single])
+    with pytest.raises(ValueError, match="no example has enough feasible annotations"):
+        evaluate_decontext_predictions([OFFICIAL_EXAMPLES[2]])
+    with pytest.raises(ValueError):
+        evaluate_decontext_predictions([])
+
+
+def test_decontext_classification_scores():
+    scores = decontext_classification_scores([
+        ("IMPOSSIBLE", ["IMPOSSIBLE", "DONE"]),                 # agrees with 1 of 2
+        ("DONE", ["DONE", "UNNECESSARY", "IMPOSSIBLE"]),        # agrees with 2 of 3
+    ])
+    assert scores == DecontextClassification(impossible_ratio=0.5, binary_agreement=3 / 5)
+    with pytest.raises(ValueError):
+        decontext_classification_scores([])
 
 
 def test_claire_measures():
@@ -55,6 +153,36 @@ def test_claire_measures():
     ratings = [("f1", "w1", 5), ("f1", "w2", 3), ("f2", "w1", 1), ("f2", "w2", 2)]
     # f1 mean 4 -> PLAUSIBLE: ratings 5 (P) right, 3 (N) wrong; f2 both IMPLAUSIBLE right.
     assert claire_human_upper_bound(ratings) == 0.75
+
+
+def test_claire_evaluation_of_scores_and_of_labels():
+    gold_labels = {"1_1": "PLAUSIBLE", "1_2": "NEUTRAL", "1_3": "IMPLAUSIBLE"}
+    gold_scores = {"1_1": 4.5, "1_2": 3.0, "1_3": 1.5}
+    # Scores: Spearman, and classes from the thresholds (2.5 -> IMPLAUSIBLE, 4 -> PLAUSIBLE).
+    scores = evaluate_claire(gold_labels, gold_scores,
+                             predicted_scores={"1_1": 4.0, "1_2": 2.5, "1_3": 1.0})
+    assert scores == ClaireScores(n_fillers=3, accuracy=2 / 3, spearman=1.0)
+    assert scores.as_dict() == {"n_fillers": 3, "accuracy": 2 / 3, "spearman": 1.0}
+    # Labels: accuracy only, a missing id is wrong; no "spearman" key.
+    labels = evaluate_claire(gold_labels, gold_scores, predicted_labels={"1_1": "PLAUSIBLE"})
+    assert labels.as_dict() == {"n_fillers": 3, "accuracy": 1 / 3}
+    with pytest.raises(ValueError):
+        evaluate_claire(gold_labels, gold_scores)
+    with pytest.raises(ValueError):  # every gold id needs a score
+        evaluate_claire(gold_labels, gold_scores, predicted_scores={"1_1": 4.0})
+
+
+def test_rewrites_are_scored_against_every_reference():
+    predictions = ["Where was he born ?", "What did Ada write ?"]
+    references = [["Where was Bean born ?", "Where was he born ?"], ["What did she write ?"]]
+    scores = evaluate_rewrites(predictions, references)
+    streams = [["Where was Bean born ?", "What did she write ?"], ["Where was he born ?", None]]
+    assert scores == RewriteScores(2, sacrebleu.corpus_bleu(predictions, streams).score)
+    assert scores.bleu > evaluate_rewrites(predictions, [r[:1] for r in references]).bleu
+    assert evaluate_canard(predictions, ["Where was Bean born ?", "What did she write ?"]) == (
+        evaluate_rewrites(predictions, [r[:1] for r in references]).bleu)
+    with pytest.raises(TypeError):  # a bare string would be read as a list of characters
+        evaluate_rewrites(predictions, ["Where was Bean born ?", "What did she write ?"])
 
 
 def test_canard_human_agreement_identical_pairs():

@@ -90,16 +90,32 @@ def test_gleu_by_hand():
     assert sentence_gleu("", [""]) == 0.0
 
 
-def test_match_normalisation():
+def test_match_normalisation_is_the_decontext_scorers():
     assert normalize_for_match("The cat, an animal, sat on A mat.") == "cat animal sat on mat"
+    # ASCII punctuation is removed, not replaced by a space (the older rule gave "don t").
+    assert normalize_for_match("Don't stop: the U.S. team!") == "dont stop us team"
+    # Articles go as whole words only, after the punctuation (so "the-end" -> "theend" stays);
+    # non-ASCII punctuation and letters are kept, and "…" ends a word ("an…" loses "an").
+    assert normalize_for_match("The-end of theory, an…") == "theend of theory …"
+    assert normalize_for_match("  Zoë   THÉ  a\tb ") == "zoë thé b"
     assert sentence_match("Cat sat on the mat", ["x", "the cat sat on mat."])
+    assert sentence_match("cats don't", ["Cats dont."])
     assert not sentence_match("Cat sat on the mat", ["the dog sat on mat."])
 
 
-def test_edit_and_length():
+def test_edited_means_the_normalised_text_changed():
     assert not is_edited("He  left.", "He left.")
+    assert not is_edited("He left.", "he left")  # case and punctuation are not edits
+    assert not is_edited("It is a dog.", "It is the dog!")  # nor are articles
     assert is_edited("He left.", "John left.")
-    assert length_ratio("He left .", "John Smith left .") == pytest.approx(4 / 3)
+
+
+def test_length_ratio_in_characters_of_the_raw_text():
+    assert length_ratio("He left.", "John left.") == 10 / 8  # not 2 / 2 whitespace tokens
+    assert length_ratio("Zoë.", "Zoë Ø.") == 6 / 4  # characters, not UTF-8 bytes (8 / 5)
+    assert length_ratio("It is.", "It is") == 5 / 6  # before normalisation
+    with pytest.raises(ValueError):
+        length_ratio("", "x")
 
 
 def test_sari_fractional_reference_weights():
@@ -115,9 +131,48 @@ def test_sari_fractional_reference_weights():
     assert (deletions.true_positive, deletions.false_positive, deletions.false_negative) == (
         1.0, 0.0, 0.0,
     )
+
+
+def test_sari_partial_deletion_weights():
+    # Normalised: original {she, sang, it, there}; references {zoë, sang, it, there} and
+    # {zoë, sang, it}: "there" is kept by 1 of 2 -> deleting it weighs 1 - 1/2.
+    additions, deletions = sari_edit_counts(
+        "She sang it there.", "Zoë sang it", ["Zoë sang it there.", "Zoë sang it."])
+    assert (additions.true_positive, additions.false_positive,
+            additions.false_negative) == (1.0, 0.0, 0.0)
+    assert deletions.true_positive == 1.5  # she (1) + there (0.5)
+    assert deletions.false_positive == 0.5 and deletions.false_negative == 0.0
+
+
+def test_sari_ignores_punctuation_articles_and_empty_references():
+    # Normalised: "he won" -> "he won race"; the references give "he won race" twice and "",
+    # which does not count in R. The older unigram rule counted ",", "!", "the" and "a" as
+    # added words and weighed "race" 2/3.
+    additions, deletions = sari_edit_counts(
+        "He won.", "He won the race.", ["He won, the race!", "He won a race.", "..."])
+    assert (additions.true_positive, additions.false_positive,
+            additions.false_negative) == (1.0, 0.0, 0.0)
+    assert (deletions.true_positive, deletions.false_positive,
+            deletions.false_negative) == (0.0, 0.0, 0.0)
+    with pytest.raises(ValueError):
+        sari_edit_counts("He won.", "He won.", [])  # the scorer: "Annotation cannot be empty."
+
+
+def test_edit_counts_mean_and_scores():
+    mean = EditCounts.mean([EditCounts(1.0, 2.0, 0.5), EditCounts(0.0, 1.0, 1.0)])
+    assert (mean.true_positive, mean.false_positive, mean.false_negative) == (0.5, 1.5, 0.75)
+    assert mean.precision == 0.25 and mean.recall == 0.4
+    assert mean.f1 == pytest.approx(2 * 0.25 * 0.4 / 0.65)
     total = EditCounts()
-    total.add(additions)
-    assert total.precision == pytest.approx(1 / 3) and total.recall == pytest.approx(1 / 1.5)
+    for counts in (EditCounts(1.0, 2.0, 0.5), EditCounts(0.0, 1.0, 1.0)):
+        total.add(counts)
+    # Sums and means give the same P/R/F1; the scorer prints the means.
+    assert (total.precision, total.recall) == (mean.precision, mean.recall)
+    # No true positive: all zero, whatever the errors (the scorer's get_p_r_f1).
+    assert EditCounts(0.0, 3.0, 2.0).as_dict() == {
+        "precision": 0.0, "recall": 0.0, "f1": 0.0, "tp": 0.0, "fp": 3.0, "fn": 2.0}
+    with pytest.raises(ValueError):
+        EditCounts.mean([])
 
 
 def test_canard_human_agreement_bleu(shared_data):
