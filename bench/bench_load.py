@@ -183,8 +183,22 @@ class Annotator:
         writer.close()
 
 
-async def run_annotators(annotators: list[Annotator], timeout: float) -> None:
+async def run_annotators(annotators: list[Annotator], timeout: float, *, sample, start: float,
+                         end: float) -> dict[str, float | None]:
+    """Run the annotators; the server's CPU seconds between ``start`` and ``end`` (monotonic
+    times: the measured window), by part (see ``server_cpu_s``)."""
+
+    async def cpu_window():
+        await asyncio.sleep(max(0.0, start - time.monotonic()))
+        first = sample()
+        await asyncio.sleep(max(0.0, end - time.monotonic()))
+        last = sample()
+        return {name: sum(cpu - first[name].get(pid, 0.0) for pid, cpu in last[name].items())
+                for name in last}
+
+    window = asyncio.ensure_future(cpu_window())
     await asyncio.wait_for(asyncio.gather(*(a.run() for a in annotators)), timeout)
+    return await window
 
 
 def run_backend(name: str, env: dict, args) -> dict:
@@ -212,7 +226,9 @@ def run_backend(name: str, env: dict, args) -> dict:
         annotators = [Annotator(port, key, measure_from, deadline, args.reload_every_item)
                       for key in session_keys]
         client_cpu = time.process_time()
-        asyncio.run(run_annotators(annotators, args.warmup + args.seconds + 60))
+        cpu_window = asyncio.run(run_annotators(
+            annotators, args.warmup + args.seconds + 60,
+            sample=lambda: server_cpu_s(server.pid, env), start=measure_from, end=deadline))
         wall = args.seconds
         client_cpu = time.process_time() - client_cpu
     finally:
@@ -235,7 +251,47 @@ def run_backend(name: str, env: dict, args) -> dict:
         "error_kinds": {kind: sum(a.error_kinds.get(kind, 0) for a in annotators)
                         for kind in sorted({k for a in annotators for k in a.error_kinds})},
         "client_cpu_s": round(client_cpu, 1),
+        # Server CPU per submit in the measured window: robust to other load on the machine;
+        # the ceiling on a quiet N-CPU machine is about N × 1000 / (their sum) submits/s
+        # (less the load generator's share).
+        **{f"{name}_cpu_ms_per_submit": (None if seconds is None or not submits
+                                          else round(seconds * 1000 / len(submits), 2))
+           for name, seconds in cpu_window.items()},
     }
+
+
+def _process_cpu_s(pid: int) -> float | None:
+    """User + system CPU of a live process, from /proc (None once it is gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def server_cpu_s(master: int, env: dict) -> dict[str, dict[int, float]]:
+    """CPU so far of gunicorn (master and workers) and, on PostgreSQL, of the backends serving
+    the scratch database (all of them gunicorn's; the probe's own excluded), by process."""
+    workers = [int(entry.name) for entry in Path("/proc").iterdir() if entry.name.isdigit()
+               and _parent_pid(int(entry.name)) == master]
+    sample = {"gunicorn": {pid: _process_cpu_s(pid) for pid in [master, *workers]}}
+    if "DATABASE_URL" in env:
+        import psycopg
+
+        with psycopg.connect(env["DATABASE_URL"], autocommit=True) as probe:
+            backends = [row[0] for row in probe.execute(
+                "SELECT pid FROM pg_stat_activity WHERE datname = current_database() "
+                "AND pid <> pg_backend_pid()")]
+        sample["postgres"] = {pid: _process_cpu_s(pid) for pid in backends}
+    return {name: {pid: cpu for pid, cpu in by_pid.items() if cpu is not None}
+            for name, by_pid in sample.items()}
+
+
+def _parent_pid(pid: int) -> int | None:
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def base_env() -> dict:
