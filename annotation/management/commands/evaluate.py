@@ -3,7 +3,8 @@
 Exports the split with the project's dataset exporter into a temporary folder, reads the
 multi-reference export back (so what is scored is exactly what is shipped), and scores a
 system output in the same format, or a built-in baseline of ``qc.baselines``, with the
-paper's measures from ``qc.evaluation``:
+paper's measures from ``qc.evaluation`` (this command only reads files and builds rows; every
+measure, the multi-reference rules and the decontext scorer's rules live in ``qc``):
 
 - rewrite (CANARD): corpus BLEU against every reference rewrite of each question;
   baselines ``copy``, ``pronoun_sub``; the system file is a CANARD JSON array (its
@@ -13,7 +14,8 @@ paper's measures from ``qc.evaluation``:
 - sluice: mean sentence GLEU/BLEU/chrF against all references of a context; baselines
   ``ce_q1``, ``ce_a``; the system file is in the processed sluice JSON shape;
 - decontext: exactly what the official scorer (google-research/language
-  ``language/decontext/eval.py`` with ``--word_tokenizer=whitespace``) computes: length
+  ``language/decontext/eval.py`` with ``--word_tokenizer=whitespace``) computes
+  (``qc.evaluation.evaluate_decontext_predictions``): length
   increase ratio (characters), % changed, sentence match (all / on examples no reference
   leaves unchanged), SARI add/delete on unigrams of the normalised text, for the system and
   for the median-length human annotation, plus the feasibility classification score; baseline
@@ -28,8 +30,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import re
-import string
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -40,8 +40,8 @@ from annotation import selectors
 from annotation.exporters import EXPORTERS, export_project
 from annotation.exporters.sluice import FILE_SPLIT_NAMES
 from annotation.models import Project
-from qc import baselines, evaluation, textmetrics
-from qc.aggregation import plausibility_label
+from qc import baselines, cleaning, evaluation
+from qc.aggregation import decontext_sentence
 
 FORMAT_OF_KIND = {"rewrite": "canard", "plausibility": "claire", "sluice": "sluice",
                   "decontext": "decontext", "split_rephrase": "websplit"}
@@ -92,9 +92,8 @@ def evaluate_rewrite(export_dir: Path, split: str, system: Path | None, baseline
     if missing:
         raise CommandError(f"the system output has no rewrite for {len(missing)} question(s), "
                            f"e.g. {missing[0]}")
-    bleu = textmetrics.corpus_bleu([outputs[key] for key in keys],
-                                   [references[key] for key in keys])
-    return {"n_questions": len(keys), "bleu": bleu}
+    return dataclasses.asdict(evaluation.evaluate_rewrites([outputs[key] for key in keys],
+                                                           [references[key] for key in keys]))
 
 
 def evaluate_plausibility(export_dir: Path, split: str, system: Path | None, baseline):
@@ -104,27 +103,19 @@ def evaluate_plausibility(export_dir: Path, split: str, system: Path | None, bas
                                                            f"{split}_scores.tsv").items()}
     gold_labels = read_tsv_values(export_dir / f"{split}_labels.tsv")
     predicted = read_tsv_values(system)
-    result = {"n_fillers": len(gold_labels)}
     try:
         predicted_scores = {k: float(v) for k, v in predicted.items()}
-    except ValueError:
-        predicted_scores = None
-    if predicted_scores is not None:
-        result["spearman"] = evaluation.claire_spearman(gold_scores, predicted_scores)
-        predicted_labels = {k: plausibility_label(v) for k, v in predicted_scores.items()}
-    else:
-        predicted_labels = predicted
-    result["accuracy"] = evaluation.claire_accuracy(gold_labels, predicted_labels)
-    return result
+    except ValueError:  # not all numbers: a labels file
+        return evaluation.evaluate_claire(gold_labels, gold_scores,
+                                          predicted_labels=predicted).as_dict()
+    return evaluation.evaluate_claire(gold_labels, gold_scores,
+                                      predicted_scores=predicted_scores).as_dict()
 
 
 def evaluate_sluice(export_dir: Path, split: str, system: Path | None, baseline):
     rows = json.loads((export_dir / f"sluice_{FILE_SPLIT_NAMES[split]}_filtered.json")
                       .read_text(encoding="utf-8")).values()
-    contexts: dict[tuple, list[str]] = {}
-    for row in rows:
-        key = (row["Input.question_1"], row["Input.answer_1"], row["Input.question_2"])
-        contexts.setdefault(key, []).append(row["Answer.full_question"])
+    contexts = cleaning.references_by_context(rows)
     if system is not None:
         outputs = {(r["Input.question_1"], r["Input.answer_1"], r["Input.question_2"]):
                    r["Answer.full_question"]
@@ -139,129 +130,10 @@ def evaluate_sluice(export_dir: Path, split: str, system: Path | None, baseline)
                                                          [contexts[k] for k in keys]))
 
 
-# --- decontextualization, as the official scorer computes it ----------------------------
-# google-research/language, language/decontext/eval_util.py. Every rule below is theirs:
-# the text is normalised (lower case, ASCII punctuation removed, then a/an/the, whitespace
-# collapsed) before the match, "changed" and SARI; the length ratio is on the raw sentences in
-# characters; SARI uses the sets of whitespace tokens of the normalised text (the scorer's
-# ``--word_tokenizer=whitespace``), each reference word weighted by the share of non-empty
-# references that contain it; counts are averaged over examples before P/R/F1.
+# --- decontextualization: rows for qc.evaluation.evaluate_decontext_predictions ---------
 
 DECONTEXT_PREDICTION_KEYS = ("example_id", "category", "original_sentence",
                              "decontextualized_sentence")
-_DECONTEXT_PUNCTUATION = set(string.punctuation)
-_DECONTEXT_ARTICLES = re.compile(r"\b(a|an|the)\b")
-
-
-def decontext_normalize(text: str) -> str:
-    """``eval_util.normalize_text``."""
-    text = "".join("" if char in _DECONTEXT_PUNCTUATION else char for char in text.lower())
-    return " ".join(_DECONTEXT_ARTICLES.sub(" ", text).split())
-
-
-def decontext_sentence(label: dict) -> str:
-    """``eval_util.get_sent``: the edited sentence for DONE, else the original."""
-    if label["category"] == "DONE":
-        return label["decontextualized_sentence"]
-    return label["original_sentence"]
-
-
-def decontext_references(annotations: Sequence[dict]) -> tuple[str, list[str]] | None:
-    """``eval_util.process_annotation`` for one example: ``(human output, references)``.
-
-    ``None`` when IMPOSSIBLE is the strict majority (the scorer skips the example). Feasible
-    sentences are sorted by length in characters (ties in annotation order) and the lower
-    median is the human output. With one feasible annotation the scorer is left without a
-    reference and fails; the exporter keeps such examples out of dev/test, and here they
-    raise.
-    """
-    feasible = sorted((decontext_sentence(a) for a in annotations
-                       if a["category"] != "IMPOSSIBLE"), key=len)
-    if 2 * len(feasible) < len(annotations):
-        return None
-    if len(feasible) < 2:
-        raise CommandError("an example has a single feasible annotation: the official scorer "
-                           "cannot score it (no reference is left)")
-    human = feasible.pop((len(feasible) - 1) // 2)
-    return human, feasible
-
-
-def _sari_counts(original: str, output: str, references: Sequence[str]) -> tuple[float, ...]:
-    """``eval_util._get_raw_sari_score`` on normalised text: add and delete tp, fp, fn."""
-    source, prediction = set(original.split()), set(output.split())
-    targets = [set(reference.split()) for reference in references]
-    targets = [target for target in targets if target]
-    weight: dict[str, float] = {}
-    for target in targets:
-        for word in target:
-            weight[word] = weight.get(word, 0) + 1
-    weight = {word: count / len(targets) for word, count in weight.items()}
-    added = prediction - source
-    add_tp = sum(weight.get(word, 0.0) for word in added)
-    add_fp = len(added) - add_tp
-    add_fn = sum(w for word, w in weight.items() if word not in source) - add_tp
-    deleted = source - prediction
-    not_in_target = {word: 1 - weight.get(word, 0.0) for word in source
-                     if 1 - weight.get(word, 0.0) > 0}
-    del_tp = sum(not_in_target.get(word, 0.0) for word in deleted)
-    del_fp = len(deleted) - del_tp
-    del_fn = sum(not_in_target.values()) - del_tp
-    return add_tp, add_fp, add_fn, del_tp, del_fp, del_fn
-
-
-def _p_r_f1(tp: float, fp: float, fn: float) -> dict:
-    if tp == 0:
-        return {"precision": 0.0, "recall": 0.0, "f1": 0.0}
-    precision, recall = tp / (tp + fp), tp / (tp + fn)
-    return {"precision": precision, "recall": recall,
-            "f1": 2 * precision * recall / (precision + recall)}
-
-
-def decontext_generation_scores(examples: Sequence[tuple[str, str, Sequence[str]]]) -> dict:
-    """``eval_util.compute_sentence_generation_scores`` over ``(original, output, refs)``."""
-    if not examples:
-        raise CommandError("no example has enough feasible annotations to be scored")
-    ratios, changed, matched, matched_changed, counts = [], [], [], [], []
-    for original, output, references in examples:
-        others = [decontext_normalize(reference) for reference in references]
-        normalized_original, normalized_output = (decontext_normalize(original),
-                                                  decontext_normalize(output))
-        changed.append(normalized_output != normalized_original)
-        ratios.append(len(output) / len(original))
-        matched.append(normalized_output in others)
-        if normalized_original not in others:
-            matched_changed.append(normalized_output in others)
-        counts.append(_sari_counts(normalized_original, normalized_output, others))
-    n = len(examples)
-    add_tp, add_fp, add_fn, del_tp, del_fp, del_fn = (
-        sum(column) / n for column in zip(*counts, strict=True))
-
-    def mean(values):
-        return sum(values) / len(values) if values else float("nan")
-
-    return {
-        "n_examples": n,
-        "length_increase": mean(ratios),
-        "percent_edited": mean(changed),
-        "match_all": mean(matched),
-        "match_edited": mean(matched_changed),
-        "n_match_edited": len(matched_changed),
-        "sari_add": {**_p_r_f1(add_tp, add_fp, add_fn), "tp": add_tp, "fp": add_fp, "fn": add_fn},
-        "sari_delete": {**_p_r_f1(del_tp, del_fp, del_fn),
-                        "tp": del_tp, "fp": del_fp, "fn": del_fn},
-    }
-
-
-def decontext_classification_scores(examples: Sequence[dict], predictions: dict) -> dict:
-    """``eval_util.score_classification``: over every example, IMPOSSIBLE or not."""
-    matches, predicted_impossible = [], []
-    for example in examples:
-        impossible = predictions[example["example_id"]]["category"] == "IMPOSSIBLE"
-        predicted_impossible.append(impossible)
-        matches.extend(impossible == (a["category"] == "IMPOSSIBLE")
-                       for a in example["annotations"])
-    return {"impossible_ratio": sum(predicted_impossible) / len(predicted_impossible),
-            "binary_agreement": sum(matches) / len(matches)}
 
 
 def read_decontext_predictions(path: Path) -> dict:
@@ -310,20 +182,19 @@ def evaluate_decontext(export_dir: Path, split: str, system: Path | None, baseli
             "".join(json.dumps(predictions[example["example_id"]], sort_keys=True,
                                ensure_ascii=False) + "\n" for example in examples),
             encoding="utf-8")
-    system_examples, human_examples = [], []
+    rows = []
     for example in examples:
-        picked = decontext_references(example["annotations"])
-        if picked is None:
-            continue  # IMPOSSIBLE majority: skipped by the official scorer too
-        human, references = picked
-        original = example["annotations"][0]["original_sentence"]
-        system_examples.append(
-            (original, decontext_sentence(predictions[example["example_id"]]), references))
-        human_examples.append((original, human, references))
-    return {"n_examples": len(examples),
-            "system": decontext_generation_scores(system_examples),
-            "human": decontext_generation_scores(human_examples),
-            "classification": decontext_classification_scores(examples, predictions)}
+        prediction = predictions[example["example_id"]]
+        rows.append(evaluation.DecontextExample(
+            example_id=example["example_id"],
+            original_sentence=example["annotations"][0]["original_sentence"],
+            annotations=[(annotation["category"], annotation["decontextualized_sentence"])
+                         for annotation in example["annotations"]],
+            predicted_category=prediction["category"],
+            predicted_sentence=decontext_sentence(prediction["category"],
+                                                  prediction["original_sentence"],
+                                                  prediction["decontextualized_sentence"])))
+    return evaluation.evaluate_decontext_predictions(rows).as_dict()
 
 
 def evaluate_websplit(export_dir: Path, split: str, system: Path | None, baseline):
@@ -362,7 +233,10 @@ def evaluate_project(*, project: Project, split: str, system: Path | None,
         export_project(project=project, format_name=FORMAT_OF_KIND[project.kind],
                        out_dir=export_dir)
         extra = {"write_predictions": write_predictions} if write_predictions else {}
-        scores = EVALUATORS[project.kind](export_dir, split, system, baseline, **extra)
+        try:
+            scores = EVALUATORS[project.kind](export_dir, split, system, baseline, **extra)
+        except ValueError as error:  # what qc refuses to score, said plainly
+            raise CommandError(str(error)) from error
     return {"project": project.slug, "split": split,
             "system": str(system) if system else f"baseline:{baseline_name}", **scores}
 
