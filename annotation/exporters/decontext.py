@@ -27,22 +27,21 @@ from __future__ import annotations
 from collections.abc import Iterator
 from itertools import groupby
 
+from qc.aggregation import decontext_human_output
+
 from .. import selectors_qc
 from .base import SPLITS, Exporter, ExportFile, json_line
 
 ITEMS_PER_BATCH = 1000
-IMPOSSIBLE = "IMPOSSIBLE"
 SCORED_SPLITS = ("dev", "test")
 
 
-def official_scorer_can_score(categories: list[str]) -> bool:
-    """Whether ``eval.py`` can score an example with these annotation categories.
-
-    It skips the example when IMPOSSIBLE is the strict majority (``2 * feasible < total``) and
-    needs, otherwise, two feasible annotations: one median-length human output + a reference.
-    """
-    feasible = sum(category != IMPOSSIBLE for category in categories)
-    return 2 * feasible < len(categories) or feasible >= 2
+def official_scorer_can_score(original_sentence: str, annotations: list[tuple[str, str]]) -> bool:
+    """Whether ``eval.py`` can score an example with these ``(category, sentence)`` annotations:
+    a majority-IMPOSSIBLE example is skipped by it (fine), otherwise it needs a reference besides
+    the human output — the rule lives in :func:`qc.aggregation.decontext_human_output`."""
+    human = decontext_human_output(original_sentence, annotations)
+    return human is None or human.scorable
 
 
 def example_id_of(item_id: int, external_id: str) -> int:
@@ -82,7 +81,7 @@ class DecontextExporter(Exporter):
                 if not rows:
                     continue
                 if split in SCORED_SPLITS and not official_scorer_can_score(
-                        [row[4] for row in rows]):
+                        sentence, [(row[4], row[5] or "") for row in rows]):
                     left_out.append(external_id)
                     continue
                 example_id = example_id_of(item_id, external_id)
