@@ -18,9 +18,19 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from django.db import connections
-from django.db.models import Model, Prefetch, prefetch_related_objects
+from django.db.models import Model, Prefetch, Q, prefetch_related_objects
 
-from .models import Annotation, Assignment, DialogueTurn, Hit, HitItem, Item, Project, TaskKind
+from .models import (
+    Annotation,
+    Assignment,
+    DialogueTurn,
+    Hit,
+    HitItem,
+    Item,
+    Project,
+    TaskKind,
+    Worker,
+)
 from .payloads import ItemContext
 
 GAP = re.compile(r"_{2,}")
@@ -298,12 +308,48 @@ def hit_item_ids(*, hit: Hit) -> list[int]:
                 .values_list("item_id", flat=True))
 
 
-def assignment_annotations(*, assignment_id: str) -> dict[int, Annotation]:
-    """Annotations already stored for an MTurk assignment, by item id (resuming a HIT)."""
-    return {a.item_id: a for a in Annotation.objects.filter(
-        assignment__provider_assignment_id=assignment_id)}
+def assignment_annotations(*, assignment: Assignment) -> dict[int, Annotation]:
+    """Annotations already stored for an MTurk assignment, by item id (resuming a HIT). The
+    caller has checked the assignment is the requesting worker's."""
+    return {a.item_id: a for a in Annotation.objects.filter(assignment=assignment)}
 
 
 def assignment_by_provider_id(*, provider_assignment_id: str) -> Assignment | None:
     return (Assignment.objects.select_related("worker", "hit")
             .filter(provider_assignment_id=provider_assignment_id).first())
+
+
+def mturk_worker(*, external_id: str) -> Worker | None:
+    """The MTurk Worker with this WorkerId, if we have one (never created by a read)."""
+    return Worker.objects.filter(provider=Worker.Provider.MTURK, external_id=external_id).first()
+
+
+# --- provisional MTurk work ------------------------------------------------------------------
+# An ExternalQuestion page cannot authenticate the worker: whoever knows a HIT id can open it
+# with invented assignment and worker ids. Answers the page stores therefore carry
+# ``provenance[VERIFIED_KEY] = False`` until collection sees their assignment at MTurk
+# (``annotation.services.batches``), which sets it True. Exports, QC and coverage leave out
+# annotations where it is False. Collected, imported and local annotations have no such key.
+
+VERIFIED_KEY = "verified"
+
+
+def page_provenance(*, assignment: Assignment, hit: Hit) -> dict:
+    """The provenance of an answer the MTurk page stores: provisional."""
+    return {"provider": "mturk", "via": "page", "assignment_id": assignment.provider_assignment_id,
+            "hit_id": hit.provider_hit_id, VERIFIED_KEY: False}
+
+
+def unverified_q(prefix: str = "") -> Q:
+    """Annotations (``prefix`` e.g. ``"annotations__"`` from another model) saved by the MTurk
+    page whose assignment MTurk has not reported (yet). Only for ``filter``: to leave them
+    out use ``verified_q`` (a negated JSON key test is NULL, not true, where the key is
+    missing, so ``exclude(unverified_q())`` would drop every other annotation too)."""
+    return Q(**{f"{prefix}provenance__{VERIFIED_KEY}": False})
+
+
+def verified_q(prefix: str = "") -> Q:
+    """Every annotation but the provisional ones: no verification key (collected, imported,
+    local work) or verified by collection."""
+    return (~Q(**{f"{prefix}provenance__has_key": VERIFIED_KEY})
+            | Q(**{f"{prefix}provenance__{VERIFIED_KEY}": True}))

@@ -15,6 +15,7 @@ for exactly that (assignment, HIT, worker), embedded in the page.
 from __future__ import annotations
 
 import json
+import re
 from datetime import datetime
 from urllib.parse import urlsplit
 
@@ -36,18 +37,20 @@ from annotation.payloads import PayloadError, clean_warnings, validate_payload
 from annotation.services.annotations import (
     SubmitRefused,
     annotation_submit,
+    assignment_deadline,
     assignment_get_or_create_mturk,
     assignment_mark_submitted,
 )
 from annotation.services.batches import ANSWER_FIELD_META, ANSWER_FIELD_PAYLOADS
 from annotation.services.work_queue import work_queue_next_item
-from annotation.services.workers import worker_for_user, worker_get_or_create
+from annotation.services.workers import worker_for_user
 from qc.livechecks import load_rules
 
 PREVIEW_ASSIGNMENT_ID = "ASSIGNMENT_ID_NOT_AVAILABLE"
 DEFAULT_MTURK_SUBMIT_ORIGINS = ("https://www.mturk.com", "https://workersandbox.mturk.com")
 MAX_BODY_BYTES = 200_000
 MTURK_SIGNING_SALT = "unpack.mturk.task"
+MTURK_ID = re.compile(r"[A-Z0-9]{1,64}")
 
 
 class BadRequest(Exception):
@@ -103,21 +106,42 @@ def _parse_submission(body: dict) -> dict:
             "overridden_warnings": overridden}
 
 
-def _store(*, project: Project, worker: Worker, submission: dict, source: str,
-           assignment=None, allowed_item_ids=None) -> tuple[int, dict]:
-    """Validate the payload against its item and store it; the HTTP status and JSON answer for
-    the page."""
+class _Rejected(Exception):
+    """A submission answered with ``status`` and ``body`` before anything is stored."""
+
+    def __init__(self, status: int, body: dict):
+        super().__init__(body.get("message", ""))
+        self.status = status
+        self.body = body
+
+
+def _refusal_status(refused: SubmitRefused) -> int:
+    """409 for a conflict with the state of the work (the item or HIT is full, the assignment
+    is closed); 403 for who is asking (blocked, someone else's token or assignment)."""
+    return 409 if refused.code in ("item_full", "hit_full", "assignment_closed") else 403
+
+
+def _validated(*, project: Project, submission: dict, allowed_item_ids=None):
+    """``(item, context, clean payload)`` of a submission, or ``_Rejected``."""
     item_id = submission["item_id"]
     if allowed_item_ids is not None and item_id not in allowed_item_ids:
-        return 400, _error_body("wrong_item", "This item is not part of this task.", "item_id")
+        raise _Rejected(400, _error_body("wrong_item", "This item is not part of this task.",
+                                         "item_id"))
     item = selectors_annotate.item_for_submit(project=project, item_id=item_id)
     if item is None:
-        return 404, _error_body("no_item", "No such item in this project.", "item_id")
+        raise _Rejected(404, _error_body("no_item", "No such item in this project.", "item_id"))
     context = selectors_annotate.item_context(item)
     try:
         clean = validate_payload(project.kind, submission["payload"], context)
     except PayloadError as error:
-        return 400, _error_body("invalid", error.message, error.field)
+        raise _Rejected(400, _error_body("invalid", error.message, error.field)) from None
+    return item, context, clean
+
+
+def _stored(valid, *, worker: Worker, submission: dict, source: str, assignment=None,
+            provenance=None, assignment_deadline=None) -> tuple[int, dict]:
+    """Store a validated submission; the HTTP status and JSON answer for the page."""
+    item, context, clean = valid
     try:
         result = annotation_submit(
             worker=worker, item=item, clean=clean, context=context, source=source,
@@ -125,10 +149,10 @@ def _store(*, project: Project, worker: Worker, submission: dict, source: str,
             client_warnings=submission["client_warnings"],
             overridden_warnings=submission["overridden_warnings"],
             started_at=submission["started_at"], duration_ms=submission["duration_ms"],
+            provenance=provenance, assignment_deadline=assignment_deadline,
         )
     except SubmitRefused as refused:
-        status = 409 if refused.code == "item_full" else 403
-        return status, _error_body(refused.code, refused.message)
+        return _refusal_status(refused), _error_body(refused.code, refused.message)
     annotation = result.annotation
     return 200, {
         "status": "saved" if result.created else "duplicate",
@@ -137,6 +161,17 @@ def _store(*, project: Project, worker: Worker, submission: dict, source: str,
         "server_warnings": annotation.server_warnings,
         "reveal": selectors_annotate.revealed_after_submit(item),
     }
+
+
+def _store(*, project: Project, worker: Worker, submission: dict, source: str
+           ) -> tuple[int, dict]:
+    """Validate the payload against its item and store it; the HTTP status and JSON answer for
+    the page."""
+    try:
+        valid = _validated(project=project, submission=submission)
+    except _Rejected as rejected:
+        return rejected.status, rejected.body
+    return _stored(valid, worker=worker, submission=submission, source=source)
 
 
 def _kind_template(project: Project) -> str:
@@ -232,6 +267,12 @@ def _submit_origin_allowed(turk_submit_to: str) -> bool:
     return f"{parts.scheme}://{parts.netloc}" in allowed
 
 
+def _mturk_id_valid(value: str) -> bool:
+    """MTurk's AssignmentId, HITId and WorkerId are upper-case letters and digits, at most 64
+    characters (the columns that hold them are 64 and 100 wide)."""
+    return MTURK_ID.fullmatch(value) is not None
+
+
 def _mturk_signature(*, assignment_id: str, hit_id: str, worker_id: str) -> str:
     return signing.dumps([assignment_id, hit_id, worker_id], salt=MTURK_SIGNING_SALT,
                          compress=True)
@@ -247,32 +288,45 @@ def _mturk_identity(body: dict) -> tuple[str, str, str]:
     return assignment_id, hit_id, worker_id
 
 
+def _refused(request, project: Project, reason: str, status: int):
+    return render(request, "frontend/annotate/refused.html",
+                  {"project": project, "reason": reason}, status=status)
+
+
 @xframe_options_exempt
 @require_GET
 def mturk_task(request, slug: str):
-    """The ExternalQuestion page: the HIT's items; read-only in preview mode."""
+    """The ExternalQuestion page: the HIT's items; read-only in preview mode.
+
+    Writes nothing: the Worker and the Assignment are created on the first saved item
+    (``mturk_submit``). Refused with a polite page: malformed ids or a submit host that is not
+    MTurk's (400), an unknown HIT (404), a blocked worker or an AssignmentId that belongs to
+    another worker or HIT (403, nothing of that assignment shown)."""
     project = get_object_or_404(Project, slug=slug)
     assignment_id = request.GET.get("assignmentId", "")
     hit_id = request.GET.get("hitId", "")
     worker_id = request.GET.get("workerId", "")
     turk_submit_to = request.GET.get("turkSubmitTo", "")
+    preview = assignment_id in ("", PREVIEW_ASSIGNMENT_ID)
+    link_valid = _mturk_id_valid(hit_id) and (preview or (
+        _mturk_id_valid(assignment_id) and _mturk_id_valid(worker_id)
+        and _submit_origin_allowed(turk_submit_to)))
+    if not link_valid:
+        return _refused(request, project, "bad_link", 400)
     hit = selectors_annotate.hit_for_task(project=project, provider_hit_id=hit_id)
     if hit is None:
-        return render(request, "frontend/annotate/refused.html",
-                      {"project": project, "reason": "no_hit"}, status=404)
-    preview = assignment_id in ("", PREVIEW_ASSIGNMENT_ID)
+        return _refused(request, project, "no_hit", 404)
+    saved = {}
     if not preview:
-        if not worker_id or not _submit_origin_allowed(turk_submit_to):
-            return render(request, "frontend/annotate/refused.html",
-                          {"project": project, "reason": "bad_link"}, status=400)
-        worker = worker_get_or_create(provider=Worker.Provider.MTURK, external_id=worker_id)
-        if worker.is_blocked:
-            return render(request, "frontend/annotate/refused.html",
-                          {"project": project, "reason": "blocked"}, status=403)
+        try:
+            assignment = _mturk_assignment(hit=hit, assignment_id=assignment_id,
+                                           worker_id=worker_id)
+        except SubmitRefused as refused:
+            return _refused(request, project, refused.code, 403)
+        if assignment is not None:
+            saved = selectors_annotate.assignment_annotations(assignment=assignment)
     item_ids = selectors_annotate.hit_item_ids(hit=hit)
     items = selectors_annotate.items_for_page(project=project, item_ids=item_ids)
-    saved = {} if preview else selectors_annotate.assignment_annotations(
-        assignment_id=assignment_id)
     extra = {
         "preview": preview,
         "saved_item_ids": sorted(saved),
@@ -290,36 +344,70 @@ def mturk_task(request, slug: str):
     return render(request, "frontend/annotate/page.html", context)
 
 
-def _mturk_worker_and_assignment(project: Project, body: dict):
+def _mturk_assignment(*, hit, assignment_id: str, worker_id: str):
+    """The existing Assignment of these ids (None before the first save; nothing is created).
+
+    SubmitRefused ``not_yours`` when the AssignmentId belongs to another worker or HIT, and
+    ``blocked`` when the worker is blocked."""
+    assignment = selectors_annotate.assignment_by_provider_id(
+        provider_assignment_id=assignment_id)
+    if assignment is not None and not (
+            assignment.hit_id == hit.pk and assignment.worker.provider == Worker.Provider.MTURK
+            and assignment.worker.external_id == worker_id):
+        raise SubmitRefused("not_yours", "This assignment belongs to another worker or HIT.")
+    worker = (assignment.worker if assignment is not None
+              else selectors_annotate.mturk_worker(external_id=worker_id))
+    if worker is not None and worker.is_blocked:
+        raise SubmitRefused("blocked", "Your account cannot submit work for this project.")
+    return assignment
+
+
+def _mturk_hit_and_assignment(project: Project, body: dict):
+    """``(hit, existing assignment or None, assignment id, worker id)`` of a signed page token.
+
+    Raises BadRequest (not a token of ours, or no such HIT in this project) or SubmitRefused
+    (see ``_mturk_assignment``)."""
     assignment_id, hit_id, worker_id = _mturk_identity(body)
     hit = selectors_annotate.hit_for_task(project=project, provider_hit_id=hit_id)
     if hit is None:
         raise BadRequest("task_token", "no such HIT in this project")
-    worker = worker_get_or_create(provider=Worker.Provider.MTURK, external_id=worker_id)
-    if worker.is_blocked:
-        raise SubmitRefused("blocked", "Your account cannot submit work for this project.")
-    assignment = assignment_get_or_create_mturk(hit=hit, worker=worker,
-                                                provider_assignment_id=assignment_id)
-    return hit, worker, assignment
+    assignment = _mturk_assignment(hit=hit, assignment_id=assignment_id, worker_id=worker_id)
+    return hit, assignment, assignment_id, worker_id
 
 
 @csrf_exempt  # cookies are withheld in MTurk's iframe; the signed task_token replaces them
 @xframe_options_exempt
 @require_POST
 def mturk_submit(request, slug: str):
+    """Save one item of the page's HIT. The first saved item creates the Worker and the
+    Assignment (refused when the HIT has no free slot); answers are stored provisional until
+    collection sees the assignment at MTurk (docs/annotating.md, "Trust")."""
     project = get_object_or_404(Project, slug=slug)
     try:
         body = _parse_body(request)
         submission = _parse_submission(body)
-        hit, worker, assignment = _mturk_worker_and_assignment(project, body)
+        hit, assignment, assignment_id, worker_id = _mturk_hit_and_assignment(project, body)
     except BadRequest as error:
         return _error(400, "invalid", error.message, error.field)
     except SubmitRefused as refused:
         return _error(403, refused.code, refused.message)
-    status, body = _store(project=project, worker=worker, submission=submission,
-                          source=Annotation.Source.MTURK, assignment=assignment,
-                          allowed_item_ids=set(selectors_annotate.hit_item_ids(hit=hit)))
-    return JsonResponse(body, status=status)
+    try:
+        valid = _validated(project=project, submission=submission,
+                           allowed_item_ids=set(selectors_annotate.hit_item_ids(hit=hit)))
+    except _Rejected as rejected:
+        return JsonResponse(rejected.body, status=rejected.status)
+    if assignment is None:
+        try:
+            assignment = assignment_get_or_create_mturk(
+                hit=hit, worker_external_id=worker_id, provider_assignment_id=assignment_id)
+        except SubmitRefused as refused:
+            return _error(_refusal_status(refused), refused.code, refused.message)
+    status, answer = _stored(valid, worker=assignment.worker, submission=submission,
+                             source=Annotation.Source.MTURK, assignment=assignment,
+                             provenance=selectors_annotate.page_provenance(
+                                 assignment=assignment, hit=hit),
+                             assignment_deadline=assignment_deadline(assignment, hit))
+    return JsonResponse(answer, status=status)
 
 
 @csrf_exempt  # see mturk_submit
@@ -330,15 +418,15 @@ def mturk_finish(request, slug: str):
     the page posts to MTurk's externalSubmit."""
     project = get_object_or_404(Project, slug=slug)
     try:
-        hit, _, assignment = _mturk_worker_and_assignment(project, _parse_body(request))
+        hit, assignment, *_ = _mturk_hit_and_assignment(project, _parse_body(request))
     except BadRequest as error:
         return _error(400, "invalid", error.message, error.field)
     except SubmitRefused as refused:
         return _error(403, refused.code, refused.message)
     wanted = set(selectors_annotate.hit_item_ids(hit=hit))
-    saved = selectors_annotate.assignment_annotations(
-        assignment_id=assignment.provider_assignment_id)
-    if not wanted <= saved.keys():
+    saved = ({} if assignment is None
+             else selectors_annotate.assignment_annotations(assignment=assignment))
+    if assignment is None or not wanted <= saved.keys():
         return _error(409, "incomplete", f"{len(wanted - saved.keys())} item(s) are not saved yet.")
     assignment_mark_submitted(assignment=assignment)
     # The page posts these to MTurk too, so MTurk's copy of the assignment holds the whole

@@ -4,18 +4,33 @@
 (or a retry after a lost response) returns the stored annotation instead of a second one. The
 capacity re-check under the Item row lock is the concurrency guarantee of the work queue
 (see ``annotation.services.work_queue``).
+
+MTurk ExternalQuestion pages cannot authenticate the worker (MTurk's own model: the page gets
+assignmentId/workerId in its URL, and the requester reconciles at collection). So the page's
+answers are stored *provisional* (``provenance["verified"] is False``) until collection sees the
+assignment at MTurk (``annotation.services.batches``); an assignment is created on its first
+saved item only, never beyond the HIT's ``max_assignments`` live ones, and takes no answer once
+it is submitted or decided. See docs/annotating.md, "Trust".
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from django.db import IntegrityError, connection, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from ..models import Annotation, Assignment, Hit, Item, Worker
 from ..payloads import CleanPayload, ItemContext, live_check_warnings
+
+#: Clock skew and network delay allowed between MTurk and us when deciding that an assignment's
+#: time is over: MTurk counts the assignment duration from its AcceptTime, which is before our
+#: first save (``Assignment.accepted_at`` of a page-created assignment), so this is generous.
+ASSIGNMENT_GRACE = timedelta(minutes=5)
+#: Statuses of an assignment that no longer holds one of the HIT's slots at MTurk.
+RELEASED_ASSIGNMENT_STATUSES = (Assignment.Status.RETURNED, Assignment.Status.ABANDONED)
 
 
 class SubmitRefused(Exception):
@@ -80,6 +95,21 @@ def _submit_state(*, item: Item, worker: Worker, assignment: Assignment | None,
     return _SubmitState(token_id, token_worker_id, own_id, int(collected))
 
 
+ASSIGNMENT_TABLE = Assignment._meta.db_table
+
+
+def _assignment_status(assignment: Assignment) -> str | None:
+    """The assignment's status, read under a share lock until the transaction ends (PostgreSQL;
+    SQLite's IMMEDIATE transaction already serialises writers): a decision, the page's finish or
+    collection cannot change it between this check and the INSERT."""
+    lock = " FOR SHARE" if connection.vendor == "postgresql" else ""
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT status FROM {ASSIGNMENT_TABLE} WHERE id = %s{lock}",  # noqa: S608
+                       [assignment.pk])
+        row = cursor.fetchone()
+    return row[0] if row else None
+
+
 def _lock_item(item: Item) -> None:
     """Lock the Item row until the transaction ends. SQLite has no row locks and needs none:
     the settings open every transaction IMMEDIATE, which already serialises writers."""
@@ -102,15 +132,21 @@ def annotation_submit(
     overridden_warnings: list[dict] | None = None,
     started_at: datetime | None = None,
     duration_ms: int | None = None,
+    provenance: dict | None = None,
+    assignment_deadline: datetime | None = None,
 ) -> SubmitResult:
     """Store ``worker``'s validated answer ``clean`` for ``item``; see the module docstring.
 
     Raises ``SubmitRefused`` when the worker is blocked, the item is already complete (local
-    work only: MTurk bounds assignments itself), or the token belongs to another worker.
-    Server warnings are the shared live checks re-run on the clean payload.
+    work only: MTurk bounds assignments per HIT, see ``assignment_get_or_create_mturk``), the
+    token belongs to another worker, or ``assignment`` is no longer accepted (submitted,
+    decided, returned or abandoned) or past ``assignment_deadline``: ``assignment_closed``. A
+    retry of an answer already stored returns it in every case (nothing changes). Server
+    warnings are the shared live checks re-run on the clean payload.
 
     Queries when stored: the row lock (PostgreSQL), one state query, the INSERT (plus BEGIN and
-    COMMIT on SQLite). A duplicate costs one more read to return the stored annotation.
+    COMMIT on SQLite); with an assignment, one more to read (and share-lock) its status. A
+    duplicate costs one more read to return the stored annotation.
     """
     client_token = client_token or None
     try:
@@ -132,6 +168,17 @@ def annotation_submit(
             if state.own_annotation_id is not None:
                 return SubmitResult(Annotation.objects.get(pk=state.own_annotation_id),
                                     created=False)
+            if assignment is not None:
+                if _assignment_status(assignment) != Assignment.Status.ACCEPTED:
+                    raise SubmitRefused(
+                        "assignment_closed",
+                        "This assignment is already submitted or closed: nothing more can be "
+                        "saved in it.")
+                if assignment_deadline is not None and timezone.now() > assignment_deadline:
+                    raise SubmitRefused(
+                        "assignment_closed",
+                        "The time for this assignment is over: nothing more can be saved in "
+                        "it. Please return the HIT.")
             if (source == Annotation.Source.LOCAL and state.collected_by_others
                     >= item.project.redundancy_for(item.split)):
                 raise SubmitRefused("item_full",
@@ -143,6 +190,7 @@ def annotation_submit(
                 overridden_warnings=overridden_warnings or [],
                 server_warnings=live_check_warnings(context, clean.payload),
                 started_at=started_at, submitted_at=timezone.now(), duration_ms=duration_ms,
+                provenance=provenance or {},
                 **clean.columns,
             )
             return SubmitResult(annotation, created=True)
@@ -157,22 +205,81 @@ def annotation_submit(
         return SubmitResult(existing, created=False)
 
 
-def assignment_get_or_create_mturk(*, hit: Hit, worker: Worker,
-                                   provider_assignment_id: str) -> Assignment:
-    """The Assignment of an MTurk worker on ``hit``, created on their first saved item.
+def assignment_deadline(assignment: Assignment, hit: Hit) -> datetime | None:
+    """When the assignment's time is over (None: unknown). MTurk abandons an assignment not
+    submitted within the batch's assignment duration, counted from its AcceptTime, which is
+    before our first save (``accepted_at`` of a page-created assignment); ``ASSIGNMENT_GRACE``
+    covers clock skew. Answers saved after that could never reach MTurk."""
+    if assignment.accepted_at is None:
+        return None
+    return (assignment.accepted_at + timedelta(seconds=hit.batch.assignment_duration_seconds)
+            + ASSIGNMENT_GRACE)
 
+
+def live_assignments_q(hit: Hit, *, now: datetime) -> Q:
+    """Assignments that hold one of ``hit``'s slots: not returned or abandoned, and not an
+    accepted one whose time is over (MTurk has given its slot back; collection marks it
+    abandoned)."""
+    stale_before = now - timedelta(seconds=hit.batch.assignment_duration_seconds) \
+        - ASSIGNMENT_GRACE
+    return (Q(hit=hit) & ~Q(status__in=RELEASED_ASSIGNMENT_STATUSES)
+            & ~Q(status=Assignment.Status.ACCEPTED, accepted_at__lt=stale_before))
+
+
+def _owned_by(assignment: Assignment, *, hit: Hit, worker_external_id: str) -> bool:
+    worker = assignment.worker
+    return (assignment.hit_id == hit.pk and worker.provider == Worker.Provider.MTURK
+            and worker.external_id == worker_external_id)
+
+
+def assignment_get_or_create_mturk(*, hit: Hit, worker_external_id: str,
+                                   provider_assignment_id: str) -> Assignment:
+    """The Assignment of an MTurk worker on ``hit``; created (with the Worker) on their first
+    saved item, never when a page is only opened.
+
+    Refused (``SubmitRefused``):
+
+    * ``not_yours`` -- the AssignmentId belongs to another worker or HIT;
+    * ``blocked`` -- the worker is blocked;
+    * ``hit_full`` -- a new assignment while the HIT already has ``max_assignments`` live ones
+      (``live_assignments_q``): one person inventing assignment ids cannot store more answers
+      per item than the HIT has slots.
+
+    The Hit row is locked while counting, so two first saves cannot both take the last slot.
     The MTurk collector get-or-creates by the same AssignmentId, so whichever runs first wins
-    and the other finds the row. An AssignmentId of another worker or HIT is refused.
+    and the other finds the row. Created assignments are provisional until collection sees
+    them at MTurk (the caller stores the answers with ``provenance["verified"] = False``).
     """
     with transaction.atomic():
-        assignment, _ = Assignment.objects.select_for_update().get_or_create(
-            provider_assignment_id=provider_assignment_id,
-            defaults={"hit": hit, "worker": worker, "status": Assignment.Status.ACCEPTED,
-                      "accepted_at": timezone.now()},
-        )
-        if assignment.worker_id != worker.pk or assignment.hit_id != hit.pk:
+        locked_hit = Hit.objects.select_for_update().select_related("batch").get(pk=hit.pk)
+        existing = (Assignment.objects.select_related("worker")
+                    .filter(provider_assignment_id=provider_assignment_id).first())
+        if existing is None:
+            now = timezone.now()
+            live = Assignment.objects.filter(live_assignments_q(locked_hit, now=now)).count()
+            if live >= locked_hit.max_assignments:
+                raise SubmitRefused(
+                    "hit_full",
+                    "This HIT has no free assignment left, so your answers cannot be saved. "
+                    "Please return the HIT.")
+            worker, _ = Worker.objects.get_or_create(provider=Worker.Provider.MTURK,
+                                                     external_id=worker_external_id)
+            if worker.is_blocked:
+                raise SubmitRefused("blocked",
+                                    "Your account cannot submit work for this project.")
+            try:
+                with transaction.atomic():
+                    return Assignment.objects.create(
+                        hit=locked_hit, worker=worker,
+                        provider_assignment_id=provider_assignment_id,
+                        status=Assignment.Status.ACCEPTED, accepted_at=now)
+            except IntegrityError:
+                # Collection stored the same AssignmentId meanwhile: judge that row.
+                existing = (Assignment.objects.select_related("worker")
+                            .get(provider_assignment_id=provider_assignment_id))
+        if not _owned_by(existing, hit=locked_hit, worker_external_id=worker_external_id):
             raise SubmitRefused("not_yours", "This assignment belongs to another worker or HIT.")
-        return assignment
+        return existing
 
 
 def assignment_mark_submitted(*, assignment: Assignment) -> Assignment:

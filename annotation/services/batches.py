@@ -42,6 +42,7 @@ from ..models import (
     Assignment,
     Batch,
     Bonus,
+    Flag,
     Hit,
     HitItem,
     Item,
@@ -60,6 +61,8 @@ from ..providers import (
     get_provider,
 )
 from ..providers.base import LocaleValue
+from ..selectors_annotate import VERIFIED_KEY, unverified_q, verified_q
+from .annotations import ASSIGNMENT_GRACE, RELEASED_ASSIGNMENT_STATUSES
 
 logger = logging.getLogger(__name__)
 
@@ -241,8 +244,9 @@ def _selected_items(project: Project, options: LaunchOptions) -> list[Item]:
 
 def _coverage_by_item(item_ids: Sequence[int]) -> dict[int, int]:
     """Annotations an item has or will get: collected (not imported) annotations outside active
-    HITs that were not rejected, plus the assignment slots of active HITs (minus their rejected
-    assignments, which MTurk won't redo)."""
+    HITs that were not rejected and are not provisional (see ``selectors_annotate.verified_q``),
+    plus the assignment slots of active HITs (minus their rejected assignments, which MTurk
+    won't redo)."""
     coverage: dict[int, int] = defaultdict(int)
     active_hit_items = HitItem.objects.filter(
         item_id__in=item_ids, hit__batch__status__in=ACTIVE_BATCH_STATUSES,
@@ -256,8 +260,9 @@ def _coverage_by_item(item_ids: Sequence[int]) -> dict[int, int]:
     for row in rejected:
         coverage[row["hit__hititem__item_id"]] -= row["n"]
     # Imported annotations (a dataset's released answers) fill no slot, as in the work queue:
-    # a project collects its own redundancy on top of what it imported.
-    outside = (Annotation.objects.filter(item_id__in=item_ids)
+    # a project collects its own redundancy on top of what it imported. Answers the MTurk page
+    # stored for an assignment MTurk never reported fill none either.
+    outside = (Annotation.objects.filter(verified_q(), item_id__in=item_ids)
                .exclude(source=Annotation.Source.IMPORT)
                .exclude(review_status=Annotation.Review.REJECTED)
                .exclude(assignment__hit__batch__status__in=ACTIVE_BATCH_STATUSES)
@@ -619,11 +624,16 @@ class CollectResult:
     annotations_created: int = 0
     status_changes: int = 0
     invalid_answers: int = 0
+    #: page-saved assignments MTurk reported for the first time (their answers now count)
+    assignments_verified: int = 0
+    #: page-saved assignments MTurk never reported in time (abandoned, flagged)
+    assignments_released: int = 0
     errors: list[str] = field(default_factory=list)
 
     def merge(self, other: CollectResult) -> None:
         for name in ("hits_seen", "assignments_seen", "assignments_created",
-                     "annotations_created", "status_changes", "invalid_answers"):
+                     "annotations_created", "status_changes", "invalid_answers",
+                     "assignments_verified", "assignments_released"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.errors.extend(other.errors)
 
@@ -714,6 +724,12 @@ def assignment_record_collected(*, hit: Hit, collected: CollectedAssignment) -> 
             _event(batch=hit.batch, hit=hit, assignment=assignment, kind="assignment_collected",
                    new=remote_status, detail={"worker": collected.worker_id})
         else:
+            if assignment.hit_id != hit.pk or assignment.worker_id != worker.pk:
+                # The task page stored this AssignmentId for another worker or HIT than MTurk
+                # reports: that work was not MTurk's. Left out (provisional) and flagged.
+                _flag_mismatch(hit, assignment, collected)
+                return result
+            result.assignments_verified = _verify(hit, assignment)
             if not assignment.raw_answer and collected.answer_xml:
                 assignment.raw_answer = collected.answer_xml
                 assignment.save(update_fields=["raw_answer"])
@@ -727,8 +743,83 @@ def assignment_record_collected(*, hit: Hit, collected: CollectedAssignment) -> 
     return result
 
 
+def _verify(hit: Hit, assignment: Assignment) -> int:
+    """MTurk reports this assignment of this worker on this HIT: the answers the task page
+    stored for it stop being provisional (exports, QC and coverage count them from now on).
+    1 when this collection verified it."""
+    verified = assignment.annotations.filter(unverified_q()).update(provenance={
+        "provider": "mturk", "via": "page", "assignment_id": assignment.provider_assignment_id,
+        "hit_id": hit.provider_hit_id, VERIFIED_KEY: True})
+    if verified:
+        _event(batch=hit.batch, hit=hit, assignment=assignment, kind="assignment_verified",
+               detail={"annotations": verified})
+    return 1 if verified else 0
+
+
+def _flag_mismatch(hit: Hit, assignment: Assignment, collected: CollectedAssignment) -> None:
+    if assignment.events.filter(kind="assignment_mismatch").exists():
+        return
+    _event(batch=hit.batch, hit=hit, assignment=assignment, kind="assignment_mismatch",
+           detail={"reported_worker": collected.worker_id, "reported_hit": collected.hit_id})
+    project = hit.batch.project
+    Flag.objects.get_or_create(
+        project=project, fingerprint=f"assignment_mismatch:{assignment.pk}",
+        defaults={"assignment": assignment, "worker": assignment.worker,
+                  "reason": "assignment_mismatch", "score": 1.0,
+                  "detail": (f"MTurk reports assignment {assignment.provider_assignment_id} for "
+                             f"worker {collected.worker_id} on HIT {collected.hit_id}; the task "
+                             "page stored it for another worker or HIT. Its answers are left "
+                             "out of exports and QC.")})
+
+
+def _release_unreported(hit: Hit, reported: set[str], *, listed_at: datetime) -> int:
+    """Assignments of ``hit`` that MTurk does not report although it must have by now: accepted
+    or submitted on our side (by the task page) more than the assignment duration (plus
+    ``ASSIGNMENT_GRACE``) before the listing started. A real assignment is submitted within
+    its duration from MTurk's AcceptTime, which is before our first save, so it would be in
+    the listing; these were invented, or returned or abandoned by the worker. They become
+    abandoned (their slot is free again), their answers stay provisional (never exported or
+    counted), and those that hold answers are flagged for review. The number released."""
+    deadline = listed_at - timedelta(seconds=hit.batch.assignment_duration_seconds) \
+        - ASSIGNMENT_GRACE
+    stale = (Assignment.objects.filter(hit=hit, accepted_at__lt=deadline, status__in=(
+        Assignment.Status.ACCEPTED, Assignment.Status.SUBMITTED))
+        .exclude(provider_assignment_id__in=reported).select_related("worker"))
+    released = 0
+    for assignment in stale:
+        with transaction.atomic():
+            if not Assignment.objects.filter(pk=assignment.pk, status=assignment.status).update(
+                    status=Assignment.Status.ABANDONED):
+                continue
+            released += 1
+            _event(batch=hit.batch, hit=hit, assignment=assignment,
+                   kind="assignment_not_reported", old=assignment.status,
+                   new=Assignment.Status.ABANDONED)
+            answers = assignment.annotations.count()
+            if answers:
+                Flag.objects.get_or_create(
+                    project=hit.batch.project, fingerprint=f"not_reported:{assignment.pk}",
+                    defaults={"assignment": assignment, "worker": assignment.worker,
+                              "reason": "not_reported_by_mturk", "score": 1.0,
+                              "detail": (
+                                  f"The task page stored {answers} answer(s) for assignment "
+                                  f"{assignment.provider_assignment_id} (worker "
+                                  f"{assignment.worker.external_id}), which MTurk never "
+                                  "reported: an invented assignment id, or work returned "
+                                  "or abandoned. Left out of exports, QC and coverage.")})
+    return released
+
+
 def _copy_remote_status(assignment: Assignment, remote_status: str) -> int:
     local = assignment.status
+    if local in RELEASED_ASSIGNMENT_STATUSES:
+        # Released as never reported, and MTurk reports it after all (clock skew beyond the
+        # grace): MTurk is right.
+        assignment.status = remote_status
+        assignment.save(update_fields=["status"])
+        _event(batch=assignment.hit.batch, hit=assignment.hit, assignment=assignment,
+               kind="assignment_status_collected", old=local, new=remote_status)
+        return 1
     if local == remote_status or not assignment.decision_synced:
         return 0  # same, or our own decision is on its way to the provider
     if remote_status == Assignment.Status.SUBMITTED:
@@ -825,8 +916,12 @@ def batch_collect(*, batch_id: int, provider: AnnotationProvider | None = None) 
                     result.status_changes += _sync_hit_status(hit, remote.status)
     for provider_hit_id, hit in hits.items():
         result.hits_seen += 1
+        listed_at = timezone.now()
+        reported = set()
         for collected in provider.list_assignments_for_hit(provider_hit_id):
+            reported.add(collected.assignment_id)
             result.merge(assignment_record_collected(hit=hit, collected=collected))
+        result.assignments_released += _release_unreported(hit, reported, listed_at=listed_at)
     _complete_if_done(batch)
     return result
 

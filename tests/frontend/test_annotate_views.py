@@ -360,14 +360,16 @@ def test_mturk_submit_is_bound_to_the_signed_assignment(client):
     project = sluice_project(items=2)
     publish_hit(project)
     item = project.items.first()
+    # Another worker opened a page for the same AssignmentId before its owner saved anything
+    # (afterwards the page itself is refused).
+    stolen = mturk_token(client, project, "ASSIGN1", "AW2")
     token = mturk_token(client, project, "ASSIGN1", "AW1")
     body = {"item_id": item.pk, "client_token": uuid.uuid4().hex, "task_token": token,
             "payload": {"full_question": "Why did he leave?", "skipped": False}}
     assert mturk_post(client, project, "submit", body).status_code == 200
     tampered = dict(body, task_token=token[:-2] + "xx", client_token=uuid.uuid4().hex)
     assert mturk_post(client, project, "submit", tampered).status_code == 400
-    # Another worker holding a page for the same AssignmentId cannot write into it.
-    stolen = mturk_token(client, project, "ASSIGN1", "AW2")
+    # ... and cannot write into it.
     response = mturk_post(client, project, "submit",
                           dict(body, task_token=stolen, client_token=uuid.uuid4().hex))
     assert response.status_code == 403 and response.json()["error"] == "not_yours"

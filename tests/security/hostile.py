@@ -60,6 +60,7 @@ class Hostile:
     batch: Batch
     hit: Hit
     assignment: Assignment
+    page_hit: Hit
 
 
 def hostile_world() -> Hostile:
@@ -87,8 +88,15 @@ def hostile_world() -> Hostile:
     hit = Hit.objects.create(batch=batch, provider_hit_id=short("hit-id"),
                              unique_request_token="hostile-hit", max_assignments=3,
                              status=Hit.Status.ASSIGNABLE, error=payload("hit-error"))
+    # The task page refuses a malformed hitId before looking anything up (MTurk ids are
+    # [A-Z0-9]{1,64}), so a hostile HIT id never reaches it: the page is opened on a HIT with a
+    # valid id over the same hostile items; the hostile id stays for the staff pages.
+    page_hit = Hit.objects.create(batch=batch, provider_hit_id="HOSTILEPAGEHIT",
+                                  unique_request_token="hostile-page-hit", max_assignments=3,
+                                  status=Hit.Status.ASSIGNABLE)
     for order, item in enumerate(items):
         HitItem.objects.create(hit=hit, item=item, order=order)
+        HitItem.objects.create(hit=page_hit, item=item, order=order)
     workers = [Worker.objects.create(provider="mturk", external_id=short(f"worker-{k}"))
                for k in range(3)]
     assignment = Assignment.objects.create(hit=hit, worker=workers[0],
@@ -148,7 +156,7 @@ def hostile_world() -> Hostile:
     Item.objects.create(project=decontext, external_id="zinc-0", group_key="zinc",
                         target_sentence=target)
     return Hostile(plausibility=plausibility, rewrite=rewrite, decontext=decontext,
-                   batch=batch, hit=hit, assignment=assignment)
+                   batch=batch, hit=hit, assignment=assignment, page_hit=page_hit)
 
 
 def staff_pages(world: Hostile) -> list[str]:
@@ -179,4 +187,4 @@ def mturk_page(world: Hostile) -> str:
     from urllib.parse import urlencode
 
     return f"/mturk/task/{world.plausibility.slug}/?" + urlencode({
-        "assignmentId": "ASSIGNMENT_ID_NOT_AVAILABLE", "hitId": world.hit.provider_hit_id})
+        "assignmentId": "ASSIGNMENT_ID_NOT_AVAILABLE", "hitId": world.page_hit.provider_hit_id})
