@@ -1,6 +1,7 @@
 """Django admin for every model: search, filters, raw payloads read-only."""
 
 from django.contrib import admin
+from django.db import models as django_models
 
 from . import models
 
@@ -33,6 +34,8 @@ class ImportRecordAdmin(admin.ModelAdmin):
 
 @admin.register(models.Document)
 class DocumentAdmin(admin.ModelAdmin):
+    # A page URL typed without a scheme is https (Django 6's default; said explicitly now).
+    formfield_overrides = {django_models.URLField: {"assume_scheme": "https"}}
     list_display = ("external_id", "title", "project")
     list_filter = ("project",)
     search_fields = ("external_id", "title")

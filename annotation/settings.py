@@ -107,8 +107,6 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     )
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
-# Django 6's default now: a URL typed without a scheme (e.g. a document URL in the admin) is https.
-FORMS_URLFIELD_ASSUME_HTTPS = True
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
