@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import uuid
+from urllib.parse import parse_qsl, urlsplit
 
 from annotation.models import Project, TaskKind
 from annotation.services.batches import ANSWER_FIELD_PAYLOADS
@@ -37,3 +39,23 @@ def page_answer_fields(item_ids, rating: int = 4) -> dict[str, str]:
     HIT (besides assignmentId)."""
     return {ANSWER_FIELD_PAYLOADS: json.dumps({str(item_id): {"rating": rating}
                                                for item_id in item_ids})}
+
+
+def page_work(client, task_url: str, rating: int = 4) -> dict[str, str]:
+    """What our ExternalQuestion page does for a plausibility HIT, through Django's test client:
+    open the task URL MTurk hands the worker, save every item, finish. Returns the fields the
+    page then posts to MTurk's externalSubmit (besides assignmentId)."""
+    parts = urlsplit(task_url)
+    page = client.get(parts.path, dict(parse_qsl(parts.query)))
+    assert page.status_code == 200, page.content.decode()[:500]
+    config = page.context["config"]
+    for item in config["items"]:
+        body = {"item_id": item["item_id"], "client_token": uuid.uuid4().hex,
+                "task_token": config["task_token"], "payload": {"rating": rating}}
+        saved = client.post(config["submit_url"], json.dumps(body),
+                            content_type="application/json")
+        assert saved.status_code == 200, saved.content
+    done = client.post(config["finish_url"], json.dumps({"task_token": config["task_token"]}),
+                       content_type="application/json")
+    assert done.status_code == 200, done.content
+    return {"summary": done.json()["summary"], **done.json()["answer_fields"]}

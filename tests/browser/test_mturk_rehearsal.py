@@ -2,9 +2,9 @@
 
 launch (services) → publish through boto3 to the stateful stand-in → a simulated worker accepts
 the HIT there → chromium opens OUR ExternalQuestion page at the URL the stand-in hands out →
-the worker types and submits → the page saves in our database, then posts to the stand-in's
-/mturk/externalSubmit → collect through boto3 (nothing stored twice) → approve and bonus, which
-the stand-in then reports.
+the worker types and submits → the page saves in our database (provisional), then posts to the
+stand-in's /mturk/externalSubmit → collect through boto3 (nothing stored twice; the page's
+answers verified) → approve and bonus, which the stand-in then reports.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import pytest
 from annotation.fake_mturk import FakeMTurk, FakeMTurkSimulator
 from annotation.models import Annotation, Assignment, Batch, Hit
 from annotation.providers import get_provider
+from annotation.selectors_qc import exportable_annotations
 from annotation.services.batches import (
     LaunchOptions,
     assignment_decide,
@@ -71,10 +72,12 @@ def test_a_batch_round_trip_through_the_real_page(page, stand_in, live_server):
     page.click(".finish-hit")
     page.wait_for_url(f"{stand_in.base_url}/mturk/externalSubmit**")
 
-    # Saved in our database by the page, before MTurk heard of it.
+    # Saved in our database by the page, before MTurk heard of it: provisional until then
+    # (the page cannot tell a real assignment from an invented one), so not exported yet.
     assignment = Assignment.objects.get(provider_assignment_id=accepted["assignment_id"])
     assert assignment.status == Assignment.Status.SUBMITTED
     assert Annotation.objects.filter(assignment=assignment).count() == 2
+    assert not exportable_annotations(project=project).exists()
 
     # MTurk (the stand-in) holds the submitted assignment with the whole answer.
     provider = get_provider("mturk")
@@ -86,10 +89,12 @@ def test_a_batch_round_trip_through_the_real_page(page, stand_in, live_server):
             [{"full_question": "Why did he leave the band in 1975?", "skipped": False},
              {"full_question": "", "skipped": True}], strict=True)}
 
-    # Collecting (twice) stores nothing twice.
-    batch_collect(batch_id=batch.pk)
-    batch_collect(batch_id=batch.pk)
+    # Collecting (twice) stores nothing twice; it sees the assignment at MTurk, so the
+    # page's answers now count.
+    assert batch_collect(batch_id=batch.pk).assignments_verified == 1
+    assert batch_collect(batch_id=batch.pk).assignments_verified == 0
     assert Annotation.objects.filter(project=project).count() == 2
+    assert exportable_annotations(project=project).count() == 2
 
     # Approve and bonus: the decisions reach the stand-in through the provider's jobs.
     assignment_decide(assignment_id=assignment.pk, approve=True)

@@ -124,3 +124,21 @@ def test_blocked_worker_sees_a_polite_refusal(page, live_server, turk):
     page.goto(task_url(live_server, project, assignmentId="ASSIGN3", hitId="HIT123",
                        workerId="ABLOCKED", turkSubmitTo=origin))
     assert "not able to offer you more work" in page.locator("#refusal").inner_text()
+
+
+def test_a_full_hit_says_so_and_stores_nothing(page, live_server, turk):
+    origin, posts = turk
+    project = sluice_project()
+    hit = publish_hit(project, max_assignments=1)
+    taken = Worker.objects.create(provider="mturk", external_id="AFIRST")
+    Assignment.objects.create(hit=hit, worker=taken, provider_assignment_id="ASSIGNFIRST")
+    open_task(page, task_url(live_server, project, assignmentId="ASSIGN4", hitId="HIT123",
+                             workerId="ASECOND", turkSubmitTo=origin))
+    item = page.locator(".task-item").first
+    item.locator(".full-question").type("Why did he leave the band?")
+    item.locator(".save-item").click()
+    status = item.locator(".item-status.error")
+    status.wait_for()
+    assert "no free assignment" in status.inner_text()
+    assert not Annotation.objects.exists() and posts == []
+    assert not Worker.objects.filter(external_id="ASECOND").exists()

@@ -4,13 +4,15 @@ MTurk stand-in; simulated workers accept HITs and post the form our task page po
 from __future__ import annotations
 
 import pytest
+from django.conf import settings
 
 from annotation import tasks
 from annotation.fake_mturk import MTurkApiError
 from annotation.models import Annotation, Assignment, Batch, Bonus, Hit, Worker
+from annotation.selectors_qc import exportable_annotations
 from annotation.services import batches
 from annotation.services.batches import LaunchOptions, batch_launch, batch_plan
-from tests.batches.helpers import page_answer_fields, plausibility_project
+from tests.batches.helpers import page_answer_fields, page_work, plausibility_project
 from tests.integration.conftest import wait_for, wait_for_idle_worker
 
 pytestmark = pytest.mark.integration
@@ -86,6 +88,29 @@ def test_launch_collect_review_and_pay(mturk, simulator):
     tasks.send_bonus.delay(bonus.pk)
     wait_for(lambda: Bonus.objects.get(pk=bonus.pk).sent_at, what="the replayed bonus job")
     assert len(simulator.ledger()["bonuses"]) == 1
+
+
+def test_the_pages_answers_count_once_the_worker_collects_them(mturk, simulator, client,
+                                                              monkeypatch):
+    """The page saves in our database (provisional: it cannot authenticate the worker), posts to
+    MTurk; collection on the Celery worker sees the assignment at MTurk and verifies them."""
+    monkeypatch.setattr(settings, "UNPACK_MTURK_SUBMIT_ORIGINS", (mturk.base_url,))
+    project = plausibility_project(items=2)
+    batch = launch(project)  # 1 HIT x 4 assignments
+    wait_for(batch_status(batch, Batch.Status.PUBLISHED), what="the batch to be published")
+    hit = batch.hits.get()
+    simulator.register_worker("APAGE1")
+    accepted = simulator.accept("APAGE1", hit.provider_hit_id)
+    fields = page_work(client, accepted["task_url"], rating=5)
+    assert Annotation.objects.count() == 2
+    assert not exportable_annotations(project=project).exists()
+    simulator.external_submit(accepted["assignment_id"], fields)
+    tasks.collect_batch.delay(batch.pk)
+    wait_for(lambda: exportable_annotations(project=project).count() == 2,
+             what="the page's answers to be verified by collection")
+    wait_for_idle_worker()
+    assert Annotation.objects.count() == 2
+    assert Assignment.objects.get().events.filter(kind="assignment_verified").count() == 1
 
 
 def test_paging_over_100_hits_and_over_100_assignments_on_one_hit(mturk, simulator):

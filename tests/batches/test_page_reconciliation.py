@@ -1,0 +1,115 @@
+"""The task page's answers against what MTurk reports (the in-process stand-in, tasks inline).
+
+The page cannot authenticate the worker, so what it stores is provisional until collection sees
+the assignment at MTurk: verified then, or released and flagged when MTurk never reports it
+(docs/annotating.md, "Trust")."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from urllib.parse import parse_qsl, urlencode, urlsplit
+
+import pytest
+from django.utils import timezone
+
+from annotation.models import Annotation, Assignment, Flag
+from annotation.selectors_qc import exportable_annotations, rating_rows
+from annotation.services import batches
+from annotation.services.batches import LaunchOptions, batch_launch, batch_plan
+from tests.batches.helpers import page_work, plausibility_project
+
+pytestmark = pytest.mark.django_db
+
+
+def launch(project, capture):
+    options = LaunchOptions(title="Rate fillers", reward_cents=50, items_per_hit=5,
+                            splits=("dev",))
+    plan = batch_plan(project=project, options=options)
+    with capture(execute=True):
+        batch = batch_launch(project=project, options=options,
+                             confirmed_total_cents=plan.estimate.total_cents)
+    batch.refresh_from_db()
+    return batch
+
+
+def with_ids(task_url: str, **ids: str) -> str:
+    """The same task URL with other ids, as someone who knows the (public) HIT id writes it."""
+    parts = urlsplit(task_url)
+    query = dict(parse_qsl(parts.query)) | ids
+    return parts._replace(query=urlencode(query)).geturl()
+
+
+def page_assignments(*ids: str):
+    return Assignment.objects.filter(provider_assignment_id__in=ids).order_by("pk")
+
+
+def test_collection_verifies_reported_work_and_releases_the_rest(
+        fake, simulator, client, settings, django_capture_on_commit_callbacks):
+    settings.UNPACK_MTURK_SUBMIT_ORIGINS = (fake.base_url,)
+    project = plausibility_project(items=2)
+    batch = launch(project, django_capture_on_commit_callbacks)
+    hit = batch.hits.get()
+    assert hit.max_assignments == 4
+
+    # A real worker: the page saves, then posts to MTurk (the stand-in's ids pass validation).
+    simulator.register_worker("AREAL1")
+    real = simulator.accept("AREAL1", hit.provider_hit_id)
+    simulator.external_submit(real["assignment_id"], page_work(client, real["task_url"], 5))
+    # A real worker who saved everything, then returned the HIT instead of submitting it.
+    simulator.register_worker("ARETURNS1")
+    gone = simulator.accept("ARETURNS1", hit.provider_hit_id)
+    page_work(client, gone["task_url"], 1)
+    simulator.return_assignment(gone["assignment_id"])
+    # Someone who knows the HIT id and invents an assignment.
+    page_work(client, with_ids(real["task_url"], assignmentId="3INVENTED0000000000000000000",
+                               workerId="AINVENTOR"), 1)
+    assert Annotation.objects.count() == 6
+    assert not exportable_annotations(project=project).exists()
+    assert rating_rows(project=project) == []
+
+    result = batches.batch_collect(batch_id=batch.pk)
+    assert (result.assignments_verified, result.assignments_created,
+            result.annotations_created, result.assignments_released) == (1, 0, 0, 0)
+    counted = exportable_annotations(project=project)
+    assert sorted(counted.values_list("rating", flat=True)) == [5, 5]
+    assert {row[2] for row in rating_rows(project=project)} == {5}
+    unreported = page_assignments(gone["assignment_id"], "3INVENTED0000000000000000000")
+    assert [a.status for a in unreported] == ["submitted", "submitted"]
+    assert not Flag.objects.exists()
+
+    # An hour and some later MTurk still has not reported them: it never will.
+    unreported.update(accepted_at=timezone.now() - timedelta(hours=1, minutes=6))
+    result = batches.batch_collect(batch_id=batch.pk)
+    assert result.assignments_released == 2
+    assert [a.status for a in unreported] == ["abandoned", "abandoned"]
+    assert set(Flag.objects.values_list("reason", "assignment__provider_assignment_id")) == {
+        ("not_reported_by_mturk", "3INVENTED0000000000000000000"),
+        ("not_reported_by_mturk", gone["assignment_id"])}
+    assert sorted(counted.values_list("rating", flat=True)) == [5, 5]
+    assert Assignment.objects.get(provider_assignment_id=real["assignment_id"]).status == \
+        "submitted"
+    # Released assignments do not hold a batch open once the real work is decided.
+    with django_capture_on_commit_callbacks(execute=True):
+        batches.assignment_decide(
+            assignment_id=Assignment.objects.get(provider_assignment_id=real["assignment_id"]).pk,
+            approve=True)
+    assert not Assignment.objects.filter(hit=hit, status="submitted").exists()
+
+
+def test_provisional_answers_fill_no_slot_when_planning_more_work(
+        fake, simulator, client, settings, django_capture_on_commit_callbacks):
+    settings.UNPACK_MTURK_SUBMIT_ORIGINS = (fake.base_url,)
+    project = plausibility_project(items=1, redundancy={"train": 1, "dev": 1, "test": 1})
+    batch = launch(project, django_capture_on_commit_callbacks)
+    hit = batch.hits.get()
+    simulator.register_worker("AREAL2")
+    real = simulator.accept("AREAL2", hit.provider_hit_id)
+    page_work(client, with_ids(real["task_url"], assignmentId="3FAKE", workerId="AFAKE"))
+    options = LaunchOptions(title="More", reward_cents=50, splits=("dev",))
+    batch.status = batch.Status.CANCELLED  # the HIT's slots no longer count as coming work
+    batch.save(update_fields=["status"])
+    # The invented answer is stored but fills no slot: the item still needs its one answer.
+    assert batch_plan(project=project, options=options).estimate.assignments == 1
+    # Once verified (collection saw it at MTurk), the same answer fills the slot.
+    Annotation.objects.update(provenance={"verified": True})
+    assert batch_plan(project=project, options=options).estimate.assignments == 0
