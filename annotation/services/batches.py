@@ -61,7 +61,7 @@ from ..providers import (
     get_provider,
 )
 from ..providers.base import LocaleValue
-from ..selectors_annotate import VERIFIED_KEY, unverified_q, verified_q
+from ..selectors_annotate import VERIFIED_KEY, page_provenance, unverified_q, verified_q
 from .annotations import ASSIGNMENT_GRACE, RELEASED_ASSIGNMENT_STATUSES
 
 logger = logging.getLogger(__name__)
@@ -734,6 +734,9 @@ def assignment_record_collected(*, hit: Hit, collected: CollectedAssignment) -> 
                 assignment.raw_answer = collected.answer_xml
                 assignment.save(update_fields=["raw_answer"])
             result.status_changes += _copy_remote_status(assignment, remote_status)
+            if assignment.submitted_at is None and collected.submit_time is not None:
+                assignment.submitted_at = collected.submit_time
+                assignment.save(update_fields=["submitted_at"])
         if assignment.status == Assignment.Status.SUBMITTED or created:
             created_annotations = _store_annotations(hit, assignment, worker, collected)
             if created_annotations is None:
@@ -747,9 +750,8 @@ def _verify(hit: Hit, assignment: Assignment) -> int:
     """MTurk reports this assignment of this worker on this HIT: the answers the task page
     stored for it stop being provisional (exports, QC and coverage count them from now on).
     1 when this collection verified it."""
-    verified = assignment.annotations.filter(unverified_q()).update(provenance={
-        "provider": "mturk", "via": "page", "assignment_id": assignment.provider_assignment_id,
-        "hit_id": hit.provider_hit_id, VERIFIED_KEY: True})
+    verified = assignment.annotations.filter(unverified_q()).update(
+        provenance=page_provenance(assignment=assignment, hit=hit) | {VERIFIED_KEY: True})
     if verified:
         _event(batch=hit.batch, hit=hit, assignment=assignment, kind="assignment_verified",
                detail={"annotations": verified})
@@ -812,25 +814,27 @@ def _release_unreported(hit: Hit, reported: set[str], *, listed_at: datetime) ->
 
 def _copy_remote_status(assignment: Assignment, remote_status: str) -> int:
     local = assignment.status
-    if local in RELEASED_ASSIGNMENT_STATUSES:
-        # Released as never reported, and MTurk reports it after all (clock skew beyond the
-        # grace): MTurk is right.
-        assignment.status = remote_status
-        assignment.save(update_fields=["status"])
-        _event(batch=assignment.hit.batch, hit=assignment.hit, assignment=assignment,
-               kind="assignment_status_collected", old=local, new=remote_status)
-        return 1
-    if local == remote_status or not assignment.decision_synced:
-        return 0  # same, or our own decision is on its way to the provider
-    if remote_status == Assignment.Status.SUBMITTED:
-        return 0  # the provider has not caught up with a decision we already synced
+    if local == remote_status:
+        return 0
+    # Accepted on our side (the page's finish never ran) or released as never reported (clock
+    # skew beyond the grace), and MTurk reports it: MTurk's status is the truth, and the page
+    # takes no more answers into it.
+    reported_late = local == Assignment.Status.ACCEPTED or local in RELEASED_ASSIGNMENT_STATUSES
+    if not reported_late:
+        if not assignment.decision_synced:
+            return 0  # our own decision is on its way to the provider
+        if remote_status == Assignment.Status.SUBMITTED:
+            return 0  # the provider has not caught up with a decision we already synced
     assignment.status = remote_status
-    assignment.reviewed_at = timezone.now()
-    assignment.save(update_fields=["status", "reviewed_at"])
-    review = (Annotation.Review.APPROVED if remote_status == Assignment.Status.APPROVED
-              else Annotation.Review.REJECTED)
-    assignment.annotations.filter(review_status=Annotation.Review.PENDING).update(
-        review_status=review)
+    fields = ["status"]
+    if remote_status != Assignment.Status.SUBMITTED:
+        assignment.reviewed_at = timezone.now()
+        fields.append("reviewed_at")
+        review = (Annotation.Review.APPROVED if remote_status == Assignment.Status.APPROVED
+                  else Annotation.Review.REJECTED)
+        assignment.annotations.filter(review_status=Annotation.Review.PENDING).update(
+            review_status=review)
+    assignment.save(update_fields=fields)
     _event(batch=assignment.hit.batch, hit=assignment.hit, assignment=assignment,
            kind="assignment_status_collected", old=local, new=remote_status)
     return 1

@@ -6,6 +6,7 @@ the assignment at MTurk: verified then, or released and flagged when MTurk never
 
 from __future__ import annotations
 
+import json
 from datetime import timedelta
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
@@ -113,3 +114,43 @@ def test_provisional_answers_fill_no_slot_when_planning_more_work(
     # Once verified (collection saw it at MTurk), the same answer fills the slot.
     Annotation.objects.update(provenance={"verified": True})
     assert batch_plan(project=project, options=options).estimate.assignments == 0
+
+
+def test_an_assignment_mturk_has_but_the_page_never_finished_is_closed_and_completed(
+        fake, simulator, client, settings, django_capture_on_commit_callbacks):
+    """The page saved one of two items and never finished; the worker submitted on MTurk
+    anyway (the whole answer in the fields). MTurk's status wins: the assignment is submitted
+    (no more answers go into it), the page's answer is verified and kept, the missing item is
+    stored from MTurk's answer, and the assignment can be reviewed."""
+    settings.UNPACK_MTURK_SUBMIT_ORIGINS = (fake.base_url,)
+    project = plausibility_project(items=2)
+    batch = launch(project, django_capture_on_commit_callbacks)
+    hit = batch.hits.get()
+    simulator.register_worker("AHALF1")
+    accepted = simulator.accept("AHALF1", hit.provider_hit_id)
+    parts = urlsplit(accepted["task_url"])
+    config = client.get(parts.path, dict(parse_qsl(parts.query))).context["config"]
+    first, second = (item["item_id"] for item in config["items"])
+
+    def save(item_id, rating):
+        body = {"item_id": item_id, "client_token": f"token-{item_id}-{rating}",
+                "task_token": config["task_token"], "payload": {"rating": rating}}
+        return client.post(config["submit_url"], json.dumps(body),
+                           content_type="application/json")
+
+    assert save(first, 2).status_code == 200
+    simulator.external_submit(accepted["assignment_id"], {"unpack_payload": json.dumps(
+        {str(first): {"rating": 2}, str(second): {"rating": 3}})})
+    result = batches.batch_collect(batch_id=batch.pk)
+    assert (result.assignments_verified, result.annotations_created) == (1, 1)
+    assignment = Assignment.objects.get()
+    assert assignment.status == Assignment.Status.SUBMITTED and assignment.submitted_at
+    assert sorted(exportable_annotations(project=project).values_list("rating", flat=True)) \
+        == [2, 3]
+    # The page's late save of the second item gets MTurk's answer back; nothing changes.
+    late = save(second, 5)
+    assert late.status_code == 200 and late.json()["status"] == "duplicate"
+    assert sorted(Annotation.objects.values_list("rating", flat=True)) == [2, 3]
+    with django_capture_on_commit_callbacks(execute=True):
+        batches.assignment_decide(assignment_id=assignment.pk, approve=True)
+    assert fake.world.assignments[accepted["assignment_id"]].status == "Approved"
