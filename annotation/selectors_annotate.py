@@ -319,6 +319,13 @@ def assignment_by_provider_id(*, provider_assignment_id: str) -> Assignment | No
             .filter(provider_assignment_id=provider_assignment_id).first())
 
 
+def mturk_assignment_is_theirs(assignment: Assignment, *, hit: Hit, worker_id: str) -> bool:
+    """Whether ``assignment`` is the one of MTurk worker ``worker_id`` on ``hit``."""
+    worker = assignment.worker
+    return (assignment.hit_id == hit.pk and worker.provider == Worker.Provider.MTURK
+            and worker.external_id == worker_id)
+
+
 def mturk_worker(*, external_id: str) -> Worker | None:
     """The MTurk Worker with this WorkerId, if we have one (never created by a read)."""
     return Worker.objects.filter(provider=Worker.Provider.MTURK, external_id=external_id).first()

@@ -351,9 +351,8 @@ def _mturk_assignment(*, hit, assignment_id: str, worker_id: str):
     ``blocked`` when the worker is blocked."""
     assignment = selectors_annotate.assignment_by_provider_id(
         provider_assignment_id=assignment_id)
-    if assignment is not None and not (
-            assignment.hit_id == hit.pk and assignment.worker.provider == Worker.Provider.MTURK
-            and assignment.worker.external_id == worker_id):
+    if assignment is not None and not selectors_annotate.mturk_assignment_is_theirs(
+            assignment, hit=hit, worker_id=worker_id):
         raise SubmitRefused("not_yours", "This assignment belongs to another worker or HIT.")
     worker = (assignment.worker if assignment is not None
               else selectors_annotate.mturk_worker(external_id=worker_id))

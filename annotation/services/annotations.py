@@ -24,6 +24,7 @@ from django.utils import timezone
 
 from ..models import Annotation, Assignment, Hit, Item, Worker
 from ..payloads import CleanPayload, ItemContext, live_check_warnings
+from ..selectors_annotate import mturk_assignment_is_theirs
 
 #: Clock skew and network delay allowed between MTurk and us when deciding that an assignment's
 #: time is over: MTurk counts the assignment duration from its AcceptTime, which is before our
@@ -226,12 +227,6 @@ def live_assignments_q(hit: Hit, *, now: datetime) -> Q:
             & ~Q(status=Assignment.Status.ACCEPTED, accepted_at__lt=stale_before))
 
 
-def _owned_by(assignment: Assignment, *, hit: Hit, worker_external_id: str) -> bool:
-    worker = assignment.worker
-    return (assignment.hit_id == hit.pk and worker.provider == Worker.Provider.MTURK
-            and worker.external_id == worker_external_id)
-
-
 def assignment_get_or_create_mturk(*, hit: Hit, worker_external_id: str,
                                    provider_assignment_id: str) -> Assignment:
     """The Assignment of an MTurk worker on ``hit``; created (with the Worker) on their first
@@ -277,7 +272,8 @@ def assignment_get_or_create_mturk(*, hit: Hit, worker_external_id: str,
                 # Collection stored the same AssignmentId meanwhile: judge that row.
                 existing = (Assignment.objects.select_related("worker")
                             .get(provider_assignment_id=provider_assignment_id))
-        if not _owned_by(existing, hit=locked_hit, worker_external_id=worker_external_id):
+        if not mturk_assignment_is_theirs(existing, hit=locked_hit,
+                                          worker_id=worker_external_id):
             raise SubmitRefused("not_yours", "This assignment belongs to another worker or HIT.")
         return existing
 
