@@ -231,6 +231,14 @@ class AccountBalance:
     on_hold: Decimal | None = None
 
 
+def check_create_hit_arguments(*, unique_request_token: str, max_assignments: int) -> None:
+    """Preconditions every provider's ``create_hit`` shares (MTurk's own limits)."""
+    if not unique_request_token or len(unique_request_token) > 64:
+        raise ValueError("unique_request_token must be 1-64 characters")
+    if max_assignments < 1:
+        raise ValueError("max_assignments must be at least 1")
+
+
 class AnnotationProvider(abc.ABC):
     """The door to one pool of annotators. Every method may raise a ``ProviderError``.
 

@@ -30,6 +30,7 @@ from .base import (
     NotifyFailure,
     ProviderPermanentError,
     PublishedHit,
+    check_create_hit_arguments,
 )
 
 LOCAL_ID_PREFIX = "LOCAL"
@@ -62,10 +63,8 @@ class LocalProvider(AnnotationProvider):
         unique_request_token: str,
         requester_annotation: str = "",
     ) -> PublishedHit:
-        if not unique_request_token or len(unique_request_token) > 64:
-            raise ValueError("unique_request_token must be 1-64 characters")
-        if max_assignments < 1:
-            raise ValueError("max_assignments must be at least 1")
+        check_create_hit_arguments(unique_request_token=unique_request_token,
+                                   max_assignments=max_assignments)
         return PublishedHit(
             hit_id=_stable_id("H", unique_request_token),
             hit_type_id=hit_type_id,

@@ -42,6 +42,7 @@ from .base import (
     ProviderThrottled,
     ProviderTransientError,
     PublishedHit,
+    check_create_hit_arguments,
 )
 
 logger = logging.getLogger(__name__)
@@ -354,8 +355,8 @@ class MTurkProvider(AnnotationProvider):
         unique_request_token: str,
         requester_annotation: str = "",
     ) -> PublishedHit:
-        if not unique_request_token or len(unique_request_token) > 64:
-            raise ValueError("unique_request_token must be 1-64 characters")
+        check_create_hit_arguments(unique_request_token=unique_request_token,
+                                   max_assignments=max_assignments)
         params: dict[str, Any] = {
             "HITTypeId": hit_type_id,
             "MaxAssignments": max_assignments,
