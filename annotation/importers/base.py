@@ -237,6 +237,15 @@ def read_json(fmt: str, file: SourceFile) -> Any:
                                line=error.lineno) from None
 
 
+def read_json_data_list(fmt: str, file: SourceFile) -> list:
+    """The ``data`` list of a ``{"data": [...]}`` JSON file (QuAC's and CoQA's layout)."""
+    document = read_json(fmt, file)
+    top = Where(file.name)
+    if not isinstance(document, dict):
+        raise fail(fmt, top, 'expected a JSON object with a "data" list')
+    return get_field(fmt, top, document, "data", list)
+
+
 def read_jsonl(fmt: str, file: SourceFile) -> Iterator[tuple[int, dict]]:
     """Yield (line number, object) for every non-blank line; each must be a JSON object."""
     for number, raw in enumerate(file.text(fmt).splitlines(), start=1):

@@ -14,7 +14,7 @@ from .base import (
     fail,
     get_field,
     progress,
-    read_json,
+    read_json_data_list,
     resolve_split,
 )
 from .dialogues import put_dialogue, put_turn
@@ -27,11 +27,7 @@ def parse(files: list[SourceFile], *, split: str | None, kind: str, quiet: bool)
     bundle = Bundle(kind=KIND)
     for file in files:
         file_split = resolve_split(FORMAT, file, split, None)
-        document = read_json(FORMAT, file)
-        top = Where(file.name)
-        if not isinstance(document, dict):
-            raise fail(FORMAT, top, 'expected a JSON object with a "data" list')
-        stories = get_field(FORMAT, top, document, "data", list)
+        stories = read_json_data_list(FORMAT, file)
         turns = 0
         for index, story in progress(enumerate(stories), total=len(stories), desc=file.name,
                                      quiet=quiet):

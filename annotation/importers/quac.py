@@ -15,7 +15,7 @@ from .base import (
     fail,
     get_field,
     progress,
-    read_json,
+    read_json_data_list,
     resolve_split,
 )
 from .dialogues import put_dialogue, put_turn
@@ -28,11 +28,7 @@ def parse(files: list[SourceFile], *, split: str | None, kind: str, quiet: bool)
     bundle = Bundle(kind=KIND)
     for file in files:
         file_split = resolve_split(FORMAT, file, split, None)
-        document = read_json(FORMAT, file)
-        top = Where(file.name)
-        if not isinstance(document, dict):
-            raise fail(FORMAT, top, 'expected a JSON object with a "data" list')
-        articles = get_field(FORMAT, top, document, "data", list)
+        articles = read_json_data_list(FORMAT, file)
         turns = 0
         for article_index, article in progress(enumerate(articles), total=len(articles),
                                                desc=file.name, quiet=quiet):
