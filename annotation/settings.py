@@ -185,8 +185,6 @@ CELERY_BEAT_SCHEDULE = {
     },
 }
 
-# Work providers: "local" (annotators logged into the app) is the default.
-UNPACK_DEFAULT_PROVIDER = os.environ.get("UNPACK_DEFAULT_PROVIDER", "local")
 # MTurk: the sandbox unless MTURK_LIVE is set; MTURK_ENDPOINT_URL overrides the endpoint
 # (e.g. the local stateful stand-in, python -m annotation.fake_mturk). Credentials come from
 # the standard AWS environment variables through boto3's own chain.
