@@ -17,7 +17,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from django.db import connections
+from django.db import connection, connections
 from django.db.models import Model, Prefetch, Q, prefetch_related_objects
 
 from .models import (
@@ -353,6 +353,15 @@ def unverified_q(prefix: str = "") -> Q:
     out use ``verified_q`` (a negated JSON key test is NULL, not true, where the key is
     missing, so ``exclude(unverified_q())`` would drop every other annotation too)."""
     return Q(**{f"{prefix}provenance__{VERIFIED_KEY}": False})
+
+
+def not_provisional_sql(alias: str) -> str:
+    """The SQL twin of :func:`verified_q` for the hot path's hand-written statements: true for
+    every annotation of table alias ``alias`` but the provisional ones (``verified`` false)."""
+    if connection.vendor == "postgresql":
+        return f"({alias}.provenance ->> '{VERIFIED_KEY}') IS DISTINCT FROM 'false'"
+    # SQLite's json_extract gives 0 for JSON false and NULL for a missing key.
+    return f"json_extract({alias}.provenance, '$.{VERIFIED_KEY}') IS NOT 0"
 
 
 def verified_q(prefix: str = "") -> Q:

@@ -24,7 +24,7 @@ from django.utils import timezone
 
 from ..models import Annotation, Assignment, Hit, Item, Worker
 from ..payloads import CleanPayload, ItemContext, live_check_warnings
-from ..selectors_annotate import mturk_assignment_is_theirs
+from ..selectors_annotate import mturk_assignment_is_theirs, not_provisional_sql
 
 #: Clock skew and network delay allowed between MTurk and us when deciding that an assignment's
 #: time is over: MTurk counts the assignment duration from its AcceptTime, which is before our
@@ -64,12 +64,14 @@ ITEM_TABLE = Item._meta.db_table
 
 # Everything the submit decides on, in ONE indexed statement (client_token is unique; item_id is
 # indexed): the annotation holding this token and its worker, this worker's own answer to the
-# item, and the slots the item's other non-imported annotations fill. Run after the row lock.
+# item, and the slots the item's other non-imported, non-provisional annotations fill (an MTurk
+# page's answer counts once collection has seen its assignment at MTurk). After the row lock.
 _SUBMIT_STATE_SQL = f"""
 SELECT MAX(CASE WHEN a.client_token = %s THEN a.id END),
        MAX(CASE WHEN a.client_token = %s THEN a.worker_id END),
        MAX(CASE WHEN a.item_id = %s AND a.worker_id = %s AND {{same_assignment}} THEN a.id END),
        COALESCE(SUM(CASE WHEN a.item_id = %s AND a.source <> %s AND a.worker_id <> %s
+                              AND {not_provisional_sql("a")}
                          THEN 1 ELSE 0 END), 0)
 FROM {ANNOTATION_TABLE} a
 WHERE a.client_token = %s OR a.item_id = %s

@@ -29,7 +29,7 @@ from __future__ import annotations
 from django.db import connection
 
 from ..models import Annotation, Item, Project, Split, TaskKind, Worker
-from ..selectors_annotate import ITEM_ALIAS, load_items
+from ..selectors_annotate import ITEM_ALIAS, load_items, not_provisional_sql
 
 # Where a worker starts looking in a project's id range: the fractional part of pk × the golden
 # ratio conjugate scatters consecutive workers evenly over [0, 1), so concurrent annotators start
@@ -55,7 +55,8 @@ ANNOTATION_TABLE = Annotation._meta.db_table
 _OPEN = f"""i.project_id = %s
   AND i.id NOT IN (SELECT d.item_id FROM {ANNOTATION_TABLE} d WHERE d.worker_id = %s)
   AND (SELECT COUNT(*) FROM {ANNOTATION_TABLE} c
-       WHERE c.item_id = i.id AND c.source <> %s) < {{required}}"""  # noqa: S608
+       WHERE c.item_id = i.id AND c.source <> %s
+         AND {not_provisional_sql("c")}) < {{required}}"""  # noqa: S608
 _STARTED_GROUPS = f"""i.group_key IN (
   SELECT g.group_key FROM {ANNOTATION_TABLE} m JOIN {ITEM_TABLE} g ON g.id = m.item_id
   WHERE m.worker_id = %s AND m.project_id = %s)"""  # noqa: S608

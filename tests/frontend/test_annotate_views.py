@@ -390,3 +390,24 @@ def test_mturk_page_refuses_unknown_submit_hosts_and_hits(client):
     unknown = client.get(f"/mturk/task/{project.slug}/", {"hitId": "NOPE"})
     assert unknown.status_code == 404
     assert Item.objects.count() == 1
+
+
+def test_provisional_mturk_answers_fill_no_local_slot_until_verified():
+    """An MTurk page's answer counts once collection saw its assignment at MTurk (as in
+    exports, QC and batch planning); until then a local annotator may still take the slot."""
+    project = plausibility_project(items=1, redundancy={"train": 1})
+    item = project.items.get()
+    provisional = Annotation.objects.create(
+        project=project, item=item, worker=WorkerFactory(), source="mturk", rating=4,
+        provenance={"verified": False})
+    local = local_worker("local")
+    assert work_queue_next_item(project=project, worker=local) == item
+    provisional.provenance = {"verified": True}
+    provisional.save(update_fields=["provenance"])
+    assert work_queue_next_item(project=project, worker=local) is None
+    with pytest.raises(SubmitRefused) as refused:
+        store(project, item, local)
+    assert refused.value.code == "item_full"
+    provisional.provenance = {"verified": False}
+    provisional.save(update_fields=["provenance"])
+    assert store(project, item, local).annotation.worker == local
