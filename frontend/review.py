@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections import OrderedDict
+from collections.abc import Callable
 from itertools import pairwise
 
 from diff_match_patch import diff_match_patch
@@ -286,25 +287,34 @@ def qc_run(request, slug: str):
     return _back(request, slug)
 
 
+def _apply(request, slug: str, change: Callable[[], object], done: str):
+    """Run one review decision (a service call); report it as a message and go back.
+
+    A service refuses with ValidationError (e.g. a rejection without a message): the reviewer
+    reads why, and nothing changed.
+    """
+    try:
+        change()
+    except ValidationError as error:
+        messages.error(request, "; ".join(error.messages))
+    else:
+        messages.success(request, done)
+    return _back(request, slug)
+
+
 @staff_member_required
 @require_POST
 def assignment_decide(request, slug: str, assignment_id: int):
     assignment = get_object_or_404(Assignment, pk=assignment_id, hit__batch__project__slug=slug)
     action = request.POST.get("action")
     message = request.POST.get("message", "")
-    try:
-        if action == "approve":
-            review.assignment_approve(assignment=assignment, reviewer=request.user,
-                                      message=message)
-        elif action == "reject":
-            review.assignment_reject(assignment=assignment, reviewer=request.user,
-                                     message=message)
-        else:
-            raise ValidationError("unknown action")
-        messages.success(request, f"Assignment {assignment} {action}d.")
-    except ValidationError as error:
-        messages.error(request, "; ".join(error.messages))
-    return _back(request, slug)
+    decide = {"approve": review.assignment_approve, "reject": review.assignment_reject}.get(action)
+    if decide is None:
+        messages.error(request, "unknown action")
+        return _back(request, slug)
+    return _apply(request, slug,
+                  lambda: decide(assignment=assignment, reviewer=request.user, message=message),
+                  f"Assignment {assignment} {action}d.")
 
 
 @staff_member_required
@@ -313,27 +323,21 @@ def annotation_decide(request, slug: str, annotation_id: int):
     annotation = get_object_or_404(Annotation.objects.select_related("assignment"),
                                    pk=annotation_id, project__slug=slug)
     approve = request.POST.get("action") == "approve"
-    try:
-        review.annotation_decide(annotation=annotation, reviewer=request.user, approve=approve,
-                                 message=request.POST.get("message", ""))
-        messages.success(request, f"Annotation {annotation.pk} "
-                                  f"{'approved' if approve else 'rejected'}.")
-    except ValidationError as error:
-        messages.error(request, "; ".join(error.messages))
-    return _back(request, slug)
+    return _apply(request, slug,
+                  lambda: review.annotation_decide(annotation=annotation, reviewer=request.user,
+                                                   approve=approve,
+                                                   message=request.POST.get("message", "")),
+                  f"Annotation {annotation.pk} {'approved' if approve else 'rejected'}.")
 
 
 @staff_member_required
 @require_POST
 def flag_dismiss(request, slug: str, flag_id: int):
     flag = get_object_or_404(Flag, pk=flag_id, project__slug=slug)
-    try:
-        review.flag_dismiss(flag=flag, reviewer=request.user,
-                            note=request.POST.get("note", ""))
-        messages.success(request, f"Flag {flag.reason} dismissed.")
-    except ValidationError as error:
-        messages.error(request, "; ".join(error.messages))
-    return _back(request, slug)
+    return _apply(request, slug,
+                  lambda: review.flag_dismiss(flag=flag, reviewer=request.user,
+                                              note=request.POST.get("note", "")),
+                  f"Flag {flag.reason} dismissed.")
 
 
 @staff_member_required
@@ -341,13 +345,10 @@ def flag_dismiss(request, slug: str, flag_id: int):
 def worker_block(request, slug: str, worker_id: int):
     get_object_or_404(Project, slug=slug)
     worker = get_object_or_404(Worker, pk=worker_id)
-    try:
-        review.worker_block(worker=worker, reviewer=request.user,
-                            reason=request.POST.get("reason", ""))
-        messages.success(request, f"Worker {worker.anonymous_id} blocked.")
-    except ValidationError as error:
-        messages.error(request, "; ".join(error.messages))
-    return _back(request, slug)
+    return _apply(request, slug,
+                  lambda: review.worker_block(worker=worker, reviewer=request.user,
+                                              reason=request.POST.get("reason", "")),
+                  f"Worker {worker.anonymous_id} blocked.")
 
 
 @staff_member_required
@@ -359,6 +360,10 @@ def bonus_create(request, slug: str, assignment_id: int):
     except ValueError:
         messages.error(request, "The bonus amount must be a whole number of cents.")
         return _back(request, slug)
+    return _apply(request, slug,
+                  lambda: review.bonus_create(assignment=assignment, amount_cents=amount,
+                                              reason=request.POST.get("reason", "")),
+                  f"Bonus of {amount} cents queued.")
     try:
         review.bonus_create(assignment=assignment, amount_cents=amount,
                             reason=request.POST.get("reason", ""))
