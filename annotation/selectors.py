@@ -3,7 +3,7 @@ them (select_related / annotate), so hot views run a fixed number of queries."""
 
 from __future__ import annotations
 
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, QuerySet
 
 from .models import Annotation, Item, Project, Worker
 
@@ -42,15 +42,3 @@ def annotation_list(*, project: Project | None = None,
     if worker is not None:
         annotations = annotations.filter(worker=worker)
     return annotations.order_by("id")
-
-
-def annotation_counts_by_split(*, project: Project) -> dict[str, dict[str, int]]:
-    """Items and annotations per split, for progress bars."""
-    rows = (
-        Item.objects.filter(project=project)
-        .values("split")
-        .annotate(items=Count("id", distinct=True),
-                  annotations=Count("annotations", filter=~Q(annotations__source="import")))
-    )
-    return {row["split"]: {"items": row["items"], "annotations": row["annotations"]}
-            for row in rows}
