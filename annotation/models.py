@@ -550,7 +550,9 @@ class Annotation(models.Model):
         indexes = [
             models.Index(fields=["item", "worker"], name="annotation_item_worker"),
             models.Index(fields=["project", "submitted_at"], name="annotation_project_time"),
-            models.Index(fields=["worker", "project"], name="annotation_worker_project"),
+            # With id: a worker's latest annotation in a project is one index probe (the work
+            # queue starts after it).
+            models.Index(fields=["worker", "project", "id"], name="annotation_worker_project"),
         ]
 
     def __str__(self) -> str:

@@ -15,9 +15,10 @@ not shared safely across gunicorn processes). Instead
    ``select_for_update(skip_locked=True)`` so that simultaneous choosers take *different* items;
    on SQLite there is no row lock and the choosing query runs outside a transaction
    (reading needs no lock on SQLite: WAL readers never block the writer, and nothing is written);
-2. a worker first continues a group it started (a conversation in turn order); otherwise it
-   looks from a per-worker pivot in the project's id range, so that concurrent annotators start
-   on different items rather than all on the first open one;
+2. a worker first continues the group of the item it did last (a conversation in turn
+   order); otherwise it goes on in id order after that item, or, having done none yet, from a
+   per-worker pivot in the project's id range, so that concurrent annotators start on
+   different items rather than all on the first open one;
 3. the guarantee is at submit (``annotation_submit``): the Item row is locked again, the open
    slots are re-counted, and the unique (worker, item) constraint forbids a second answer.
    Two workers may therefore be *shown* the last open slot; only the first to submit fills it,
@@ -41,25 +42,30 @@ ANNOTATION_TABLE = Annotation._meta.db_table
 
 # One statement picks the next item: ``i.id = COALESCE((A), (B1), (B2), (C))`` where each branch
 # is a ``LIMIT 1`` sub-select and both SQLite and PostgreSQL evaluate COALESCE's arguments
-# lazily, so a later branch runs only when the earlier ones found nothing:
-#   A   continue a group the worker started (a conversation in turn order);
-#   B1  from the worker's pivot in the project's id range upwards, in id order;
-#   B2  the ids below the pivot;
+# lazily, so a later branch runs only when the earlier ones found nothing. LAST is the item the
+# worker did last in this project (the one just submitted, when the caller says so):
+#   A   continue LAST's group (a conversation in turn order, the other fillers of a sentence);
+#   B1  from LAST upwards in id order (a worker who has done nothing yet: from their pivot in
+#       the project's id range, so that concurrent annotators start on different items rather
+#       than all on the first open one);
+#   B2  the ids below that;
 #   C   (conversations only) any open item, lowest turn first — a conversation abandoned after
 #       its first turns is not orphaned.
 # Performance contract (the annotator hot path, see docs/annotating.md "Load"): every branch
-# walks an index in order and stops at the first open item, so the cost does not grow with the
-# project's size; the worker's own annotations are read once per branch by an uncorrelated
-# sub-query; the per-candidate work is one index probe counting the item's annotations.
+# walks an index in order and stops at the first open item, so the cost grows neither with the
+# project's size nor with the number of items the worker has done (B1 starts after their past
+# work instead of walking over it); the per-candidate work is two index probes (the worker's
+# own answer, the item's annotations counted); LAST is one probe of the (worker, project, id)
+# index.
 # Only model table names and constants are formatted in; every value is a parameter.
 _OPEN = f"""i.project_id = %s
-  AND i.id NOT IN (SELECT d.item_id FROM {ANNOTATION_TABLE} d WHERE d.worker_id = %s)
+  AND NOT EXISTS (SELECT 1 FROM {ANNOTATION_TABLE} d WHERE d.worker_id = %s AND d.item_id = i.id)
   AND (SELECT COUNT(*) FROM {ANNOTATION_TABLE} c
        WHERE c.item_id = i.id AND c.source <> %s
          AND {not_provisional_sql("c")}) < {{required}}"""  # noqa: S608
-_STARTED_GROUPS = f"""i.group_key IN (
-  SELECT g.group_key FROM {ANNOTATION_TABLE} m JOIN {ITEM_TABLE} g ON g.id = m.item_id
-  WHERE m.worker_id = %s AND m.project_id = %s)"""  # noqa: S608
+_LAST = f"""(SELECT m.item_id FROM {ANNOTATION_TABLE} m WHERE m.worker_id = %s
+  AND m.project_id = %s ORDER BY m.id DESC LIMIT 1)"""  # noqa: S608
+_GROUP_OF = f"""i.group_key = (SELECT h.group_key FROM {ITEM_TABLE} h WHERE h.id = {{last}})"""  # noqa: S608
 _PIVOT = f"""(SELECT MIN(p.id) FROM {ITEM_TABLE} p WHERE p.project_id = %s)
   + CAST(((SELECT MAX(q.id) FROM {ITEM_TABLE} q WHERE q.project_id = %s)
           - (SELECT MIN(r.id) FROM {ITEM_TABLE} r WHERE r.project_id = %s)) * %s AS BIGINT)"""  # noqa: S608
@@ -76,11 +82,20 @@ def _required_sql(project: Project) -> tuple[str, list]:
     return f"CASE i.split {' '.join(whens)} ELSE 1 END", params
 
 
-def _choose_sql(project: Project, worker: Worker, *, lock: bool) -> tuple[str, list]:
+def _choose_sql(project: Project, worker: Worker, *, lock: bool,
+                after_item_id: int | None = None) -> tuple[str, list]:
     required, required_params = _required_sql(project)
     open_sql = _OPEN.format(required=required)
     open_params = [project.pk, worker.pk, Annotation.Source.IMPORT, *required_params]
-    pivot_params = [project.pk, project.pk, project.pk, (worker.pk * SPREAD_FACTOR) % 1.0]
+    if after_item_id is None:
+        last, last_params = _LAST, [worker.pk, project.pk]
+    else:
+        last, last_params = "%s", [after_item_id]
+    # From after LAST; from the worker's pivot when there is no LAST (the pivot sub-selects
+    # run only then: COALESCE is lazy).
+    start = f"COALESCE({last} + 1, {_PIVOT})"
+    start_params = [*last_params, project.pk, project.pk, project.pk,
+                    (worker.pk * SPREAD_FACTOR) % 1.0]
     suffix = " LIMIT 1" + (" FOR UPDATE OF i SKIP LOCKED" if lock else "")
     conversation = project.kind == TaskKind.REWRITE
     # New conversations start at their first turn.
@@ -91,21 +106,27 @@ def _choose_sql(project: Project, worker: Worker, *, lock: bool) -> tuple[str, l
                 f"ORDER BY {order}{suffix})")
 
     branches = [
-        branch(_STARTED_GROUPS, "i.position, i.id"),
-        branch(f"i.id >= {_PIVOT}{first}", "i.id"),
-        branch(f"i.id < {_PIVOT}{first}", "i.id"),
+        branch(_GROUP_OF.format(last=last), "i.position, i.id"),
+        branch(f"i.id >= {start}{first}", "i.id"),
+        branch(f"i.id < {start}{first}", "i.id"),
     ]
-    params = [*open_params, worker.pk, project.pk,
-              *open_params, *pivot_params,
-              *open_params, *pivot_params]
+    params = [*open_params, *last_params,
+              *open_params, *start_params,
+              *open_params, *start_params]
     if conversation:
         branches.append(branch("1 = 1", "i.position, i.id"))
         params += open_params
     return f"COALESCE({', '.join(branches)})", params
 
 
-def work_queue_next_item(*, project: Project, worker: Worker) -> Item | None:
+def work_queue_next_item(*, project: Project, worker: Worker,
+                         after_item_id: int | None = None) -> Item | None:
     """The next item for ``worker`` in ``project`` (see the module docstring), or None.
+
+    ``after_item_id``: the item the worker has just submitted (or found complete), when the
+    caller knows it; otherwise the item of the worker's latest annotation in the project is
+    read in the same statement. Either way a page load and the next item in a submit's answer
+    are chosen alike.
 
     The item comes with ``project`` and the source material its page shows: choosing and
     loading are ONE statement (the chooser is a sub-select of the item query), plus the
@@ -115,7 +136,7 @@ def work_queue_next_item(*, project: Project, worker: Worker) -> Item | None:
     if worker.is_blocked:
         return None
     lock = connection.features.has_select_for_update_skip_locked
-    sql, params = _choose_sql(project, worker, lock=lock)
+    sql, params = _choose_sql(project, worker, lock=lock, after_item_id=after_item_id)
     # No transaction block of its own: in autocommit the statement is its own transaction, so
     # the row lock lasts exactly as long as it did inside an atomic block holding only this
     # statement (until the row is read), without the BEGIN and COMMIT round trips; inside a
