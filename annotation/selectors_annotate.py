@@ -18,8 +18,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from django.db import connection, connections
-from django.db.models import Model, Prefetch, Q, prefetch_related_objects
+from django.db.models import Prefetch, Q, prefetch_related_objects
 
+from . import rawload
 from .models import (
     Annotation,
     Assignment,
@@ -64,27 +65,15 @@ def page_items_queryset(project: Project):
 
 # --- the hot-path item loader ---------------------------------------------------------------
 # ``items_for_page`` and the work queue load an item with its kind's source rows on every
-# submit. Written with the ORM (``page_items_queryset``) that is one SELECT … JOIN whose
-# compilation (27-40 columns, joins, converters) cost more CPU than running it; so the same
-# SELECT is written ONCE per (kind, database) from the models' metadata and its rows are turned
-# into the same model instances select_related builds: every field through the ORM's own
-# database converters, ``Model.from_db``, the related rows cached on the item.
-
-
-@dataclass(frozen=True)
-class _Table:
-    model: type[Model]
-    alias: str
-    fields: tuple  # concrete fields, in column order
-    converters: tuple  # per field: the ORM's converters for this database
-    parent_index: int | None  # the table whose foreign key points here (None: the item)
-    parent_field: object | None  # that foreign key
+# submit: the SELECT ``page_items_queryset`` compiles, written ONCE per (kind, database) from
+# the models' metadata, its rows turned into the instances select_related builds
+# (``annotation.rawload``).
 
 
 @dataclass(frozen=True)
 class _ItemLoader:
     sql: str  # SELECT … FROM the item table AS item LEFT JOIN … WHERE item.project_id = %s AND
-    tables: tuple[_Table, ...]
+    tables: tuple[rawload.Table, ...]
 
 
 # The alias of the item table in ``load_items``'s ``where``.
@@ -92,6 +81,30 @@ ITEM_ALIAS = "item"
 
 
 _LOADERS: dict[tuple[str, str], _ItemLoader] = {}
+
+
+_PROJECT_LOADERS: dict[str, tuple[str, rawload.Table]] = {}
+
+
+def project_by_slug(slug: str, using: str = "default") -> Project | None:
+    """The project of a task URL, read as ``Project.objects.filter(slug=slug).first()`` would,
+    with the SELECT written once from the model's metadata: on every annotator request, the
+    ORM's compilation of this one-row lookup cost more CPU than running it."""
+    connection = connections[using]
+    if using not in _PROJECT_LOADERS:
+        quote = connection.ops.quote_name
+        table = rawload.table(Project, quote(Project._meta.db_table), connection)
+        columns = table.columns(quote)
+        # Only model metadata (table and column names) is formatted in; the slug is a parameter.
+        _PROJECT_LOADERS[using] = (
+            f"SELECT {columns} FROM {table.alias} "  # noqa: S608
+            f"WHERE {table.alias}.{quote(Project._meta.get_field('slug').column)} = %s",
+            table)
+    sql, table = _PROJECT_LOADERS[using]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [slug])
+        row = cursor.fetchone()
+    return None if row is None else rawload.instance(table, row, using, connection)
 
 
 def _item_loader(kind: str, using: str) -> _ItemLoader:
@@ -102,14 +115,7 @@ def _item_loader(kind: str, using: str) -> _ItemLoader:
         tables, joins = [], []
 
         def add(model, alias, parent_index=None, parent_field=None):
-            fields = tuple(model._meta.concrete_fields)
-            converters = []
-            for field in fields:
-                column = field.get_col(alias)
-                converters.append(tuple(connection.ops.get_db_converters(column)
-                                        + column.get_db_converters(connection)))
-            tables.append(_Table(model, alias, fields, tuple(converters), parent_index,
-                                 parent_field))
+            tables.append(rawload.table(model, alias, connection, parent_index, parent_field))
             return len(tables) - 1
 
         add(Item, ITEM_ALIAS)
@@ -124,8 +130,7 @@ def _item_loader(kind: str, using: str) -> _ItemLoader:
                              f"ON {alias}.{quote(related._meta.pk.column)} = "
                              f"{tables[parent].alias}.{quote(field.column)}")
                 parent = add(related, alias, parent, field)
-        columns = ", ".join(f"{table.alias}.{quote(field.column)}"
-                            for table in tables for field in table.fields)
+        columns = ", ".join(table.columns(quote) for table in tables)
         # Only model metadata (table and column names) is formatted in; values are parameters.
         project_column = quote(Item._meta.get_field("project").column)
         sql = " ".join([f"SELECT {columns} FROM {quote(Item._meta.db_table)} {ITEM_ALIAS}",  # noqa: S608
@@ -134,29 +139,30 @@ def _item_loader(kind: str, using: str) -> _ItemLoader:
     return _LOADERS[key]
 
 
-def load_items(*, project: Project, where: str, params: list, using: str = "default"
-               ) -> list[Item]:
+def load_items(*, project: Project, where: str, params: list, using: str = "default",
+               lock: bool = False) -> list[Item]:
     """Items of ``project`` matching ``where`` (SQL over the item table, aliased ``item``;
     values as ``params``), each with the source material its kind's page shows, as
     ``page_items_queryset(project)`` would return them, in id order. ``item.project`` is
-    ``project`` (no query); dialogue turns prefetched for rewrite and sluice (one query)."""
+    ``project`` (no query); dialogue turns prefetched for rewrite and sluice (one query).
+
+    ``lock``: the Item rows are locked until the caller's transaction ends (FOR UPDATE, where
+    the database has row locks; SQLite's IMMEDIATE transactions serialise writers instead)."""
     loader = _item_loader(project.kind, using)
     connection = connections[using]
+    suffix = (f" FOR UPDATE OF {ITEM_ALIAS}"
+              if lock and connection.features.has_select_for_update else "")
     with connection.cursor() as cursor:
-        cursor.execute(f"{loader.sql} ({where}) ORDER BY {ITEM_ALIAS}.id", [project.pk, *params])
+        cursor.execute(f"{loader.sql} ({where}) ORDER BY {ITEM_ALIAS}.id{suffix}",
+                       [project.pk, *params])
         rows = cursor.fetchall()
     items = []
     for row in rows:
         start, instances = 0, []
         for table in loader.tables:
-            values = list(row[start:start + len(table.fields)])
+            instance = rawload.instance(table, row[start:start + len(table.fields)], using,
+                                        connection)
             start += len(table.fields)
-            for index, converters in enumerate(table.converters):
-                for converter in converters:
-                    values[index] = converter(values[index], table.fields[index], connection)
-            instance = None
-            if values[table.fields.index(table.model._meta.pk)] is not None:
-                instance = table.model.from_db(using, [f.attname for f in table.fields], values)
             instances.append(instance)
             if table.parent_index is not None and instances[table.parent_index] is not None:
                 table.parent_field.set_cached_value(instances[table.parent_index], instance)
@@ -169,7 +175,8 @@ def load_items(*, project: Project, where: str, params: list, using: str = "defa
     return items
 
 
-def items_for_page(*, project: Project, item_ids: Iterable[int]) -> list[Item]:
+def items_for_page(*, project: Project, item_ids: Iterable[int], lock: bool = False
+                   ) -> list[Item]:
     """The items (of ``project``) with their source material; order of ``item_ids`` kept.
 
     Two queries at most whatever the number of items: items, then dialogue turns (rewrite and
@@ -180,12 +187,13 @@ def items_for_page(*, project: Project, item_ids: Iterable[int]) -> list[Item]:
         return []
     by_id = {item.id: item for item in load_items(
         project=project, where=f"{ITEM_ALIAS}.id IN ({', '.join(['%s'] * len(ids))})",
-        params=ids)}
+        params=ids, lock=lock)}
     return [by_id[item_id] for item_id in ids if item_id in by_id]
 
 
-def item_for_submit(*, project: Project, item_id: int) -> Item | None:
-    items = items_for_page(project=project, item_ids=[item_id])
+def item_for_submit(*, project: Project, item_id: int, lock: bool = False) -> Item | None:
+    """The item of a submission with its source material; ``lock``: see ``load_items``."""
+    items = items_for_page(project=project, item_ids=[item_id], lock=lock)
     return items[0] if items else None
 
 

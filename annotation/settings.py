@@ -125,6 +125,10 @@ STATIC_ROOT = os.environ.get("DJANGO_STATIC_ROOT") or None
 WHITENOISE_USE_FINDERS = True
 WHITENOISE_AUTOREFRESH = DEBUG
 
+# Django's own account check; loading a user also loads their Worker (one query instead of
+# two on every annotator request).
+AUTHENTICATION_BACKENDS = ["annotation.auth.WorkerLoadingModelBackend"]
+
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/"
@@ -171,6 +175,18 @@ SPECTACULAR_SETTINGS = {
 
 # Celery: a real broker when REDIS_URL is set, otherwise tasks run inline in the caller.
 REDIS_URL = os.environ.get("REDIS_URL", "")
+
+# A cache shared by every app process (Redis; UNPACK_CACHE_URL, by default REDIS_URL's server).
+# Sessions are then read from it and written through to the database ("cached_db"): the
+# annotator hot path skips a database query per request, and a logout or a password change
+# still ends the session everywhere, since every process reads the same cache. Without a
+# shared cache (the embedded default) sessions stay in the database: a per-process cache would
+# let a logged-out session live on in the other processes.
+UNPACK_CACHE_URL = os.environ.get("UNPACK_CACHE_URL", REDIS_URL)
+if UNPACK_CACHE_URL:
+    CACHES = {"default": {"BACKEND": "django_redis.cache.RedisCache",
+                          "LOCATION": UNPACK_CACHE_URL, "KEY_PREFIX": "unpack"}}
+    SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
 CELERY_BROKER_URL = REDIS_URL or "memory://localhost/"
 CELERY_RESULT_BACKEND = REDIS_URL or None
 CELERY_TASK_ALWAYS_EAGER = not REDIS_URL

@@ -5,7 +5,9 @@ ratings (POST /annotate/<slug>/submit/) as the real page does: the task page (GE
 Runs against gunicorn on 127.0.0.1 (started here) with
 
 * ``postgres``: a scratch PostgreSQL database created for the run and dropped after
-  (server from ``--postgres-url``, default postgres://postgres@127.0.0.1:5432/postgres);
+  (server from ``--postgres-url``, default postgres://postgres@127.0.0.1:5432/postgres), with
+  Redis as broker and shared cache, as deployed (``--redis-url``, a scratch database emptied
+  after, default redis://127.0.0.1:6379/14);
 * ``sqlite``: the embedded default, a scratch SQLite file.
 
 Loopback only; bounded by ``--clients`` and ``--seconds``. Prints submits/s and p50/p99 latency
@@ -40,6 +42,7 @@ SEED = """
 import json, sys
 import django
 django.setup()
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.sessions.backends.db import SessionStore
 from annotation.models import ClozeFiller, ClozeItem, Item, Project
@@ -59,7 +62,7 @@ for number in range(clients):
     user = User.objects.create_user(f"bench{number}", password=None)
     session = SessionStore()
     session["_auth_user_id"] = str(user.pk)
-    session["_auth_user_backend"] = "django.contrib.auth.backends.ModelBackend"
+    session["_auth_user_backend"] = settings.AUTHENTICATION_BACKENDS[0]
     session["_auth_user_hash"] = user.get_session_auth_hash()
     session.create()
     keys.append(session.session_key)
@@ -316,8 +319,14 @@ def bench_postgres(args) -> dict:
         parts = urlsplit(server_url)
         env = base_env()
         env["DATABASE_URL"] = parts._replace(path=f"/{scratch}").geturl()
-        return run_backend("gunicorn + PostgreSQL", env, args)
+        # A deployment on PostgreSQL has Redis too (Celery's broker), which is then also the
+        # shared cache that sessions are read from (annotation/settings.py).
+        env["REDIS_URL"] = args.redis_url
+        return run_backend("gunicorn + PostgreSQL + Redis", env, args)
     finally:
+        import redis
+
+        redis.Redis.from_url(args.redis_url).flushdb()
         with psycopg.connect(server_url, autocommit=True) as admin:
             admin.execute(f'DROP DATABASE IF EXISTS "{scratch}" WITH (FORCE)')
 
@@ -345,6 +354,8 @@ def main() -> None:
                              "each submit answer carries)")
     parser.add_argument("--postgres-url",
                         default="postgres://postgres@127.0.0.1:5432/postgres")
+    parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/14",
+                        help="a scratch Redis database for the PostgreSQL run (emptied after)")
     args = parser.parse_args()
     if not 1 <= args.clients <= 256 or not 1 <= args.seconds <= 300:
         parser.error("--clients must be 1-256 and --seconds 1-300")

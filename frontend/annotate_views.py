@@ -22,8 +22,8 @@ from urllib.parse import urlsplit
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.core import signing
-from django.http import JsonResponse
-from django.shortcuts import get_object_or_404, render
+from django.http import Http404, JsonResponse
+from django.shortcuts import render
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.dateparse import parse_datetime
@@ -37,6 +37,7 @@ from annotation.payloads import PayloadError, clean_warnings, validate_payload
 from annotation.services.annotations import (
     SubmitRefused,
     annotation_submit,
+    annotation_submit_item,
     assignment_deadline,
     assignment_get_or_create_mturk,
     assignment_mark_submitted,
@@ -153,25 +154,46 @@ def _stored(valid, *, worker: Worker, submission: dict, source: str, assignment=
         )
     except SubmitRefused as refused:
         return _refusal_status(refused), _error_body(refused.code, refused.message)
+    return 200, _saved_body(result)
+
+
+def _store_local(*, project: Project, worker: Worker, submission: dict) -> tuple[int, dict]:
+    """Validate a local annotator's payload against its item and store it (one service call:
+    the item is loaded and locked in the transaction that stores the answer); the HTTP status
+    and JSON answer for the page."""
+    try:
+        result = annotation_submit_item(
+            project=project, item_id=submission["item_id"], payload=submission["payload"],
+            worker=worker, source=Annotation.Source.LOCAL,
+            client_token=submission["client_token"],
+            client_warnings=submission["client_warnings"],
+            overridden_warnings=submission["overridden_warnings"],
+            started_at=submission["started_at"], duration_ms=submission["duration_ms"])
+    except PayloadError as error:
+        return 400, _error_body("invalid", error.message, error.field)
+    except SubmitRefused as refused:
+        if refused.code == "no_item":
+            return 404, _error_body("no_item", refused.message, "item_id")
+        return _refusal_status(refused), _error_body(refused.code, refused.message)
+    return 200, _saved_body(result)
+
+
+def _saved_body(result) -> dict:
     annotation = result.annotation
-    return 200, {
+    return {
         "status": "saved" if result.created else "duplicate",
         "annotation_id": annotation.pk,
-        "item_id": item.pk,
+        "item_id": result.item.pk,
         "server_warnings": annotation.server_warnings,
-        "reveal": selectors_annotate.revealed_after_submit(item),
+        "reveal": selectors_annotate.revealed_after_submit(result.item),
     }
 
 
-def _store(*, project: Project, worker: Worker, submission: dict, source: str
-           ) -> tuple[int, dict]:
-    """Validate the payload against its item and store it; the HTTP status and JSON answer for
-    the page."""
-    try:
-        valid = _validated(project=project, submission=submission)
-    except _Rejected as rejected:
-        return rejected.status, rejected.body
-    return _stored(valid, worker=worker, submission=submission, source=source)
+def _project_or_404(slug: str) -> Project:
+    project = selectors_annotate.project_by_slug(slug)
+    if project is None:
+        raise Http404("No such project.")
+    return project
 
 
 def _kind_template(project: Project) -> str:
@@ -202,7 +224,7 @@ def _page_context(*, project: Project, items, mode: str, submit_url: str, extra=
 @require_GET
 def annotate(request, slug: str):
     """The next item the logged-in annotator has not done, or a page saying there is none."""
-    project = get_object_or_404(Project, slug=slug)
+    project = _project_or_404(slug)
     worker = worker_for_user(user=request.user)
     if worker.is_blocked:
         return render(request, "frontend/annotate/refused.html",
@@ -223,24 +245,24 @@ def annotate(request, slug: str):
 @login_required
 @require_POST
 def annotate_submit(request, slug: str):
-    # Project first, then the item joined with only its kind's source material: measured
-    # cheaper (ORM compilation) than one query joining the project and all four kinds' tables.
-    project = get_object_or_404(Project, slug=slug)
+    # Project first, then the item joined with only its kind's source material.
+    project = _project_or_404(slug)
     try:
         submission = _parse_submission(_parse_body(request))
     except BadRequest as error:
         return _error(400, "invalid", error.message, error.field)
     worker = worker_for_user(user=request.user)
-    status, body = _store(project=project, worker=worker, submission=submission,
-                          source=Annotation.Source.LOCAL)
+    status, body = _store_local(project=project, worker=worker, submission=submission)
     if status == 200 or body.get("error") == "item_full":
         # Saved, already stored, or completed by others meanwhile: the page goes on with the
         # next item, so it comes in this answer and the page swaps it in without a request.
-        body["next"] = _next_item(request=request, project=project, worker=worker)
+        body["next"] = _next_item(request=request, project=project, worker=worker,
+                                  after_item_id=submission["item_id"])
     return JsonResponse(body, status=status)
 
 
-def _next_item(*, request, project: Project, worker: Worker) -> dict | None:
+def _next_item(*, request, project: Project, worker: Worker, after_item_id: int
+               ) -> dict | None:
     """The item the page shows next, chosen now (after the submit committed) exactly as a GET
     of the page would choose it: its page data and its section rendered by the same template
     as the full page (so escaped the same way); None when none is left (the page then follows
@@ -248,7 +270,7 @@ def _next_item(*, request, project: Project, worker: Worker) -> dict | None:
 
     Choosing reserves nothing, as with the page load this replaces: the submit of that item
     re-checks capacity under the row lock, whatever the page shows."""
-    item = work_queue_next_item(project=project, worker=worker)
+    item = work_queue_next_item(project=project, worker=worker, after_item_id=after_item_id)
     if item is None:
         return None
     [data] = _page_items([item])
@@ -302,7 +324,7 @@ def mturk_task(request, slug: str):
     (``mturk_submit``). Refused with a polite page: malformed ids or a submit host that is not
     MTurk's (400), an unknown HIT (404), a blocked worker or an AssignmentId that belongs to
     another worker or HIT (403, nothing of that assignment shown)."""
-    project = get_object_or_404(Project, slug=slug)
+    project = _project_or_404(slug)
     assignment_id = request.GET.get("assignmentId", "")
     hit_id = request.GET.get("hitId", "")
     worker_id = request.GET.get("workerId", "")
@@ -381,7 +403,7 @@ def mturk_submit(request, slug: str):
     """Save one item of the page's HIT. The first saved item creates the Worker and the
     Assignment (refused when the HIT has no free slot); answers are stored provisional until
     collection sees the assignment at MTurk (docs/annotating.md, "Trust")."""
-    project = get_object_or_404(Project, slug=slug)
+    project = _project_or_404(slug)
     try:
         body = _parse_body(request)
         submission = _parse_submission(body)
@@ -415,7 +437,7 @@ def mturk_submit(request, slug: str):
 def mturk_finish(request, slug: str):
     """Called once every item is saved: marks the assignment submitted, returns the summary
     the page posts to MTurk's externalSubmit."""
-    project = get_object_or_404(Project, slug=slug)
+    project = _project_or_404(slug)
     try:
         hit, assignment, *_ = _mturk_hit_and_assignment(project, _parse_body(request))
     except BadRequest as error:

@@ -18,13 +18,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError, connection, connections, router, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from ..models import Annotation, Assignment, Hit, Item, Worker
-from ..payloads import CleanPayload, ItemContext, live_check_warnings
-from ..selectors_annotate import mturk_assignment_is_theirs, not_provisional_sql
+from ..models import Annotation, Assignment, Hit, Item, Project, Worker
+from ..payloads import CleanPayload, ItemContext, live_check_warnings, validate_payload
+from ..selectors_annotate import (
+    item_context,
+    item_for_submit,
+    mturk_assignment_is_theirs,
+    not_provisional_sql,
+)
 
 #: Clock skew and network delay allowed between MTurk and us when deciding that an assignment's
 #: time is over: MTurk counts the assignment duration from its AcceptTime, which is before our
@@ -47,6 +52,7 @@ class SubmitRefused(Exception):
 class SubmitResult:
     annotation: Annotation
     created: bool
+    item: Item | None = None
 
 
 def _existing_for_token(*, client_token: str | None, worker: Worker) -> Annotation | None:
@@ -151,61 +157,190 @@ def annotation_submit(
     COMMIT on SQLite); with an assignment, one more to read (and share-lock) its status. A
     duplicate costs one more read to return the stored annotation.
     """
-    client_token = client_token or None
+    fields = _Submission(worker=worker, source=source, client_token=client_token or None,
+                         assignment=assignment, client_warnings=client_warnings,
+                         overridden_warnings=overridden_warnings, started_at=started_at,
+                         duration_ms=duration_ms, provenance=provenance,
+                         assignment_deadline=assignment_deadline)
     try:
         with transaction.atomic():
-            # The row lock serialises every submit for this item: the state read below is exact.
+            # The row lock serialises every submit for this item: the state read is exact.
             _lock_item(item)
-            state = _submit_state(item=item, worker=worker, assignment=assignment,
-                                  client_token=client_token)
-            if state.token_annotation_id is not None:
-                if state.token_worker_id != worker.pk:
-                    # Never reveal or overwrite another worker's annotation, whatever token.
-                    raise SubmitRefused("token_conflict",
-                                        "This submission key belongs to someone else.")
-                return SubmitResult(Annotation.objects.get(pk=state.token_annotation_id),
-                                    created=False)
-            if worker.is_blocked:
-                raise SubmitRefused("blocked",
-                                    "Your account cannot submit work for this project.")
-            if state.own_annotation_id is not None:
-                return SubmitResult(Annotation.objects.get(pk=state.own_annotation_id),
-                                    created=False)
-            if assignment is not None:
-                if _assignment_status(assignment) != Assignment.Status.ACCEPTED:
-                    raise SubmitRefused(
-                        "assignment_closed",
-                        "This assignment is already submitted or closed: nothing more can be "
-                        "saved in it.")
-                if assignment_deadline is not None and timezone.now() > assignment_deadline:
-                    raise SubmitRefused(
-                        "assignment_closed",
-                        "The time for this assignment is over: nothing more can be saved in "
-                        "it. Please return the HIT.")
-            if (source == Annotation.Source.LOCAL and state.collected_by_others
-                    >= item.project.redundancy_for(item.split)):
-                raise SubmitRefused("item_full",
-                                    "Other annotators completed this item meanwhile.")
-            annotation = Annotation.objects.create(
-                project_id=item.project_id, item=item, worker=worker, assignment=assignment,
-                source=source, payload=clean.payload, client_token=client_token,
-                client_warnings=client_warnings or [],
-                overridden_warnings=overridden_warnings or [],
-                server_warnings=live_check_warnings(context, clean.payload),
-                started_at=started_at, submitted_at=timezone.now(), duration_ms=duration_ms,
-                provenance=provenance or {},
-                **clean.columns,
-            )
-            return SubmitResult(annotation, created=True)
-    except IntegrityError:
-        # A concurrent duplicate (same token or same worker+item) won the race; the transaction
-        # is rolled back, so read the winner in a fresh one and return it.
-        existing = _existing_for_token(client_token=client_token, worker=worker) or (
-            Annotation.objects.filter(worker=worker, item=item, assignment=assignment).first()
-        )
-        if existing is None:
-            raise
-        return SubmitResult(existing, created=False)
+            return _store_locked(fields, item=item, clean=clean, context=context,
+                                 try_insert_first=False)
+    except IntegrityError as error:
+        return _concurrent_duplicate(fields, item=item, error=error)
+
+
+def annotation_submit_item(
+    *,
+    project: Project,
+    item_id: int,
+    payload,
+    worker: Worker,
+    source: str,
+    client_token: str | None,
+    client_warnings: list[dict] | None = None,
+    overridden_warnings: list[dict] | None = None,
+    started_at: datetime | None = None,
+    duration_ms: int | None = None,
+) -> SubmitResult:
+    """Validate ``payload`` against item ``item_id`` of ``project`` and store it, as
+    ``annotation_submit`` does (same refusals), for a local annotator's page: the hot path.
+
+    Raises ``SubmitRefused("no_item")`` when the project has no such item, and
+    ``PayloadError`` when the payload is not valid for it; nothing is written then.
+
+    The item is loaded and locked by one statement inside the transaction, and a new answer is
+    stored by one INSERT that re-checks, after the lock, what the state query would (token and
+    answer not stored yet, an open slot): BEGIN, item (+ dialogue turns for rewrite and
+    sluice), INSERT, COMMIT. Anything else (a retry, a full item, a blocked worker) is decided
+    by ``annotation_submit``'s own path, under the same lock.
+    """
+    fields = _Submission(worker=worker, source=source, client_token=client_token or None,
+                         client_warnings=client_warnings,
+                         overridden_warnings=overridden_warnings, started_at=started_at,
+                         duration_ms=duration_ms)
+    item = None
+    try:
+        with transaction.atomic():
+            item = item_for_submit(project=project, item_id=item_id, lock=True)
+            if item is None:
+                raise SubmitRefused("no_item", "No such item in this project.")
+            context = item_context(item)
+            clean = validate_payload(project.kind, payload, context)
+            return _store_locked(fields, item=item, clean=clean, context=context,
+                                 try_insert_first=True)
+    except IntegrityError as error:
+        return _concurrent_duplicate(fields, item=item, error=error)
+
+
+@dataclass(frozen=True)
+class _Submission:
+    """Who submits and how: everything of a submission but the item and its payload."""
+
+    worker: Worker
+    source: str
+    client_token: str | None
+    assignment: Assignment | None = None
+    client_warnings: list[dict] | None = None
+    overridden_warnings: list[dict] | None = None
+    started_at: datetime | None = None
+    duration_ms: int | None = None
+    provenance: dict | None = None
+    assignment_deadline: datetime | None = None
+
+
+def _new_annotation(fields: _Submission, *, item: Item, clean: CleanPayload,
+                    context: ItemContext) -> Annotation:
+    return Annotation(
+        project_id=item.project_id, item=item, worker=fields.worker,
+        assignment=fields.assignment, source=fields.source, payload=clean.payload,
+        client_token=fields.client_token, client_warnings=fields.client_warnings or [],
+        overridden_warnings=fields.overridden_warnings or [],
+        server_warnings=live_check_warnings(context, clean.payload),
+        started_at=fields.started_at, submitted_at=timezone.now(),
+        duration_ms=fields.duration_ms, provenance=fields.provenance or {},
+        **clean.columns,
+    )
+
+
+def _store_locked(fields: _Submission, *, item: Item, clean: CleanPayload,
+                  context: ItemContext, try_insert_first: bool) -> SubmitResult:
+    """Store the answer; the caller holds the Item row lock, in its transaction."""
+    worker, assignment = fields.worker, fields.assignment
+    if (try_insert_first and assignment is None and not worker.is_blocked
+            and fields.source == Annotation.Source.LOCAL):
+        annotation = _new_annotation(fields, item=item, clean=clean, context=context)
+        if _insert_if_open(annotation, required=item.project.redundancy_for(item.split)):
+            return SubmitResult(annotation, created=True, item=item)
+    state = _submit_state(item=item, worker=worker, assignment=assignment,
+                          client_token=fields.client_token)
+    if state.token_annotation_id is not None:
+        if state.token_worker_id != worker.pk:
+            # Never reveal or overwrite another worker's annotation, whatever token.
+            raise SubmitRefused("token_conflict",
+                                "This submission key belongs to someone else.")
+        return SubmitResult(Annotation.objects.get(pk=state.token_annotation_id),
+                            created=False, item=item)
+    if worker.is_blocked:
+        raise SubmitRefused("blocked", "Your account cannot submit work for this project.")
+    if state.own_annotation_id is not None:
+        return SubmitResult(Annotation.objects.get(pk=state.own_annotation_id),
+                            created=False, item=item)
+    if assignment is not None:
+        if _assignment_status(assignment) != Assignment.Status.ACCEPTED:
+            raise SubmitRefused(
+                "assignment_closed",
+                "This assignment is already submitted or closed: nothing more can be saved "
+                "in it.")
+        if fields.assignment_deadline is not None and timezone.now() > fields.assignment_deadline:
+            raise SubmitRefused(
+                "assignment_closed",
+                "The time for this assignment is over: nothing more can be saved in it. "
+                "Please return the HIT.")
+    if (fields.source == Annotation.Source.LOCAL and state.collected_by_others
+            >= item.project.redundancy_for(item.split)):
+        raise SubmitRefused("item_full", "Other annotators completed this item meanwhile.")
+    annotation = _new_annotation(fields, item=item, clean=clean, context=context)
+    annotation.save(force_insert=True)
+    return SubmitResult(annotation, created=True, item=item)
+
+
+def _concurrent_duplicate(fields: _Submission, *, item: Item | None,
+                          error: IntegrityError) -> SubmitResult:
+    """A concurrent duplicate (same token, or same worker and item) won the race: the
+    transaction was rolled back, so read the winner in a fresh one and return it."""
+    existing = _existing_for_token(client_token=fields.client_token, worker=fields.worker)
+    if existing is None and item is not None:
+        existing = Annotation.objects.filter(worker=fields.worker, item=item,
+                                             assignment=fields.assignment).first()
+    if existing is None:
+        raise error
+    return SubmitResult(existing, created=False, item=item)
+
+
+# INSERT … SELECT … WHERE: the new local answer is stored only if, read after the Item row lock
+# (so exactly), its token is not stored yet, the worker has no local answer to the item, and
+# fewer than ``required`` of the item's slots are filled by others' non-imported,
+# non-provisional annotations -- what ``_submit_state`` would establish. No row: the caller
+# finds out why with ``_submit_state``.
+_INSERT_IF_OPEN_SQL = """INSERT INTO {table} ({columns}) SELECT {values}
+WHERE NOT EXISTS (SELECT 1 FROM {table} t WHERE t.client_token = %s)
+  AND NOT EXISTS (SELECT 1 FROM {table} o WHERE o.item_id = %s AND o.worker_id = %s
+                  AND o.assignment_id IS NULL)
+  AND (SELECT COUNT(*) FROM {table} a WHERE a.item_id = %s AND a.source <> %s
+       AND a.worker_id <> %s AND {not_provisional}) < %s
+RETURNING {pk}"""
+
+
+def _insert_if_open(annotation: Annotation, *, required: int) -> bool:
+    """INSERT ``annotation`` (a new local answer, no assignment) if the checks above hold;
+    whether it was. Its fields are prepared as the ORM's INSERT prepares them
+    (``pre_save``, ``get_db_prep_save``); on success it gets its primary key and is saved."""
+    using = router.db_for_write(Annotation)
+    connection = connections[using]
+    quote = connection.ops.quote_name
+    meta = Annotation._meta
+    fields = [field for field in meta.concrete_fields if not field.primary_key]
+    values = [field.get_db_prep_save(field.pre_save(annotation, add=True), connection)
+              for field in fields]
+    # Only model metadata (table and column names) is formatted in; values are parameters.
+    sql = _INSERT_IF_OPEN_SQL.format(
+        table=quote(meta.db_table), columns=", ".join(quote(f.column) for f in fields),
+        values=", ".join(["%s"] * len(fields)), pk=quote(meta.pk.column),
+        not_provisional=not_provisional_sql("a"))
+    params = [*values, annotation.client_token, annotation.item_id, annotation.worker_id,
+              annotation.item_id, Annotation.Source.IMPORT, annotation.worker_id, required]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        row = cursor.fetchone()
+    if row is None:
+        return False
+    annotation.pk = meta.pk.to_python(row[0])
+    annotation._state.adding = False
+    annotation._state.db = using
+    return True
 
 
 def assignment_deadline(assignment: Assignment, hit: Hit) -> datetime | None:

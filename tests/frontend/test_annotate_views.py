@@ -39,7 +39,6 @@ def data_queries(captured) -> list[str]:
 
 # PostgreSQL locks the Item row at submit with SELECT ... FOR UPDATE; SQLite's IMMEDIATE
 # transaction already serialises writers and needs no lock statement.
-LOCK_QUERIES = 1 if connection.vendor == "postgresql" else 0
 
 
 def submit(client, project, item_id, payload, token=None, **extra):
@@ -225,14 +224,15 @@ def test_annotate_page_query_count_does_not_grow_with_data(annotator_client):
         assert annotator_client.get(f"/annotate/{small.slug}/").status_code == 200
     with CaptureQueriesContext(connection) as big_queries:
         assert annotator_client.get(f"/annotate/{big.slug}/").status_code == 200
-    # session, user, project, worker, and the item chosen AND loaded by one statement.
-    assert len(data_queries(small_queries)) == len(data_queries(big_queries)) == 5, (
+    # session, user with worker, project, and the item chosen AND loaded by one statement.
+    assert len(data_queries(small_queries)) == len(data_queries(big_queries)) == 4, (
         data_queries(big_queries))
     chooser = data_queries(big_queries)[-1]
-    # Branch A (done-by-me, collected, my groups), then B1 and B2 from the worker's pivot
-    # (done-by-me, collected each): all in the one statement, evaluated lazily.
-    assert chooser.count("annotation_annotation") == 7
-    assert chooser.count("COALESCE(") == 1
+    # Branch A (done-by-me, collected, the group of my last item), then B1 and B2 from after
+    # my last item (done-by-me, collected, my last item each): all in the one statement,
+    # evaluated lazily; the pivot (for a worker with no last item) likewise.
+    assert chooser.count("annotation_annotation") == 9
+    assert chooser.count("COALESCE(") == 3
 
 
 def test_submit_query_count_does_not_grow_with_data(annotator_client):
@@ -250,12 +250,13 @@ def test_submit_query_count_does_not_grow_with_data(annotator_client):
                               {"rewrite": "Did Frank Zappa form another band?"})
         assert response.status_code == 200, response.content
         counts.append(len(data_queries(queries)))
-    # session, user, project, worker, item, dialogue turns, [row lock], state, INSERT; then the
-    # next item (chosen and loaded by one statement) and its dialogue turns.
-    assert counts[0] == counts[1] == 10 + LOCK_QUERIES
+    # session, user with worker, project, the item locked and loaded, its dialogue turns, the
+    # INSERT that re-checks the slots; then the next item (chosen and loaded by one statement)
+    # and its dialogue turns.
+    assert counts[0] == counts[1] == 8
 
 
-def test_plausibility_submit_takes_eight_queries_plus_the_row_lock(annotator_client):
+def test_plausibility_submit_takes_six_queries(annotator_client):
     project = plausibility_project(items=3, redundancy={"train": 3})
     for item in project.items.all():
         store(project, item, local_worker(f"o{item.pk}"))
@@ -265,9 +266,11 @@ def test_plausibility_submit_takes_eight_queries_plus_the_row_lock(annotator_cli
         response = submit(annotator_client, project, item.pk, {"rating": 2})
     assert response.status_code == 200 and response.json()["status"] == "saved"
     assert response.json()["next"]["item"]["item_id"] != item.pk
-    # session, user, project, worker, item (+ cloze), [row lock], one state query, INSERT, and
-    # the next item chosen and loaded by one statement.
-    assert len(data_queries(queries)) == 8 + LOCK_QUERIES, data_queries(queries)
+    # session, user with worker, project, the item (+ cloze) locked and loaded, the INSERT that
+    # re-checks the slots, and the next item chosen and loaded by one statement.
+    assert len(data_queries(queries)) == 6, data_queries(queries)
+    if connection.vendor == "postgresql":
+        assert data_queries(queries)[3].rstrip().endswith("FOR UPDATE OF item")
 
 
 def test_local_submit_answer_carries_the_next_item_as_the_page_would_show_it(annotator_client):
