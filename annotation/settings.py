@@ -95,6 +95,17 @@ DATABASES = {
         conn_max_age=int(os.environ.get("DATABASE_CONN_MAX_AGE", "60")),
     )
 }
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # Parameters bound by the server, so that statements run often (every annotator request
+    # runs the same few) are prepared once per connection after DATABASE_PREPARE_THRESHOLD
+    # runs and not planned again: planning was most of PostgreSQL's CPU on the submit path.
+    # "off" (e.g. behind a PgBouncer in transaction mode, which cannot keep prepared
+    # statements) binds on the server without preparing.
+    _prepare = os.environ.get("DATABASE_PREPARE_THRESHOLD", "5").strip().lower()
+    DATABASES["default"].setdefault("OPTIONS", {}).update({
+        "server_side_binding": True,
+        "prepare_threshold": None if _prepare in ("off", "none", "") else int(_prepare),
+    })
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # WAL lets readers proceed while one writer commits; the timeout absorbs short write bursts
     # from concurrent annotators instead of failing with "database is locked".
