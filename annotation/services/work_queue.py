@@ -58,8 +58,13 @@ ANNOTATION_TABLE = Annotation._meta.db_table
 # own answer, the item's annotations counted); LAST is one probe of the (worker, project, id)
 # index.
 # Only model table names and constants are formatted in; every value is a parameter.
+# "Not done by the worker" is a scalar sub-select, not NOT EXISTS: PostgreSQL turns NOT EXISTS
+# into an anti-join that reads all of the worker's annotations (11,000 rows per call for a
+# worker with 2,000 items done, tests/frontend/test_hot_path.py); a scalar sub-select stays one
+# index probe per candidate, on both databases.
 _OPEN = f"""i.project_id = %s
-  AND NOT EXISTS (SELECT 1 FROM {ANNOTATION_TABLE} d WHERE d.worker_id = %s AND d.item_id = i.id)
+  AND (SELECT d.id FROM {ANNOTATION_TABLE} d WHERE d.worker_id = %s AND d.item_id = i.id
+       LIMIT 1) IS NULL
   AND (SELECT COUNT(*) FROM {ANNOTATION_TABLE} c
        WHERE c.item_id = i.id AND c.source <> %s
          AND {not_provisional_sql("c")}) < {{required}}"""  # noqa: S608
@@ -131,7 +136,8 @@ def work_queue_next_item(*, project: Project, worker: Worker,
     The item comes with ``project`` and the source material its page shows: choosing and
     loading are ONE statement (the chooser is a sub-select of the item query), plus the
     dialogue turns for rewrite and sluice. On PostgreSQL that statement locks the chosen row
-    while it runs (SKIP LOCKED: simultaneous choosers get different items).
+    while it runs (SKIP LOCKED: simultaneous choosers get different items); when it finds
+    nothing, a second statement without locks confirms it.
     """
     if worker.is_blocked:
         return None
@@ -144,4 +150,12 @@ def work_queue_next_item(*, project: Project, worker: Worker,
     # (an IMMEDIATE transaction would take the write lock).
     # Values are parameters; only model table names and constants are formatted into ``sql``.
     items = load_items(project=project, where=f"{ITEM_ALIAS}.id = {sql}", params=params)
+    if not items and lock:
+        # SKIP LOCKED also skips open items that are only locked for a moment (another
+        # chooser reading them, a submit storing an answer to them): with few items left, all
+        # of them can be, and the worker would be told "nothing left" while work remains. So
+        # "nothing" is confirmed by choosing again without row locks (two workers may then be
+        # shown the same item: the submit's capacity re-check decides, as always).
+        sql, params = _choose_sql(project, worker, lock=False, after_item_id=after_item_id)
+        items = load_items(project=project, where=f"{ITEM_ALIAS}.id = {sql}", params=params)
     return items[0] if items else None

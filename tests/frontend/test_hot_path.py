@@ -627,11 +627,6 @@ def _rows_read(plan: dict, table: str) -> float:
     return total
 
 
-@pytest.mark.xfail(
-    connection.vendor == "postgresql", strict=True,
-    reason="product issue (reported, not fixed here): PostgreSQL plans branch B1's NOT EXISTS "
-           "as a Merge Anti Join that reads all of the worker's annotations (through the "
-           "item_id index, filtered on worker), not one probe per candidate")
 def test_the_chooser_reads_no_more_for_a_worker_with_more_past_work():
     """docs: "the cost grows neither with the project's size nor with the number of items the
     worker has done". Measured at a size where PostgreSQL's planner uses indexes: 3000 items,
