@@ -49,13 +49,15 @@ from annotation.models import ClozeFiller, ClozeItem, Item, Project
 clients, items, slug = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 project = Project.objects.create(slug=slug, name="Bench", kind="plausibility",
                                  redundancy={"train": clients + 1})
-for index in range(items):
-    cloze = ClozeItem.objects.create(project=project, external_id=str(index),
-        resolved_pattern="IMPLICIT REFERENCE", article_title="How to Bench",
-        sentence="Put ______ in the box.")
-    filler = ClozeFiller.objects.create(cloze=cloze, position=1, text="the cat")
-    Item.objects.create(project=project, external_id=str(index), group_key=str(index),
-                        filler=filler)
+clozes = ClozeItem.objects.bulk_create(
+    ClozeItem(project=project, external_id=str(index), resolved_pattern="IMPLICIT REFERENCE",
+              article_title="How to Bench", sentence="Put ______ in the box.")
+    for index in range(items))
+fillers = ClozeFiller.objects.bulk_create(
+    ClozeFiller(cloze=cloze, position=1, text="the cat") for cloze in clozes)
+Item.objects.bulk_create(
+    Item(project=project, external_id=str(index), group_key=str(index), filler=filler)
+    for index, filler in enumerate(fillers))
 keys = []
 User = get_user_model()
 for number in range(clients):
@@ -343,7 +345,9 @@ def main() -> None:
     parser.add_argument("--backend", choices=["postgres", "sqlite", "both"], default="both")
     parser.add_argument("--clients", type=int, default=32)
     parser.add_argument("--seconds", type=float, default=15)
-    parser.add_argument("--items", type=int, default=300)
+    # Enough that no simulated annotator runs out of work in a run (each can do every item):
+    # one that has done them all is served the "nothing left" page, counted as an error.
+    parser.add_argument("--items", type=int, default=3000)
     parser.add_argument("--warmup", type=float, default=3,
                         help="seconds of load before the measured window")
     parser.add_argument("--workers", type=int, default=4)
