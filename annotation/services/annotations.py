@@ -314,22 +314,27 @@ WHERE NOT EXISTS (SELECT 1 FROM {table} t WHERE t.client_token = %s)
 RETURNING {pk}"""
 
 
+_INSERT_IF_OPEN: dict[str, tuple[tuple, str]] = {}  # per database: fields, statement
+
+
 def _insert_if_open(annotation: Annotation, *, required: int) -> bool:
     """INSERT ``annotation`` (a new local answer, no assignment) if the checks above hold;
     whether it was. Its fields are prepared as the ORM's INSERT prepares them
     (``pre_save``, ``get_db_prep_save``); on success it gets its primary key and is saved."""
     using = router.db_for_write(Annotation)
     connection = connections[using]
-    quote = connection.ops.quote_name
     meta = Annotation._meta
-    fields = [field for field in meta.concrete_fields if not field.primary_key]
+    if using not in _INSERT_IF_OPEN:
+        quote = connection.ops.quote_name
+        fields = tuple(field for field in meta.concrete_fields if not field.primary_key)
+        # Only model metadata (table and column names) is formatted in; values are parameters.
+        _INSERT_IF_OPEN[using] = (fields, _INSERT_IF_OPEN_SQL.format(
+            table=quote(meta.db_table), columns=", ".join(quote(f.column) for f in fields),
+            values=", ".join(["%s"] * len(fields)), pk=quote(meta.pk.column),
+            not_provisional=not_provisional_sql("a")))
+    fields, sql = _INSERT_IF_OPEN[using]
     values = [field.get_db_prep_save(field.pre_save(annotation, add=True), connection)
               for field in fields]
-    # Only model metadata (table and column names) is formatted in; values are parameters.
-    sql = _INSERT_IF_OPEN_SQL.format(
-        table=quote(meta.db_table), columns=", ".join(quote(f.column) for f in fields),
-        values=", ".join(["%s"] * len(fields)), pk=quote(meta.pk.column),
-        not_provisional=not_provisional_sql("a"))
     params = [*values, annotation.client_token, annotation.item_id, annotation.worker_id,
               annotation.item_id, Annotation.Source.IMPORT, annotation.worker_id, required]
     with connection.cursor() as cursor:
