@@ -51,6 +51,16 @@ def test_claire_labels_follow_from_scores(shared_data, capsys, tmp_path):
                 (claire / "dev_labels.tsv").read_text().splitlines()) / 2500
     assert run(capsys, "claire-dev", "--system", str(constant),
                "--split", "dev")["accuracy"] == pytest.approx(share)
+    # A file with fillers missing or foreign ids is refused, as by the official scorer.
+    lines = (claire / "dev_labels.tsv").read_text().splitlines()
+    short = tmp_path / "short_labels.tsv"
+    short.write_text("\n".join(lines[:-1]) + "\n")
+    with pytest.raises(CommandError, match=r"no prediction for 1 filler\(s\) of the dev split"):
+        call_command("evaluate", "claire-dev", "--system", str(short), "--split", "dev")
+    extra = tmp_path / "extra_labels.tsv"
+    extra.write_text("\n".join([*lines, "99999_1\tPLAUSIBLE"]) + "\n")
+    with pytest.raises(CommandError, match=r"1 id\(s\) not in the dev split, e.g. 99999_1"):
+        call_command("evaluate", "claire-dev", "--system", str(extra), "--split", "dev")
 
 
 def test_sluice_baselines_and_decontext_repeat(capsys):

@@ -103,6 +103,17 @@ def evaluate_plausibility(export_dir: Path, split: str, system: Path | None, bas
                                                            f"{split}_scores.tsv").items()}
     gold_labels = read_tsv_values(export_dir / f"{split}_labels.tsv")
     predicted = read_tsv_values(system)
+    # As the official scorer, which refuses a file of another size: every gold filler needs a
+    # prediction (a missing one would otherwise count as wrong, or break Spearman), and an id
+    # that is not in the split is a sign of the wrong file or split.
+    missing = sorted(set(gold_labels) - set(predicted))
+    if missing:
+        raise CommandError(f"{system}: no prediction for {len(missing)} filler(s) of the "
+                           f"{split} split, e.g. {missing[0]}")
+    unknown = sorted(set(predicted) - set(gold_labels))
+    if unknown:
+        raise CommandError(f"{system}: {len(unknown)} id(s) not in the {split} split, "
+                           f"e.g. {unknown[0]}")
     try:
         predicted_scores = {k: float(v) for k, v in predicted.items()}
     except ValueError:  # not all numbers: a labels file
