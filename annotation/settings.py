@@ -9,6 +9,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import dj_database_url
+from csp.constants import NONCE, NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -51,15 +52,20 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
+    "csp",
+    # Before the API apps, so that frontend/templates/drf_spectacular/swagger_ui.html (Swagger
+    # UI's page with a CSP nonce on its inline script) overrides drf-spectacular's own.
+    "frontend",
     "rest_framework",
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "annotation.apps.AnnotationConfig",
-    "frontend",
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # The Content-Security-Policy header (CONTENT_SECURITY_POLICY below) on every response.
+    "annotation.csp.UnpackCSPMiddleware",
     # Static files (the task pages' JS and CSS) served by the app itself under gunicorn too.
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -147,6 +153,31 @@ LOGOUT_REDIRECT_URL = "/"
 # No page of ours may be framed, except the ExternalQuestion pages MTurk shows in its iframe
 # (those views are exempt one by one, with @xframe_options_exempt).
 X_FRAME_OPTIONS = os.environ.get("DJANGO_X_FRAME_OPTIONS", "DENY")
+
+# Content-Security-Policy (django-csp): the browser runs only our own static scripts and styles,
+# so markup that slipped into a page (dataset text, a worker's answer: escaped everywhere, this
+# is the second line) cannot run a script, load one from elsewhere, or post a form off-site.
+# - script-src / style-src: 'self' only; no 'unsafe-inline', no 'unsafe-eval'. Our pages have
+#   no inline script, style block or style attribute (data reach the task pages in json_script
+#   blocks, which are not executed). NONCE adds a fresh 'nonce-…' only on a page whose template
+#   asks for request.csp_nonce: just Swagger UI at /api/docs/, whose inline start-up script and
+#   style block get it (frontend/templates/drf_spectacular/swagger_ui.html).
+# - img-src adds data: (Swagger UI's and the admin's small inline icons).
+# - form-action 'self': the MTurk task page alone adds UNPACK_MTURK_SUBMIT_ORIGINS, where it
+#   posts the finished assignment (annotation/csp.py reads them per request).
+# - No frame-ancestors: X_FRAME_OPTIONS above already forbids framing, and the MTurk task pages
+#   must stay framable by MTurk's worker sites (they are exempt from X-Frame-Options).
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF, NONCE],
+        "style-src": [SELF, NONCE],
+        "img-src": [SELF, "data:"],
+        "object-src": [NONE],
+        "base-uri": [SELF],
+        "form-action": [SELF],
+    },
+}
 
 # Served over https (directly, or behind a proxy): UNPACK_HTTPS=true makes the session and CSRF
 # cookies https-only and redirects http to https. HSTS is a separate, deliberate step (browsers
