@@ -53,8 +53,8 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "csp",
-    # Before the API apps, so that frontend/templates/drf_spectacular/swagger_ui.html (Swagger
-    # UI's page with a CSP nonce on its inline script) overrides drf-spectacular's own.
+    # Before the API apps, so that its copies of Swagger UI's page and the browsable API's
+    # (with the CSP nonce on their inline blocks) override drf-spectacular's and DRF's own.
     "frontend",
     "rest_framework",
     "drf_spectacular",
@@ -157,16 +157,19 @@ X_FRAME_OPTIONS = os.environ.get("DJANGO_X_FRAME_OPTIONS", "DENY")
 # Content-Security-Policy (django-csp): the browser runs only our own static scripts and styles,
 # so markup that slipped into a page (dataset text, a worker's answer: escaped everywhere, this
 # is the second line) cannot run a script, load one from elsewhere, or post a form off-site.
-# - script-src / style-src: 'self' only; no 'unsafe-inline', no 'unsafe-eval'. Our pages have
-#   no inline script, style block or style attribute (data reach the task pages in json_script
-#   blocks, which are not executed). NONCE adds a fresh 'nonce-…' only on a page whose template
-#   asks for request.csp_nonce: just Swagger UI at /api/docs/, whose inline start-up script and
-#   style block get it (frontend/templates/drf_spectacular/swagger_ui.html).
-# - img-src adds data: (Swagger UI's and the admin's small inline icons).
-# - form-action 'self': the MTurk task page alone adds UNPACK_MTURK_SUBMIT_ORIGINS, where it
+# - script-src / style-src: 'self'; no 'unsafe-inline', no 'unsafe-eval'. Our pages and the
+#   admin have no inline script, style block or style attribute (the task pages get their data
+#   in json_script blocks, which are not executed). NONCE adds a fresh 'nonce-…' only to a
+#   response whose template asked for request.csp_nonce, which two third-party pages do, for
+#   their inline blocks: Swagger UI at /api/docs/ (start-up script and style block) and DRF's
+#   browsable API (syntax-highlighting styles); see frontend/templates/drf_spectacular/ and
+#   frontend/templates/rest_framework/.
+# - img-src adds data: for the icons Swagger UI's stylesheet embeds.
+# - form-action 'self'; the MTurk task page alone adds UNPACK_MTURK_SUBMIT_ORIGINS, where it
 #   posts the finished assignment (annotation/csp.py reads them per request).
 # - No frame-ancestors: X_FRAME_OPTIONS above already forbids framing, and the MTurk task pages
-#   must stay framable by MTurk's worker sites (they are exempt from X-Frame-Options).
+#   must stay framable by MTurk's worker sites (they are exempt from X-Frame-Options); a
+#   frame-ancestors would override that exemption.
 CONTENT_SECURITY_POLICY = {
     "DIRECTIVES": {
         "default-src": [SELF],
