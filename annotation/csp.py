@@ -22,11 +22,16 @@ def mturk_submit_origins() -> list[str]:
 
 
 class UnpackCSPMiddleware(CSPMiddleware):
+    """django-csp's middleware (get_policy_parts is its documented extension point); on the
+    MTurk task page, form-action also allows the MTurk submit origins."""
+
     def get_policy_parts(self, request, response, report_only: bool = False) -> PolicyParts:
         parts = super().get_policy_parts(request, response, report_only)
         match = getattr(request, "resolver_match", None)
         if match is not None and match.view_name == MTURK_TASK_VIEW:
             update = dict(parts.update or {})
-            update["form-action"] = [*update.get("form-action", ()), *mturk_submit_origins()]
+            earlier = update.get("form-action") or ()
+            earlier = (earlier,) if isinstance(earlier, str) else tuple(earlier)
+            update["form-action"] = [*earlier, *mturk_submit_origins()]
             parts.update = update
         return parts
