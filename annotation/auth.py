@@ -9,6 +9,8 @@ request.
 
 from __future__ import annotations
 
+import functools
+
 from django.contrib.auth import get_user_model
 from django.contrib.auth.backends import ModelBackend
 from django.core.exceptions import ValidationError
@@ -17,25 +19,22 @@ from django.db import connections, router
 from . import rawload
 from .models import Worker
 
-_LOADERS: dict[str, tuple[str, rawload.Table, rawload.Table]] = {}
 
-
-def _loader(using: str):
-    if using not in _LOADERS:
-        connection = connections[using]
-        quote = connection.ops.quote_name
-        user_model = get_user_model()
-        user = rawload.table(user_model, "u", connection)
-        worker = rawload.table(Worker, "w", connection)
-        link = Worker._meta.get_field("user")
-        # Only model metadata (table and column names) is formatted in; the id is a parameter.
-        sql = (f"SELECT {user.columns(quote)}, {worker.columns(quote)} "  # noqa: S608
-               f"FROM {quote(user_model._meta.db_table)} u "
-               f"LEFT OUTER JOIN {quote(Worker._meta.db_table)} w "
-               f"ON w.{quote(link.column)} = u.{quote(user_model._meta.pk.column)} "
-               f"WHERE u.{quote(user_model._meta.pk.column)} = %s")
-        _LOADERS[using] = (sql, user, worker)
-    return _LOADERS[using]
+@functools.cache
+def _loader(using: str) -> tuple[str, rawload.Table, rawload.Table]:
+    connection = connections[using]
+    quote = connection.ops.quote_name
+    user_model = get_user_model()
+    user = rawload.table(user_model, "u", connection)
+    worker = rawload.table(Worker, "w", connection)
+    link = Worker._meta.get_field("user")
+    # Only model metadata (table and column names) is formatted in; the id is a parameter.
+    sql = (f"SELECT {user.columns(quote)}, {worker.columns(quote)} "  # noqa: S608
+           f"FROM {quote(user_model._meta.db_table)} u "
+           f"LEFT OUTER JOIN {quote(Worker._meta.db_table)} w "
+           f"ON w.{quote(link.column)} = u.{quote(user_model._meta.pk.column)} "
+           f"WHERE u.{quote(user_model._meta.pk.column)} = %s")
+    return sql, user, worker
 
 
 def user_with_worker(user_id):

@@ -13,6 +13,7 @@ Conventions of the source material read here:
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -80,10 +81,15 @@ class _ItemLoader:
 ITEM_ALIAS = "item"
 
 
-_LOADERS: dict[tuple[str, str], _ItemLoader] = {}
-
-
-_PROJECT_LOADERS: dict[str, tuple[str, rawload.Table]] = {}
+@functools.cache
+def _project_loader(using: str) -> tuple[str, rawload.Table]:
+    connection = connections[using]
+    quote = connection.ops.quote_name
+    table = rawload.table(Project, quote(Project._meta.db_table), connection)
+    # Only model metadata (table and column names) is formatted in; the slug is a parameter.
+    sql = (f"SELECT {table.columns(quote)} FROM {table.alias} "  # noqa: S608
+           f"WHERE {table.alias}.{quote(Project._meta.get_field('slug').column)} = %s")
+    return sql, table
 
 
 def project_by_slug(slug: str, using: str = "default") -> Project | None:
@@ -91,52 +97,41 @@ def project_by_slug(slug: str, using: str = "default") -> Project | None:
     with the SELECT written once from the model's metadata: on every annotator request, the
     ORM's compilation of this one-row lookup cost more CPU than running it."""
     connection = connections[using]
-    if using not in _PROJECT_LOADERS:
-        quote = connection.ops.quote_name
-        table = rawload.table(Project, quote(Project._meta.db_table), connection)
-        columns = table.columns(quote)
-        # Only model metadata (table and column names) is formatted in; the slug is a parameter.
-        _PROJECT_LOADERS[using] = (
-            f"SELECT {columns} FROM {table.alias} "  # noqa: S608
-            f"WHERE {table.alias}.{quote(Project._meta.get_field('slug').column)} = %s",
-            table)
-    sql, table = _PROJECT_LOADERS[using]
+    sql, table = _project_loader(using)
     with connection.cursor() as cursor:
         cursor.execute(sql, [slug])
         row = cursor.fetchone()
     return None if row is None else rawload.instance(table, row, using, connection)
 
 
+@functools.cache
 def _item_loader(kind: str, using: str) -> _ItemLoader:
-    key = (kind, using)
-    if key not in _LOADERS:
-        connection = connections[using]
-        quote = connection.ops.quote_name
-        tables, joins = [], []
+    connection = connections[using]
+    quote = connection.ops.quote_name
+    tables, joins = [], []
 
-        def add(model, alias, parent_index=None, parent_field=None):
-            tables.append(rawload.table(model, alias, connection, parent_index, parent_field))
-            return len(tables) - 1
+    def add(model, alias, parent_index=None, parent_field=None):
+        tables.append(rawload.table(model, alias, connection, parent_index, parent_field))
+        return len(tables) - 1
 
-        add(Item, ITEM_ALIAS)
-        for path in SOURCE_RELATIONS.get(kind, ()):
-            parent = 0
-            for name in path.split("__"):
-                field = tables[parent].model._meta.get_field(name)
-                related = field.related_model
-                alias = quote(f"source{len(tables)}")
-                # LEFT JOIN as select_related does for a nullable foreign key.
-                joins.append(f"LEFT OUTER JOIN {quote(related._meta.db_table)} {alias} "
-                             f"ON {alias}.{quote(related._meta.pk.column)} = "
-                             f"{tables[parent].alias}.{quote(field.column)}")
-                parent = add(related, alias, parent, field)
-        columns = ", ".join(table.columns(quote) for table in tables)
-        # Only model metadata (table and column names) is formatted in; values are parameters.
-        project_column = quote(Item._meta.get_field("project").column)
-        sql = " ".join([f"SELECT {columns} FROM {quote(Item._meta.db_table)} {ITEM_ALIAS}",  # noqa: S608
-                        *joins, f"WHERE {ITEM_ALIAS}.{project_column} = %s AND"])
-        _LOADERS[key] = _ItemLoader(sql, tuple(tables))
-    return _LOADERS[key]
+    add(Item, ITEM_ALIAS)
+    for path in SOURCE_RELATIONS.get(kind, ()):
+        parent = 0
+        for name in path.split("__"):
+            field = tables[parent].model._meta.get_field(name)
+            related = field.related_model
+            alias = quote(f"source{len(tables)}")
+            # LEFT JOIN as select_related does for a nullable foreign key.
+            joins.append(f"LEFT OUTER JOIN {quote(related._meta.db_table)} {alias} "
+                         f"ON {alias}.{quote(related._meta.pk.column)} = "
+                         f"{tables[parent].alias}.{quote(field.column)}")
+            parent = add(related, alias, parent, field)
+    columns = ", ".join(table.columns(quote) for table in tables)
+    # Only model metadata (table and column names) is formatted in; values are parameters.
+    project_column = quote(Item._meta.get_field("project").column)
+    sql = " ".join([f"SELECT {columns} FROM {quote(Item._meta.db_table)} {ITEM_ALIAS}",  # noqa: S608
+                    *joins, f"WHERE {ITEM_ALIAS}.{project_column} = %s AND"])
+    return _ItemLoader(sql, tuple(tables))
 
 
 def load_items(*, project: Project, where: str, params: list, using: str = "default",

@@ -15,6 +15,7 @@ it is submitted or decided. See docs/annotating.md, "Trust".
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -314,7 +315,17 @@ WHERE NOT EXISTS (SELECT 1 FROM {table} t WHERE t.client_token = %s)
 RETURNING {pk}"""
 
 
-_INSERT_IF_OPEN: dict[str, tuple[tuple, str]] = {}  # per database: fields, statement
+@functools.cache
+def _insert_if_open_statement(using: str) -> tuple[tuple, str]:
+    """The fields the INSERT writes, and the statement, for database ``using``."""
+    meta = Annotation._meta
+    quote = connections[using].ops.quote_name
+    fields = tuple(field for field in meta.concrete_fields if not field.primary_key)
+    # Only model metadata (table and column names) is formatted in; values are parameters.
+    return fields, _INSERT_IF_OPEN_SQL.format(
+        table=quote(meta.db_table), columns=", ".join(quote(f.column) for f in fields),
+        values=", ".join(["%s"] * len(fields)), pk=quote(meta.pk.column),
+        not_provisional=not_provisional_sql("a"))
 
 
 def _insert_if_open(annotation: Annotation, *, required: int) -> bool:
@@ -324,15 +335,7 @@ def _insert_if_open(annotation: Annotation, *, required: int) -> bool:
     using = router.db_for_write(Annotation)
     connection = connections[using]
     meta = Annotation._meta
-    if using not in _INSERT_IF_OPEN:
-        quote = connection.ops.quote_name
-        fields = tuple(field for field in meta.concrete_fields if not field.primary_key)
-        # Only model metadata (table and column names) is formatted in; values are parameters.
-        _INSERT_IF_OPEN[using] = (fields, _INSERT_IF_OPEN_SQL.format(
-            table=quote(meta.db_table), columns=", ".join(quote(f.column) for f in fields),
-            values=", ".join(["%s"] * len(fields)), pk=quote(meta.pk.column),
-            not_provisional=not_provisional_sql("a")))
-    fields, sql = _INSERT_IF_OPEN[using]
+    fields, sql = _insert_if_open_statement(using)
     values = [field.get_db_prep_save(field.pre_save(annotation, add=True), connection)
               for field in fields]
     params = [*values, annotation.client_token, annotation.item_id, annotation.worker_id,
