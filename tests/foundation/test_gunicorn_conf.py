@@ -1,0 +1,117 @@
+"""gunicorn.conf.py, as gunicorn reads it: the app and worker defaults, the environment's
+overrides, and one listening socket per process (reuse_port) so the kernel spreads connections."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+PRINT_CONFIG = (
+    "import json, sys; from gunicorn.app.wsgiapp import WSGIApplication; "
+    "sys.argv = ['gunicorn']; app = WSGIApplication(); cfg = app.cfg; "
+    "print(json.dumps([cfg.wsgi_app, cfg.worker_class_str, cfg.workers, cfg.threads, "
+    "cfg.reuse_port]))"
+)
+
+
+def environment(**overrides: str) -> dict[str, str]:
+    env = {name: value for name, value in os.environ.items()
+           if name not in ("WEB_CONCURRENCY", "UNPACK_GUNICORN_THREADS",
+                           "GUNICORN_CMD_ARGS", "DATABASE_URL",
+                           "REDIS_URL", "UNPACK_CACHE_URL")}
+    env.update({"DJANGO_SETTINGS_MODULE": "annotation.settings", "UNPACK_ALLOW_DEV_KEY": "true",
+                **overrides})
+    return env
+
+
+def gunicorn_config(**overrides: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", PRINT_CONFIG], cwd=REPO,
+                          env=environment(**overrides), capture_output=True, text=True)
+
+
+def test_defaults_serve_the_app_with_threaded_workers():
+    done = gunicorn_config()
+    assert done.returncode == 0, done.stderr
+    app, worker_class, workers, threads, reuse_port = json.loads(
+        done.stdout.strip().splitlines()[-1])
+    assert (app, worker_class, threads, reuse_port) == ("annotation.wsgi", "gthread", 2, True)
+    assert workers == 2 * (os.cpu_count() or 1)
+
+
+def test_the_environment_sets_processes_and_threads():
+    done = gunicorn_config(WEB_CONCURRENCY="3", UNPACK_GUNICORN_THREADS="4")
+    assert json.loads(done.stdout.strip().splitlines()[-1])[2:4] == [3, 4]
+
+
+@pytest.mark.parametrize("name, value", [("UNPACK_GUNICORN_THREADS", "many"),
+                                         ("UNPACK_GUNICORN_THREADS", "0"),
+                                         ("UNPACK_GUNICORN_THREADS", "-2")])
+def test_a_bad_value_is_refused_with_its_name(name, value):
+    done = gunicorn_config(**{name: value})
+    assert done.returncode != 0
+    assert f"{name}={value!r}: expected a whole number" in done.stdout + done.stderr
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture
+def serve(tmp_path):
+    """Start gunicorn from the repository root (so it reads gunicorn.conf.py) on a free port."""
+    servers = []
+
+    def start(**overrides: str) -> int:
+        port = free_port()
+        env = environment(UNPACK_SQLITE_PATH=str(tmp_path / "db.sqlite3"), DJANGO_DEBUG="0",
+                          DJANGO_ALLOWED_HOSTS="127.0.0.1", **overrides)
+        servers.append(subprocess.Popen(
+            [sys.executable, "-m", "gunicorn", "-b", f"127.0.0.1:{port}"], cwd=REPO, env=env,
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE))
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                return port
+            except OSError:
+                if servers[-1].poll() is not None:
+                    pytest.fail(servers[-1].stderr.read().decode())
+                time.sleep(0.1)
+        pytest.fail("gunicorn did not start")
+
+    yield start
+    for server in servers:
+        server.terminate()
+        server.wait(10)
+
+
+def listening_sockets(port: int) -> int:
+    lines = Path("/proc/net/tcp").read_text().splitlines()[1:]
+    return sum(1 for line in lines
+               if line.split()[1].endswith(f":{port:04X}") and line.split()[3] == "0A")
+
+
+def test_each_process_listens_on_its_own_socket_and_serves(serve):
+    port = serve(WEB_CONCURRENCY="3")
+    deadline = time.monotonic() + 30
+    while listening_sockets(port) < 3 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert listening_sockets(port) == 3
+    client = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    for _ in range(3):  # kept alive: gunicorn's default keep-alive is untouched
+        client.request("GET", "/accounts/login/")
+        response = client.getresponse()
+        assert response.status == 200 and b'name="password"' in response.read()
+        assert response.getheader("Connection") != "close"
+    client.close()
