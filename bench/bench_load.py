@@ -2,7 +2,8 @@
 ratings (POST /annotate/<slug>/submit/) as the real page does: the task page (GET
 /annotate/<slug>/) once, then every submit's answer carries the next item.
 
-Runs against gunicorn on 127.0.0.1 (started here) with
+Runs against gunicorn on 127.0.0.1, started here with the repository's gunicorn.conf.py (the
+options below override its processes and threads), with
 
 * ``postgres``: a scratch PostgreSQL database created for the run and dropped after
   (server from ``--postgres-url``, default postgres://postgres@127.0.0.1:5432/postgres), with
@@ -10,8 +11,10 @@ Runs against gunicorn on 127.0.0.1 (started here) with
   after, default redis://127.0.0.1:6379/14);
 * ``sqlite``: the embedded default, a scratch SQLite file.
 
-Loopback only; bounded by ``--clients`` and ``--seconds``. Prints submits/s and p50/p99 latency
-of the submit (which chooses and renders the next item) and of the page loads. Usage::
+Loopback only; bounded by ``--clients`` and ``--seconds``. Prints submits/s, p50/p99/max latency
+of the submit (which chooses and renders the next item; waiting to be accepted on a new
+connection included) and of the page loads, the fewest and most submits of one annotator, and
+the server's CPU per submit and per gunicorn process. Usage::
 
     python bench/bench_load.py --backend both --clients 32 --seconds 15
 """
@@ -100,6 +103,7 @@ class Annotator:
         self.reload_every_item = reload_every_item
         self.measure_from = measure_from  # samples before it are the warm-up, not recorded
         self.csrf = ""
+        self.connection: tuple[asyncio.StreamReader, asyncio.StreamWriter] | None = None
         self.submit_ms: list[float] = []
         self.page_ms: list[float] = []
         self.errors = 0
@@ -109,7 +113,13 @@ class Annotator:
         self.errors += 1
         self.error_kinds[kind] = self.error_kinds.get(kind, 0) + 1
 
-    async def request(self, reader, writer, method: str, path: str, body: bytes = b""):
+    async def request(self, method: str, path: str, body: bytes = b""):
+        """One request on the kept-alive connection, opening a new one first if the server
+        closed the last (so a client's wait to be accepted counts in its latency, as a
+        browser's would)."""
+        if self.connection is None:
+            self.connection = await asyncio.open_connection("127.0.0.1", self.port)
+        reader, writer = self.connection
         head = [f"{method} {path} HTTP/1.1", f"Host: 127.0.0.1:{self.port}",
                 f"Cookie: sessionid={self.session_key}; csrftoken={self.csrf}"]
         if method == "POST":
@@ -130,32 +140,37 @@ class Annotator:
             elif name == "set-cookie" and (cookie := CSRF_COOKIE.search(value)):
                 self.csrf = cookie.group(1)
         if not chunked:
-            return status, await reader.readexactly(length)
+            data = await reader.readexactly(length)
+            if self.closing:  # e.g. sync workers: one request per connection
+                self.close()
+            return status, data
         data = b""
         while size := int((await reader.readline()).strip(), 16):
             data += await reader.readexactly(size + 2)
             data = data[:-2]
         await reader.readline()
+        if self.closing:
+            self.close()
         return status, data
+
+    def close(self) -> None:
+        if self.connection is not None:
+            self.connection[1].close()
+            self.connection = None
 
     async def run(self):
         """What the real local page does: load the page once; every submit's answer carries
         the next item (``next``), which the page swaps in; load the page again only when an
         answer carried none (or on an error)."""
-        reader, writer = await asyncio.open_connection("127.0.0.1", self.port)
         item_id = None
         while time.monotonic() < self.deadline:
             try:
                 measured = time.monotonic() >= self.measure_from
                 if item_id is None:
                     started = time.perf_counter()
-                    status, page = await self.request(reader, writer, "GET",
-                                                      f"/annotate/{SLUG}/")
+                    status, page = await self.request("GET", f"/annotate/{SLUG}/")
                     if measured:
                         self.page_ms.append((time.perf_counter() - started) * 1000)
-                    if self.closing:  # sync workers answer one request per connection
-                        writer.close()
-                        reader, writer = await asyncio.open_connection("127.0.0.1", self.port)
                     match = ITEM_ID.search(page)
                     if status != 200 or not match:
                         self.error(f"next {status}")
@@ -165,12 +180,8 @@ class Annotator:
                                    "payload": {"rating": 4}}).encode()
                 item_id = None
                 started = time.perf_counter()
-                status, answer = await self.request(reader, writer, "POST",
-                                                    f"/annotate/{SLUG}/submit/", body)
+                status, answer = await self.request("POST", f"/annotate/{SLUG}/submit/", body)
                 elapsed = (time.perf_counter() - started) * 1000
-                if self.closing:
-                    writer.close()
-                    reader, writer = await asyncio.open_connection("127.0.0.1", self.port)
                 if status != 200:
                     self.error(f"submit {status}")
                     continue
@@ -183,22 +194,21 @@ class Annotator:
                     asyncio.IncompleteReadError) as exc:
                 self.error(type(exc).__name__)
                 item_id = None
-                writer.close()
-                reader, writer = await asyncio.open_connection("127.0.0.1", self.port)
-        writer.close()
+                self.close()
+        self.close()
 
 
 async def run_annotators(annotators: list[Annotator], timeout: float, *, sample, start: float,
-                         end: float) -> dict[str, float | None]:
+                         end: float) -> dict[str, dict[int, float]]:
     """Run the annotators; the server's CPU seconds between ``start`` and ``end`` (monotonic
-    times: the measured window), by part (see ``server_cpu_s``)."""
+    times: the measured window), by part and process (see ``server_cpu_s``)."""
 
     async def cpu_window():
         await asyncio.sleep(max(0.0, start - time.monotonic()))
         first = sample()
         await asyncio.sleep(max(0.0, end - time.monotonic()))
         last = sample()
-        return {name: sum(cpu - first[name].get(pid, 0.0) for pid, cpu in last[name].items())
+        return {name: {pid: cpu - first[name].get(pid, 0.0) for pid, cpu in last[name].items()}
                 for name in last}
 
     window = asyncio.ensure_future(cpu_window())
@@ -214,16 +224,11 @@ def run_backend(name: str, env: dict, args) -> dict:
     session_keys = json.loads(seeded.stdout.strip().splitlines()[-1])
     port = free_port()
     server = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "annotation.wsgi", "-b", f"127.0.0.1:{port}",
+        [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py", "-b", f"127.0.0.1:{port}",
          "-w", str(args.workers), "-k", args.worker_class, "--threads", str(args.threads),
          "--log-level", "warning"], cwd=REPO, env=env)
     try:
-        for _ in range(100):
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                time.sleep(0.1)
+        wait_until_listening(port, args.workers)
         # Warm-up first (each gunicorn process loads templates, URLconf and connections on its
         # first requests); only the following ``--seconds`` are measured.
         measure_from = time.monotonic() + args.warmup
@@ -249,6 +254,12 @@ def run_backend(name: str, env: dict, args) -> dict:
         "submits": len(submits), "submits_per_s": round(len(submits) / wall, 1),
         "submit_p50_ms": round(statistics.median(submits), 1) if submits else None,
         "submit_p99_ms": round(percentile(submits, 0.99), 1),
+        "submit_max_ms": round(max(submits), 1) if submits else None,
+        # Fairness: the fewest and most submits any one annotator got through (a server that
+        # leaves some connections waiting to be accepted shows it here, not in the percentiles
+        # of the submits that did finish).
+        "submits_per_annotator_min_max": [min(len(a.submit_ms) for a in annotators),
+                                          max(len(a.submit_ms) for a in annotators)],
         "page_loads": len(pages),
         "page_p50_ms": round(statistics.median(pages), 1) if pages else None,
         "page_p99_ms": round(percentile(pages, 0.99), 1),
@@ -259,10 +270,33 @@ def run_backend(name: str, env: dict, args) -> dict:
         # Server CPU per submit in the measured window: robust to other load on the machine;
         # the ceiling on a quiet N-CPU machine is about N × 1000 / (their sum) submits/s
         # (less the load generator's share).
-        **{f"{name}_cpu_ms_per_submit": (None if seconds is None or not submits
-                                          else round(seconds * 1000 / len(submits), 2))
-           for name, seconds in cpu_window.items()},
+        **{f"{name}_cpu_ms_per_submit": (None if not submits
+                                          else round(sum(by_pid.values()) * 1000 / len(submits), 2))
+           for name, by_pid in cpu_window.items()},
+        # How evenly gunicorn's processes shared the work: each worker's CPU seconds in the
+        # window. One process doing nearly all of it is bound by its one GIL.
+        "gunicorn_worker_cpu_s": sorted((round(cpu, 2) for pid, cpu in
+                                         cpu_window["gunicorn"].items() if pid != server.pid),
+                                        reverse=True),
     }
+
+
+def wait_until_listening(port: int, workers: int, timeout: float = 30) -> None:
+    """Until every gunicorn process listens on its own socket (gunicorn.conf.py's reuse_port), as
+    on a server started before its clients arrive. Connecting earlier, all clients would queue
+    on the first process to listen and stay there on their kept-alive connections."""
+    deadline = time.monotonic() + timeout
+    while _listening_sockets(port) < workers:
+        if time.monotonic() > deadline:
+            raise SystemExit(f"gunicorn: fewer than {workers} processes listen on port {port}")
+        time.sleep(0.1)
+
+
+def _listening_sockets(port: int) -> int:
+    """IPv4 TCP sockets in LISTEN state on ``port`` (from /proc/net/tcp)."""
+    lines = Path("/proc/net/tcp").read_text().splitlines()[1:]
+    return sum(1 for line in lines
+               if line.split()[1].endswith(f":{port:04X}") and line.split()[3] == "0A")
 
 
 def _process_cpu_s(pid: int) -> float | None:
@@ -351,7 +385,7 @@ def main() -> None:
     parser.add_argument("--warmup", type=float, default=3,
                         help="seconds of load before the measured window")
     parser.add_argument("--workers", type=int, default=4)
-    parser.add_argument("--threads", type=int, default=8)
+    parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--worker-class", choices=["sync", "gthread"], default="gthread")
     parser.add_argument("--reload-every-item", action="store_true",
                         help="load the task page for every item (ignore the next item that "
