@@ -225,7 +225,8 @@ def run_backend(name: str, env: dict, args) -> dict:
     port = free_port()
     server = subprocess.Popen(
         [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py", "-b", f"127.0.0.1:{port}",
-         "-w", str(args.workers), "-k", args.worker_class, "--threads", str(args.threads),
+         "-w", str(args.workers), "--threads", str(args.threads),
+         *(["-k", args.worker_class] if args.worker_class else []),
          "--log-level", "warning"], cwd=REPO, env=env)
     try:
         wait_until_listening(port, args.workers)
@@ -248,8 +249,8 @@ def run_backend(name: str, env: dict, args) -> dict:
     pages = [ms for a in annotators for ms in a.page_ms]
     return {
         "backend": name, "clients": args.clients, "seconds": round(wall, 1),
-        "gunicorn": f"{args.workers} {args.worker_class} workers"
-                    + (f" x {args.threads} threads" if args.worker_class == "gthread" else ""),
+        "gunicorn": f"{args.workers} {args.worker_class or 'gunicorn.conf.py'} workers"
+                    + (f" x {args.threads} threads" if args.worker_class != "sync" else ""),
         "flow": "page per item" if args.reload_every_item else "next item in submit answer",
         "submits": len(submits), "submits_per_s": round(len(submits) / wall, 1),
         "submit_p50_ms": round(statistics.median(submits), 1) if submits else None,
@@ -386,7 +387,8 @@ def main() -> None:
                         help="seconds of load before the measured window")
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--worker-class", choices=["sync", "gthread"], default="gthread")
+    parser.add_argument("--worker-class", default=None,
+                        help="gunicorn's -k (e.g. sync, gthread); default: gunicorn.conf.py's")
     parser.add_argument("--reload-every-item", action="store_true",
                         help="load the task page for every item (ignore the next item that "
                              "each submit answer carries)")
