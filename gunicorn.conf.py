@@ -3,7 +3,7 @@ file (``gunicorn -c /path/to/gunicorn.conf.py`` from elsewhere); command-line op
 ``GUNICORN_CMD_ARGS`` override it. The load bench (``bench/bench_load.py``) serves the app with
 it too.
 
-Environment: ``WEB_CONCURRENCY`` (processes; 2 × CPUs) and ``UNPACK_GUNICORN_THREADS`` (threads
+Environment: ``WEB_CONCURRENCY`` (processes; one per CPU) and ``UNPACK_GUNICORN_THREADS`` (threads
 per process; 2).
 """
 
@@ -21,16 +21,18 @@ def _whole_number(name: str, default: int) -> int:
 
 wsgi_app = "annotation.wsgi"
 
-# Threads as well as processes: a request spends part of its time waiting for PostgreSQL and
-# Redis, which another thread of the same process can use meanwhile.
+# One process per CPU, each with threads: a request spends part of its time waiting for
+# PostgreSQL and Redis, which another thread of the same process uses meanwhile. More processes
+# than CPUs only added switching in the load bench (2 CPUs: 2 × 2 threads gave p99 98–122 ms,
+# 4 × 2 gave 110–201 ms at the same throughput; docs/annotating.md, "Serving").
 worker_class = "gthread"
-workers = _whole_number("WEB_CONCURRENCY", 2 * (os.cpu_count() or 1))
+workers = _whole_number("WEB_CONCURRENCY", os.cpu_count() or 1)
 threads = _whole_number("UNPACK_GUNICORN_THREADS", 2)
 
 # Each process listens on a socket of its own (SO_REUSEPORT) and the kernel spreads new
-# connections evenly over them. On one shared socket, whichever process wakes first accepts, and
-# a kept-alive connection stays where it was accepted: in the load bench, one process got 15 of
-# 32 busy annotators and another 3 (the fewest and most submits per annotator 30 and 448; p99
-# 370 ms against 170–190 ms here). The cost: when a process stops (a restart, a crash), the
-# connections still waiting in its own queue are reset rather than taken by another process.
+# connections over them. On one shared socket, whichever process wakes first accepts, and a
+# kept-alive connection stays where it was accepted: in the load bench (4 processes), one got 15
+# of 32 busy annotators and another 3 (the fewest and most submits per annotator 30 and 448; p99
+# 370 ms against 170–190 ms with a socket each). The cost: when a process stops (a restart, a
+# crash), the connections still waiting in its own queue are reset rather than taken by another.
 reuse_port = True
