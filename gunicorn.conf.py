@@ -26,7 +26,8 @@ wsgi_app = "annotation.wsgi"
 # than CPUs only added switching in the load bench (2 CPUs: 2 × 2 threads gave p99 98–122 ms,
 # 4 × 2 gave 110–201 ms at the same throughput; docs/annotating.md, "Serving").
 worker_class = "gthread"
-workers = _whole_number("WEB_CONCURRENCY", os.cpu_count() or 1)
+# The CPUs this process may run on (a container's cpuset), not all of the host's.
+workers = _whole_number("WEB_CONCURRENCY", len(os.sched_getaffinity(0)))
 threads = _whole_number("UNPACK_GUNICORN_THREADS", 2)
 
 # Each process listens on a socket of its own (SO_REUSEPORT) and the kernel spreads new

@@ -386,7 +386,7 @@ def main() -> None:
     parser.add_argument("--warmup", type=float, default=3,
                         help="seconds of load before the measured window")
     # gunicorn.conf.py's defaults: one process per CPU, 2 threads each.
-    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--workers", type=int, default=len(os.sched_getaffinity(0)))
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--worker-class", default=None,
                         help="gunicorn's -k (e.g. sync, gthread); default: gunicorn.conf.py's")

@@ -44,7 +44,7 @@ def test_defaults_serve_the_app_with_threaded_workers():
     app, worker_class, workers, threads, reuse_port = json.loads(
         done.stdout.strip().splitlines()[-1])
     assert (app, worker_class, threads, reuse_port) == ("annotation.wsgi", "gthread", 2, True)
-    assert workers == (os.cpu_count() or 1)
+    assert workers == len(os.sched_getaffinity(0))
 
 
 def test_the_environment_sets_processes_and_threads():
