@@ -120,3 +120,17 @@ def test_task_page_scripts_are_served_without_debug(client):
     response = client.get("/static/frontend/annotate/page.js")
     assert response.status_code == 200
     assert b"import" in b"".join(response.streaming_content)
+
+
+@pytest.mark.django_db
+def test_the_favicon_browsers_ask_every_site_for_is_served(client):
+    """Chromium asks for /favicon.ico on every page (the admin's and the API's too); our pages
+    also name the icon in their <head>."""
+    redirect = client.get("/favicon.ico")
+    assert redirect.status_code == 301
+    assert redirect["Location"] == "/static/frontend/favicon.svg"
+    icon = client.get(redirect["Location"])
+    assert icon.status_code == 200 and icon["Content-Type"] == "image/svg+xml"
+    assert b"<svg" in b"".join(icon.streaming_content)
+    assert 'rel="icon" href="/static/frontend/favicon.svg"' in client.get(
+        "/accounts/login/").content.decode()
