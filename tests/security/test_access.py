@@ -72,6 +72,7 @@ TABLE: dict[str, list[Row]] = {
     "api/": [Row("GET", "/api/", DRF_NO, 200, 200)],
     "api/<drf_format_suffix:format>": [Row("GET", "/api/.json", DRF_NO, 200, 200)],
     "api/schema/": [Row("GET", "/api/schema/", 200, 200, 200)],  # public by design
+    "favicon.ico": [Row("GET", "/favicon.ico", 301, 301, 301)],  # the icon, for everyone
     "api/docs/": [Row("GET", "/api/docs/", 200, 200, 200)],
     "api/batches/": [Row("GET", "/api/batches/", DRF_NO, DRF_NO, 200),
                      Row("POST", "/api/batches/", DRF_NO, DRF_NO, 405, data={}, json=True)],
