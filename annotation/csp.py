@@ -18,7 +18,9 @@ MTURK_TASK_VIEW = "frontend:mturk-task"
 
 
 def mturk_submit_origins() -> list[str]:
-    return list(getattr(settings, "UNPACK_MTURK_SUBMIT_ORIGINS", ()))
+    """Where an MTurk task page may post the finished assignment (``turkSubmitTo``): the
+    view's check and the page's CSP both read it here, from settings, on every request."""
+    return list(settings.UNPACK_MTURK_SUBMIT_ORIGINS)
 
 
 class UnpackCSPMiddleware(CSPMiddleware):

@@ -25,6 +25,8 @@ class Table:
     converters: tuple  # per field: the ORM's converters for this database
     parent_index: int | None = None  # in a join: the table whose foreign key points here
     parent_field: object | None = None  # that foreign key
+    pk_index: int = 0  # where the primary key is among ``fields``
+    attnames: tuple = ()  # the fields' attribute names, as Model.from_db takes them
 
     def columns(self, quote) -> str:
         return ", ".join(f"{self.alias}.{quote(field.column)}" for field in self.fields)
@@ -38,16 +40,18 @@ def table(model: type[Model], alias: str, connection, parent_index: int | None =
         column = field.get_col(alias)
         converters.append(tuple(connection.ops.get_db_converters(column)
                                 + column.get_db_converters(connection)))
-    return Table(model, alias, fields, tuple(converters), parent_index, parent_field)
+    return Table(model, alias, fields, tuple(converters), parent_index, parent_field,
+                 pk_index=fields.index(model._meta.pk),
+                 attnames=tuple(field.attname for field in fields))
 
 
 def instance(table: Table, values, using: str, connection) -> Model | None:
     """The instance of ``values`` (the table's columns); None for a LEFT JOIN that found no
     row (primary key NULL)."""
-    values = list(values)
-    if values[table.fields.index(table.model._meta.pk)] is None:
+    if values[table.pk_index] is None:
         return None
+    values = list(values)
     for index, converters in enumerate(table.converters):
         for converter in converters:
             values[index] = converter(values[index], table.fields[index], connection)
-    return table.model.from_db(using, [f.attname for f in table.fields], values)
+    return table.model.from_db(using, table.attnames, values)

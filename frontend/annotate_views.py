@@ -19,7 +19,6 @@ import re
 from datetime import datetime
 from urllib.parse import urlsplit
 
-from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.core import signing
 from django.http import Http404, JsonResponse
@@ -32,6 +31,7 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
 from annotation import selectors_annotate
+from annotation.csp import mturk_submit_origins
 from annotation.models import Annotation, Project, Worker
 from annotation.payloads import PayloadError, clean_warnings, validate_payload
 from annotation.services.annotations import (
@@ -48,7 +48,6 @@ from annotation.services.workers import worker_for_user
 from qc.livechecks import load_rules
 
 PREVIEW_ASSIGNMENT_ID = "ASSIGNMENT_ID_NOT_AVAILABLE"
-DEFAULT_MTURK_SUBMIT_ORIGINS = ("https://www.mturk.com", "https://workersandbox.mturk.com")
 MAX_BODY_BYTES = 200_000
 MTURK_SIGNING_SALT = "unpack.mturk.task"
 MTURK_ID = re.compile(r"[A-Z0-9]{1,64}")
@@ -116,10 +115,15 @@ class _Rejected(Exception):
         self.body = body
 
 
-def _refusal_status(refused: SubmitRefused) -> int:
-    """409 for a conflict with the state of the work (the item or HIT is full, the assignment
-    is closed); 403 for who is asking (blocked, someone else's token or assignment)."""
-    return 409 if refused.code in ("item_full", "hit_full", "assignment_closed") else 403
+def _refusal_answer(refused: SubmitRefused) -> tuple[int, dict]:
+    """The HTTP status and JSON answer of a refused submission: 404 for an item the project
+    does not have; 409 for a conflict with the state of the work (the item or HIT is full, the
+    assignment is closed); 403 for who is asking (blocked, someone else's token or
+    assignment)."""
+    if refused.code == "no_item":
+        return 404, _error_body(refused.code, refused.message, "item_id")
+    status = 409 if refused.code in ("item_full", "hit_full", "assignment_closed") else 403
+    return status, _error_body(refused.code, refused.message)
 
 
 def _validated(*, project: Project, submission: dict, allowed_item_ids=None):
@@ -153,7 +157,7 @@ def _stored(valid, *, worker: Worker, submission: dict, source: str, assignment=
             provenance=provenance, assignment_deadline=assignment_deadline,
         )
     except SubmitRefused as refused:
-        return _refusal_status(refused), _error_body(refused.code, refused.message)
+        return _refusal_answer(refused)
     return 200, _saved_body(result)
 
 
@@ -172,9 +176,7 @@ def _store_local(*, project: Project, worker: Worker, submission: dict) -> tuple
     except PayloadError as error:
         return 400, _error_body("invalid", error.message, error.field)
     except SubmitRefused as refused:
-        if refused.code == "no_item":
-            return 404, _error_body("no_item", refused.message, "item_id")
-        return _refusal_status(refused), _error_body(refused.code, refused.message)
+        return _refusal_answer(refused)
     return 200, _saved_body(result)
 
 
@@ -284,7 +286,7 @@ def _next_item(*, request, project: Project, worker: Worker, after_item_id: int
 
 
 def _submit_origin_allowed(turk_submit_to: str) -> bool:
-    allowed = getattr(settings, "UNPACK_MTURK_SUBMIT_ORIGINS", DEFAULT_MTURK_SUBMIT_ORIGINS)
+    allowed = mturk_submit_origins()  # the same list the page's CSP form-action allows
     parts = urlsplit(turk_submit_to)
     return f"{parts.scheme}://{parts.netloc}" in allowed
 
@@ -422,7 +424,8 @@ def mturk_submit(request, slug: str):
             assignment = assignment_get_or_create_mturk(
                 hit=hit, worker_external_id=worker_id, provider_assignment_id=assignment_id)
         except SubmitRefused as refused:
-            return _error(_refusal_status(refused), refused.code, refused.message)
+            status, answer = _refusal_answer(refused)
+            return JsonResponse(answer, status=status)
     status, answer = _stored(valid, worker=assignment.worker, submission=submission,
                              source=Annotation.Source.MTURK, assignment=assignment,
                              provenance=selectors_annotate.page_provenance(

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.network import free_port, listening_sockets
+
 REPO = Path(__file__).resolve().parents[2]
 PRINT_CONFIG = (
     "import json, sys; from gunicorn.app.wsgiapp import WSGIApplication; "
@@ -61,12 +63,6 @@ def test_a_bad_value_is_refused_with_its_name(name, value):
     assert f"{name}={value!r}: expected a whole number" in done.stdout + done.stderr
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 @pytest.fixture
 def serve(tmp_path):
     """Start gunicorn from the repository root (so it reads gunicorn.conf.py) on a free port."""
@@ -94,12 +90,6 @@ def serve(tmp_path):
     for server in servers:
         server.terminate()
         server.wait(10)
-
-
-def listening_sockets(port: int) -> int:
-    lines = Path("/proc/net/tcp").read_text().splitlines()[1:]
-    return sum(1 for line in lines
-               if line.split()[1].endswith(f":{port:04X}") and line.split()[3] == "0A")
 
 
 def test_each_process_listens_on_its_own_socket_and_serves(serve):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -18,6 +17,7 @@ from django.db.models import Count
 
 from annotation.models import Annotation, Flag, Project, Worker
 from annotation.services.demo import FAST_WORKER, RANDOM_CLICKER
+from tests.network import free_port
 
 from .conftest import row_counts
 
@@ -47,12 +47,6 @@ def test_demo_loads_five_kinds_with_visible_splits_and_is_idempotent():
     call_command("demo", no_serve=True, stdout=StringIO())
     assert row_counts() == before
     assert get_user_model().objects.count() == users
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def test_demo_serves_pages_and_static_files_on_a_fresh_database(tmp_path):
