@@ -42,6 +42,7 @@ from ..models import (
     TargetSentence,
     Worker,
 )
+from .annotations import annotation_state
 from .projects import project_get_or_create
 
 BATCH_SIZE = 2000
@@ -399,5 +400,7 @@ class _BundleWriter:
                 continue
             taken.add(pair)
             new.append({"project_id": self.project.pk, "worker_id": pair[0],
-                        "item_id": pair[1], "source": record.source, **record.fields})
+                        "item_id": pair[1], "source": record.source, **record.fields,
+                        "state": annotation_state(source=record.source, review_status=(
+                            record.fields.get("review_status", Annotation.Review.PENDING)))})
         self._insert(Annotation, new)
