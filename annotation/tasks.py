@@ -16,7 +16,8 @@ from django.conf import settings
 from django.core.cache import cache
 
 from .providers import ProviderThrottled, ProviderTransientError
-from .services import batches, statistics
+from .services import statistics
+from .services.batches import collect, decide, publish
 
 logger = logging.getLogger(__name__)
 
@@ -32,12 +33,12 @@ PROVIDER_TASK_OPTIONS = {
 
 @shared_task(name="annotation.tasks.publish_batch", **PROVIDER_TASK_OPTIONS)
 def publish_batch(batch_id: int) -> str:
-    return batches.batch_publish(batch_id=batch_id).status
+    return publish.batch_publish(batch_id=batch_id).status
 
 
 @shared_task(name="annotation.tasks.collect_batch", **PROVIDER_TASK_OPTIONS)
 def collect_batch(batch_id: int) -> dict:
-    result = batches.batch_collect(batch_id=batch_id)
+    result = collect.batch_collect(batch_id=batch_id)
     return {"assignments_created": result.assignments_created,
             "annotations_created": result.annotations_created,
             "invalid_answers": result.invalid_answers}
@@ -61,7 +62,7 @@ def collect_open_batches() -> list[int] | None:
     period's turn was taken already (``beat_turn_take``)."""
     if not beat_turn_take("collect-open-batches"):
         return None
-    batch_ids = batches.open_batch_ids()
+    batch_ids = collect.open_batch_ids()
     for batch_id in batch_ids:
         collect_batch.delay(batch_id)
     return batch_ids
@@ -78,38 +79,38 @@ def refresh_planner_statistics() -> list[str] | None:
 
 @shared_task(name="annotation.tasks.sync_assignment_decision", **PROVIDER_TASK_OPTIONS)
 def sync_assignment_decision(assignment_id: int) -> bool:
-    return batches.assignment_sync_decision(assignment_id=assignment_id)
+    return decide.assignment_sync_decision(assignment_id=assignment_id)
 
 
 @shared_task(name="annotation.tasks.send_bonus", **PROVIDER_TASK_OPTIONS)
 def send_bonus(bonus_id: int) -> bool:
-    return batches.bonus_send(bonus_id=bonus_id).sent_at is not None
+    return decide.bonus_send(bonus_id=bonus_id).sent_at is not None
 
 
 @shared_task(name="annotation.tasks.sync_worker_block", **PROVIDER_TASK_OPTIONS)
 def sync_worker_block(worker_id: int) -> bool:
-    return batches.worker_sync_block(worker_id=worker_id)
+    return decide.worker_sync_block(worker_id=worker_id)
 
 
 @shared_task(name="annotation.tasks.expire_hit", **PROVIDER_TASK_OPTIONS)
 def expire_hit(hit_id: int) -> None:
-    batches.hit_expire(hit_id=hit_id)
+    decide.hit_expire(hit_id=hit_id)
 
 
 @shared_task(name="annotation.tasks.extend_hit", **PROVIDER_TASK_OPTIONS)
 def extend_hit(hit_id: int, seconds: int) -> None:
-    batches.hit_extend(hit_id=hit_id, seconds=seconds)
+    decide.hit_extend(hit_id=hit_id, seconds=seconds)
 
 
 @shared_task(bind=True, name="annotation.tasks.add_assignments", **PROVIDER_TASK_OPTIONS)
 def add_assignments(self, hit_id: int, count: int) -> int:
     # The job id survives Celery retries, so it is the UniqueRequestToken of this request.
-    return batches.hit_add_assignments(hit_id=hit_id, count=count,
+    return decide.hit_add_assignments(hit_id=hit_id, count=count,
                                        request_token=self.request.id or "").max_assignments
 
 
 @shared_task(name="annotation.tasks.notify_workers", **PROVIDER_TASK_OPTIONS)
 def notify_workers(project_id: int, worker_ids: list[int], subject: str, message: str
                    ) -> list[str]:
-    return batches.workers_notify(project_id=project_id, worker_ids=worker_ids,
+    return decide.workers_notify(project_id=project_id, worker_ids=worker_ids,
                                   subject=subject, message=message)

@@ -20,8 +20,8 @@ from itertools import groupby
 
 from qc import cleaning
 
-from .. import selectors_qc
 from ..models import Annotation
+from ..selectors import qc as qc_selectors
 from .base import SPLITS, Exporter, ExportFile
 
 FILE_SPLIT_NAMES = {"train": "train", "dev": "val", "test": "test"}
@@ -40,7 +40,7 @@ def sluice_row(q1: str, a1: str, q2: str, text: str, skipped: bool) -> dict:
 def cleaned_rows(project, split: str) -> Iterator[dict]:
     """Exportable sluice rows of one split after the paper's cleaning, context by context."""
     rows = (
-        row for row in selectors_qc.sluice_context_rows(project=project, split=split)
+        row for row in qc_selectors.sluice_context_rows(project=project, split=split)
         if row[8] != Annotation.Review.REJECTED
     )
     for _, context_rows in groupby(rows, key=lambda row: (row[3], row[4], row[5])):
