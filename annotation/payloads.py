@@ -2,7 +2,7 @@
 
 Contract: ``validate_payload(kind, raw, context)`` returns a ``CleanPayload`` (the canonical
 payload to store plus the column values) or raises ``PayloadError`` naming the offending field.
-``context`` is the ``ItemContext`` of the item being annotated (``annotation.selectors_annotate``);
+``context`` is the ``ItemContext`` of the item being annotated (``annotation.selectors.annotate``);
 the decontext validator needs the original sentence and the page to check the operations.
 
 Payload shapes (shared with the browser, the collector and the exporters):

@@ -45,13 +45,8 @@ def main() -> None:
 
     from annotation.fake_mturk import FakeMTurk, FakeMTurkSimulator
     from annotation.models import Assignment, Batch, Item, Project, TaskKind
-    from annotation.services.batches import (
-        ANSWER_FIELD_PAYLOADS,
-        LaunchOptions,
-        batch_collect,
-        batch_launch,
-        batch_plan,
-    )
+    from annotation.services.batches.collect import ANSWER_FIELD_PAYLOADS, batch_collect
+    from annotation.services.batches.plan import LaunchOptions, batch_launch, batch_plan
 
     call_command("migrate", verbosity=0)
     with FakeMTurk() as fake:

@@ -2,7 +2,7 @@
 through an ExternalQuestion (``/mturk/task/<slug>/``).
 
 Views validate (JSON shape, payload per kind, ownership) and call services; reads come from
-``annotation.selectors_annotate``. Every page embeds its data with ``json_script`` and renders
+``annotation.selectors.annotate``. Every page embeds its data with ``json_script`` and renders
 dataset text through the template engine, so nothing from a dataset or a worker is ever
 interpreted as HTML.
 
@@ -30,10 +30,10 @@ from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
-from annotation import selectors_annotate
 from annotation.csp import mturk_submit_origins
 from annotation.models import Annotation, Project, Worker
 from annotation.payloads import PayloadError, clean_warnings, validate_payload
+from annotation.selectors import annotate as annotate_selectors
 from annotation.services.annotations import (
     SubmitRefused,
     annotation_submit,
@@ -42,7 +42,7 @@ from annotation.services.annotations import (
     assignment_get_or_create_mturk,
     assignment_mark_submitted,
 )
-from annotation.services.batches import ANSWER_FIELD_META, ANSWER_FIELD_PAYLOADS
+from annotation.services.batches.collect import ANSWER_FIELD_META, ANSWER_FIELD_PAYLOADS
 from annotation.services.work_queue import work_queue_next_item
 from annotation.services.workers import worker_for_user
 from qc.livechecks import load_rules
@@ -132,10 +132,10 @@ def _validated(*, project: Project, submission: dict, allowed_item_ids=None):
     if allowed_item_ids is not None and item_id not in allowed_item_ids:
         raise _Rejected(400, _error_body("wrong_item", "This item is not part of this task.",
                                          "item_id"))
-    item = selectors_annotate.item_for_submit(project=project, item_id=item_id)
+    item = annotate_selectors.item_for_submit(project=project, item_id=item_id)
     if item is None:
         raise _Rejected(404, _error_body("no_item", "No such item in this project.", "item_id"))
-    context = selectors_annotate.item_context(item)
+    context = annotate_selectors.item_context(item)
     try:
         clean = validate_payload(project.kind, submission["payload"], context)
     except PayloadError as error:
@@ -187,12 +187,12 @@ def _saved_body(result) -> dict:
         "annotation_id": annotation.pk,
         "item_id": result.item.pk,
         "server_warnings": annotation.server_warnings,
-        "reveal": selectors_annotate.revealed_after_submit(result.item),
+        "reveal": annotate_selectors.revealed_after_submit(result.item),
     }
 
 
 def _project_or_404(slug: str) -> Project:
-    project = selectors_annotate.project_by_slug(slug)
+    project = annotate_selectors.project_by_slug(slug)
     if project is None:
         raise Http404("No such project.")
     return project
@@ -203,8 +203,8 @@ def _kind_template(project: Project) -> str:
 
 
 def _page_items(items) -> list[dict]:
-    return selectors_annotate.hide_unrevealed_history(
-        [selectors_annotate.item_page_data(item) for item in items])
+    return annotate_selectors.hide_unrevealed_history(
+        [annotate_selectors.item_page_data(item) for item in items])
 
 
 def _page_context(*, project: Project, items, mode: str, submit_url: str, extra=None) -> dict:
@@ -337,7 +337,7 @@ def mturk_task(request, slug: str):
         and _submit_origin_allowed(turk_submit_to)))
     if not link_valid:
         return _refused(request, project, "bad_link", 400)
-    hit = selectors_annotate.hit_for_task(project=project, provider_hit_id=hit_id)
+    hit = annotate_selectors.hit_for_task(project=project, provider_hit_id=hit_id)
     if hit is None:
         return _refused(request, project, "no_hit", 404)
     saved = {}
@@ -348,9 +348,9 @@ def mturk_task(request, slug: str):
         except SubmitRefused as refused:
             return _refused(request, project, refused.code, 403)
         if assignment is not None:
-            saved = selectors_annotate.assignment_annotations(assignment=assignment)
-    item_ids = selectors_annotate.hit_item_ids(hit=hit)
-    items = selectors_annotate.items_for_page(project=project, item_ids=item_ids)
+            saved = annotate_selectors.assignment_annotations(assignment=assignment)
+    item_ids = annotate_selectors.hit_item_ids(hit=hit)
+    items = annotate_selectors.items_for_page(project=project, item_ids=item_ids)
     extra = {
         "preview": preview,
         "saved_item_ids": sorted(saved),
@@ -373,13 +373,13 @@ def _mturk_assignment(*, hit, assignment_id: str, worker_id: str):
 
     SubmitRefused ``not_yours`` when the AssignmentId belongs to another worker or HIT, and
     ``blocked`` when the worker is blocked."""
-    assignment = selectors_annotate.assignment_by_provider_id(
+    assignment = annotate_selectors.assignment_by_provider_id(
         provider_assignment_id=assignment_id)
-    if assignment is not None and not selectors_annotate.mturk_assignment_is_theirs(
+    if assignment is not None and not annotate_selectors.mturk_assignment_is_theirs(
             assignment, hit=hit, worker_id=worker_id):
         raise SubmitRefused("not_yours", "This assignment belongs to another worker or HIT.")
     worker = (assignment.worker if assignment is not None
-              else selectors_annotate.mturk_worker(external_id=worker_id))
+              else annotate_selectors.mturk_worker(external_id=worker_id))
     if worker is not None and worker.is_blocked:
         raise SubmitRefused("blocked", "Your account cannot submit work for this project.")
     return assignment
@@ -391,7 +391,7 @@ def _mturk_hit_and_assignment(project: Project, body: dict):
     Raises BadRequest (not a token of ours, or no such HIT in this project) or SubmitRefused
     (see ``_mturk_assignment``)."""
     assignment_id, hit_id, worker_id = _mturk_identity(body)
-    hit = selectors_annotate.hit_for_task(project=project, provider_hit_id=hit_id)
+    hit = annotate_selectors.hit_for_task(project=project, provider_hit_id=hit_id)
     if hit is None:
         raise BadRequest("task_token", "no such HIT in this project")
     assignment = _mturk_assignment(hit=hit, assignment_id=assignment_id, worker_id=worker_id)
@@ -416,7 +416,7 @@ def mturk_submit(request, slug: str):
         return _error(403, refused.code, refused.message)
     try:
         valid = _validated(project=project, submission=submission,
-                           allowed_item_ids=set(selectors_annotate.hit_item_ids(hit=hit)))
+                           allowed_item_ids=set(annotate_selectors.hit_item_ids(hit=hit)))
     except _Rejected as rejected:
         return JsonResponse(rejected.body, status=rejected.status)
     if assignment is None:
@@ -428,7 +428,7 @@ def mturk_submit(request, slug: str):
             return JsonResponse(answer, status=status)
     status, answer = _stored(valid, worker=assignment.worker, submission=submission,
                              source=Annotation.Source.MTURK, assignment=assignment,
-                             provenance=selectors_annotate.page_provenance(
+                             provenance=annotate_selectors.page_provenance(
                                  assignment=assignment, hit=hit),
                              assignment_deadline=assignment_deadline(assignment, hit))
     return JsonResponse(answer, status=status)
@@ -447,9 +447,9 @@ def mturk_finish(request, slug: str):
         return _error(400, "invalid", error.message, error.field)
     except SubmitRefused as refused:
         return _error(403, refused.code, refused.message)
-    wanted = set(selectors_annotate.hit_item_ids(hit=hit))
+    wanted = set(annotate_selectors.hit_item_ids(hit=hit))
     saved = ({} if assignment is None
-             else selectors_annotate.assignment_annotations(assignment=assignment))
+             else annotate_selectors.assignment_annotations(assignment=assignment))
     if assignment is None or not wanted <= saved.keys():
         return _error(409, "incomplete", f"{len(wanted - saved.keys())} item(s) are not saved yet.")
     assignment_mark_submitted(assignment=assignment)

@@ -22,8 +22,9 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_POST
 
-from annotation import selectors, selectors_qc
 from annotation.models import Annotation, Assignment, DialogueTurn, Flag, Project, Worker
+from annotation.selectors import projects as project_selectors
+from annotation.selectors import qc as qc_selectors
 from annotation.services import review
 from annotation.services.qc import project_qc_run
 from qc import agreement
@@ -190,7 +191,7 @@ def worker_agreement_plot(rows: list[tuple]) -> SafeString:
         for k in range(len(result.workers))
         if result.n_compared[k] > 0 and math.isfinite(result.agreement[k])
     )[:MAX_WORKER_BARS]
-    names = {pk: selectors_qc.anonymous_worker_id(provider, external_id)
+    names = {pk: qc_selectors.anonymous_worker_id(provider, external_id)
              for pk, provider, external_id in Worker.objects.filter(
                  pk__in=[worker for _, worker in pairs]).values_list("pk", "provider",
                                                                      "external_id")}
@@ -223,7 +224,7 @@ def queue(request, slug: str):
     project = get_object_or_404(Project, slug=slug)
     group_by = "worker" if request.GET.get("by") == "worker" else "hit"
     groups: OrderedDict = OrderedDict()
-    flags = list(selectors_qc.open_flags(project=project))
+    flags = list(qc_selectors.open_flags(project=project))
     earlier_turns = previous_turns(flags) if project.kind == "sluice" else {}
     for flag in flags:
         row = flag_view(flag, earlier_turns)
@@ -243,7 +244,7 @@ def queue(request, slug: str):
         group["rows"].append(row)
     return render(request, "frontend/review/queue.html", {
         "project": project, "groups": list(groups.values()), "group_by": group_by,
-        "flag_counts": selectors_qc.flag_counts(project=project),
+        "flag_counts": qc_selectors.flag_counts(project=project),
     })
 
 
@@ -379,19 +380,19 @@ def dashboard(request, slug: str):
     project = get_object_or_404(Project, slug=slug)
     return render(request, "frontend/review/dashboard.html", {
         "project": project,
-        "progress": selectors_qc.progress_by_split(project=project),
-        "flag_counts": selectors_qc.flag_counts(project=project),
-        "rating_plot": rating_plot(selectors_qc.rating_values(project=project))
+        "progress": qc_selectors.progress_by_split(project=project),
+        "flag_counts": qc_selectors.flag_counts(project=project),
+        "rating_plot": rating_plot(qc_selectors.rating_values(project=project))
         if project.kind == "plausibility" else None,
         # Agreement per worker is defined on ratings and categories, not free text.
         "worker_plot": worker_agreement_plot(
-            selectors_qc.worker_agreement_rows(project=project))
+            qc_selectors.worker_agreement_rows(project=project))
         if project.kind in ("plausibility", "decontext") else None,
-        "time_plot": time_plot(selectors_qc.duration_seconds(project=project)),
+        "time_plot": time_plot(qc_selectors.duration_seconds(project=project)),
     })
 
 
 @staff_member_required
 def project_list(request):
     return render(request, "frontend/review/projects.html",
-                  {"projects": selectors.project_list_with_progress()})
+                  {"projects": project_selectors.project_list_with_progress()})

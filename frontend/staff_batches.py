@@ -11,20 +11,16 @@ from django.urls import path
 from django.views.decorators.http import require_POST
 
 from annotation.models import Project, Qualification
-from annotation.selectors_batches import (
+from annotation.selectors.batches import (
     batch_assignment_status_counts,
     batch_events,
     batch_hit_status_counts,
     batch_hits,
     batches_with_counts,
 )
-from annotation.services.batches import (
-    LaunchOptions,
-    batch_launch,
-    batch_plan,
-    batch_resume,
-    parse_duration_seconds,
-)
+from annotation.services.batches.decide import parse_duration_seconds
+from annotation.services.batches.plan import LaunchOptions, batch_launch, batch_plan
+from annotation.services.batches.publish import batch_resume
 
 app_name = "staff_batches"
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from .. import selectors_qc
+from ..selectors import qc as qc_selectors
 from .base import SPLITS, Exporter, ExportFile, json_array
 
 # Dialogues per round trip: a QuAC dialogue has about 7 turns, so a batch is a few thousand rows.
@@ -29,16 +29,16 @@ class CanardExporter(Exporter):
                 for split in SPLITS]
 
     def records_of(self, split: str) -> Iterator[dict]:
-        dialogue_ids = selectors_qc.canard_dialogue_ids(project=self.project, split=split)
-        for batch in selectors_qc.batched(
-            dialogue_ids.iterator(chunk_size=selectors_qc.CHUNK_SIZE), DIALOGUES_PER_BATCH
+        dialogue_ids = qc_selectors.canard_dialogue_ids(project=self.project, split=split)
+        for batch in qc_selectors.batched(
+            dialogue_ids.iterator(chunk_size=qc_selectors.CHUNK_SIZE), DIALOGUES_PER_BATCH
         ):
             turns: dict[int, dict[int, tuple]] = {}
             for (dialogue_id, order, question, answer, external_id, title,
-                 section) in selectors_qc.dialogue_turn_rows(dialogue_ids=batch):
+                 section) in qc_selectors.dialogue_turn_rows(dialogue_ids=batch):
                 turns.setdefault(dialogue_id, {})[order] = (question, answer, external_id,
                                                             title, section)
-            annotations = selectors_qc.turn_annotation_rows(
+            annotations = qc_selectors.turn_annotation_rows(
                 project=self.project, dialogue_ids=batch, split=split
             )
             for dialogue_id, order, text, skipped, *_ in annotations:

@@ -26,8 +26,8 @@ from itertools import groupby
 
 from qc.aggregation import plausibility_label
 
-from .. import selectors_qc
 from ..models import Annotation
+from ..selectors import qc as qc_selectors
 from .base import SPLITS, Exporter, ExportError, ExportFile, format_number, tsv_row
 
 DATA_HEADER = ["Id", "Resolved pattern", "Article title", "Section header", "Previous context",
@@ -87,8 +87,8 @@ class ClaireExporter(Exporter):
 
     def data_lines(self, split: str) -> Iterator[str]:
         yield tsv_row(DATA_HEADER)
-        rows = selectors_qc.claire_filler_rows(project=self.project, split=split)
-        for _, fillers in groupby(rows.iterator(chunk_size=selectors_qc.CHUNK_SIZE),
+        rows = qc_selectors.claire_filler_rows(project=self.project, split=split)
+        for _, fillers in groupby(rows.iterator(chunk_size=qc_selectors.CHUNK_SIZE),
                                   key=lambda row: row[0]):
             fillers = list(fillers)
             first = fillers[0]
@@ -100,13 +100,13 @@ class ClaireExporter(Exporter):
 
     def scores(self, split: str) -> Iterator[tuple[str, str, float]]:
         """``(filler id, score text, score)`` per rated filler, in data-file order."""
-        fillers = selectors_qc.claire_filler_rows(project=self.project, split=split)
-        ratings = selectors_qc.claire_rating_rows(project=self.project, split=split)
+        fillers = qc_selectors.claire_filler_rows(project=self.project, split=split)
+        ratings = qc_selectors.claire_rating_rows(project=self.project, split=split)
         # Fillers come in data-file order (cloze, position), which need not follow item ids:
         # fetch the ratings of each chunk of fillers with one query rather than merging
         # two streams on an order they may not share.
-        for batch in selectors_qc.batched(
-            fillers.iterator(chunk_size=selectors_qc.CHUNK_SIZE), selectors_qc.CHUNK_SIZE
+        for batch in qc_selectors.batched(
+            fillers.iterator(chunk_size=qc_selectors.CHUNK_SIZE), qc_selectors.CHUNK_SIZE
         ):
             item_ids = [row[10] for row in batch]
             by_item: dict[int, list] = {}

@@ -29,7 +29,7 @@ from itertools import groupby
 
 from qc.aggregation import decontext_human_output
 
-from .. import selectors_qc
+from ..selectors import qc as qc_selectors
 from .base import SPLITS, Exporter, ExportFile, json_line
 
 ITEMS_PER_BATCH = 1000
@@ -65,12 +65,12 @@ class DecontextExporter(Exporter):
         return [ExportFile(f"{split}.jsonl", lambda s=split: self.lines(s)) for split in SPLITS]
 
     def lines(self, split: str) -> Iterator[str]:
-        anonymous = selectors_qc.AnonymousIds()
+        anonymous = qc_selectors.AnonymousIds()
         left_out: list[str] = []
-        items = selectors_qc.decontext_item_rows(project=self.project, split=split)
-        for batch in selectors_qc.batched(items.iterator(chunk_size=selectors_qc.CHUNK_SIZE),
+        items = qc_selectors.decontext_item_rows(project=self.project, split=split)
+        for batch in qc_selectors.batched(items.iterator(chunk_size=qc_selectors.CHUNK_SIZE),
                                           ITEMS_PER_BATCH):
-            annotations = selectors_qc.item_annotation_rows(
+            annotations = qc_selectors.item_annotation_rows(
                 project=self.project, item_ids=[row[0] for row in batch]
             )
             by_item = {item_id: list(rows) for item_id, rows in

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from datetime import datetime
 
-from .. import selectors_qc
+from ..selectors import qc as qc_selectors
 from .base import Exporter, ExportFile, json_line
 
 
@@ -28,11 +28,11 @@ class GenericJsonlExporter(Exporter):
         return [ExportFile("annotations.jsonl", self.lines)]
 
     def lines(self) -> Iterator[str]:
-        anonymous = selectors_qc.AnonymousIds()
-        rows = selectors_qc.generic_annotation_rows(project=self.project)
-        for batch in selectors_qc.batched(rows.iterator(chunk_size=selectors_qc.CHUNK_SIZE),
-                                          selectors_qc.CHUNK_SIZE):
-            flags = selectors_qc.flags_by_annotation(annotation_ids=[row[0] for row in batch])
+        anonymous = qc_selectors.AnonymousIds()
+        rows = qc_selectors.generic_annotation_rows(project=self.project)
+        for batch in qc_selectors.batched(rows.iterator(chunk_size=qc_selectors.CHUNK_SIZE),
+                                          qc_selectors.CHUNK_SIZE):
+            flags = qc_selectors.flags_by_annotation(annotation_ids=[row[0] for row in batch])
             for (annotation_id, _item_pk, item_external_id, split, group_key, worker_pk,
                  provider, worker_external_id, source, assignment_id, hit_id, payload,
                  category, rating, text, skipped, edit_operations, started_at, submitted_at,

@@ -21,8 +21,8 @@ from collections.abc import Iterator
 
 from qc import cleaning
 
-from .. import selectors_qc
 from ..models import Annotation
+from ..selectors import qc as qc_selectors
 from .base import SPLITS, Exporter, ExportFile
 
 FILE_SPLIT_NAMES = {"train": "train", "dev": "val", "test": "test"}
@@ -49,7 +49,7 @@ def cleaned_rows(project, split: str) -> list[dict]:
     """
     rows = []
     for (_, _, _, q1, a1, q2, text, skipped, status,
-         provenance) in selectors_qc.sluice_context_rows(project=project, split=split):
+         provenance) in qc_selectors.sluice_context_rows(project=project, split=split):
         if status != Annotation.Review.REJECTED:
             rows.append({**sluice_row(q1, a1, q2, text, skipped),
                          ROW_KEY: (provenance or {}).get("row")})

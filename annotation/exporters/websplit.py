@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from itertools import groupby
 
-from .. import selectors_qc
+from ..selectors import qc as qc_selectors
 from .base import SPLITS, Exporter, ExportFile, json_line
 
 ITEMS_PER_BATCH = 1000
@@ -34,16 +34,16 @@ class WebSplitExporter(Exporter):
         return [ExportFile(f"{split}.jsonl", lambda s=split: self.lines(s)) for split in SPLITS]
 
     def lines(self, split: str) -> Iterator[str]:
-        anonymous = selectors_qc.AnonymousIds()
-        items = selectors_qc.complex_sentence_rows(project=self.project, split=split)
-        for batch in selectors_qc.batched(items.iterator(chunk_size=selectors_qc.CHUNK_SIZE),
+        anonymous = qc_selectors.AnonymousIds()
+        items = qc_selectors.complex_sentence_rows(project=self.project, split=split)
+        for batch in qc_selectors.batched(items.iterator(chunk_size=qc_selectors.CHUNK_SIZE),
                                           ITEMS_PER_BATCH):
-            annotations = selectors_qc.item_annotation_rows(
+            annotations = qc_selectors.item_annotation_rows(
                 project=self.project, item_ids=[row[0] for row in batch]
             )
             by_item = {item_id: list(rows) for item_id, rows in
                        groupby(annotations, key=lambda row: row[0])}
-            facts = selectors_qc.fact_rows(complex_sentence_ids=[row[1] for row in batch])
+            facts = qc_selectors.fact_rows(complex_sentence_ids=[row[1] for row in batch])
             triples = {sentence_id: [[s, p, o] for _, s, p, o in rows] for sentence_id, rows in
                        groupby(facts, key=lambda row: row[0])}
             for item_id, sentence_id, external_id, text in batch:

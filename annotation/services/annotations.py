@@ -25,7 +25,7 @@ from django.utils import timezone
 
 from ..models import Annotation, Assignment, Hit, Item, Project, Worker
 from ..payloads import CleanPayload, ItemContext, live_check_warnings, validate_payload
-from ..selectors_annotate import (
+from ..selectors.annotate import (
     item_context,
     item_for_submit,
     mturk_assignment_is_theirs,

@@ -2,7 +2,7 @@
 
 ``demo_crowd_run`` is what ``manage.py demo`` calls after importing the samples. Contract:
 
-- every answer goes through the same door as the task pages: ``selectors_annotate.item_context``
+- every answer goes through the same door as the task pages: ``annotate_selectors.item_context``
   → ``payloads.validate_payload`` → ``services.annotations.annotation_submit`` (source
   ``local``), so payload validation, the redundancy check under the Item row lock and the
   server-side live checks all run; live-check warnings a simulated worker "submitted anyway"
@@ -32,9 +32,9 @@ from datetime import timedelta
 
 from django.utils import timezone
 
-from .. import selectors_annotate
 from ..models import Annotation, Item, Project, TaskKind, Worker
 from ..payloads import live_check_warnings, validate_payload
+from ..selectors import annotate as annotate_selectors
 from .annotations import SubmitRefused, annotation_submit
 from .qc import project_qc_run
 from .workers import worker_get_or_create
@@ -168,7 +168,7 @@ def sluice_plan(project: Project, rng: random.Random) -> list[PlannedAnswer]:
                                   {"full_question": good[-1], "skipped": False}))
         worker = third[index % len(third)]
         if worker == "demo-worker-4":  # copies Q1 and overrides the warning
-            context = selectors_annotate.item_context(item)
+            context = annotate_selectors.item_context(item)
             raw = {"full_question": context.q1, "skipped": False}
         elif worker == FAST_WORKER:  # one word, in a hurry
             raw = {"full_question": f"{item.turn.question.strip().capitalize()}?",
@@ -213,7 +213,7 @@ def decontext_plan(project: Project, rng: random.Random) -> list[PlannedAnswer]:
         project, [external_id for external_id, _ in DECONTEXT_PLAN])}
     plan = []
     for external_id, answers in DECONTEXT_PLAN:
-        context = selectors_annotate.item_context(items[external_id])
+        context = annotate_selectors.item_context(items[external_id])
         for worker, old, new in answers:
             if old is None:
                 raw = {"category": "IMPOSSIBLE", "operations": []}
@@ -307,7 +307,7 @@ def _items_for_page(project: Project, external_ids: Iterable[str]) -> list[Item]
     missing = [external_id for external_id in wanted if external_id not in ids]
     if missing:
         raise ValueError(f"demo plan of {project.slug}: no items {', '.join(missing[:5])}")
-    return selectors_annotate.items_for_page(project=project,
+    return annotate_selectors.items_for_page(project=project,
                                              item_ids=[ids[e] for e in wanted])
 
 
@@ -340,7 +340,7 @@ def crowd_submit(*, project: Project, plan: list[PlannedAnswer], rng: random.Ran
         if planned > project.redundancy_for(item.split):
             raise ValueError(f"demo plan of {project.slug}: more answers for "
                              f"{answer.external_id} than its {item.split} redundancy")
-        context = selectors_annotate.item_context(item)
+        context = annotate_selectors.item_context(item)
         clean = validate_payload(project.kind, answer.raw, context)  # a bad plan is a bug
         shown = live_check_warnings(context, clean.payload) if answer.override else []
         try:

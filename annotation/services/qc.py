@@ -1,7 +1,7 @@
 """Quality control on the Django side: run ``qc/`` over a project's rows and store its flags.
 
 ``project_qc_run`` is what ``manage.py qc_report`` calls: it reads plain rows through
-``annotation.selectors_qc`` (``values_list``, never model instances), computes agreement,
+``annotation.selectors.qc`` (``values_list``, never model instances), computes agreement,
 aggregation and the sluice cleaning figures with ``qc/``, turns the flag rules' output into
 ``Flag`` rows idempotently and returns a JSON-friendly report.
 
@@ -26,8 +26,8 @@ from django.db import transaction
 
 from qc import aggregation, agreement, cleaning, flags, textmetrics
 
-from .. import selectors_qc
 from ..models import Annotation, Flag, Project, TaskKind
+from ..selectors import qc as qc_selectors
 from .splits import describe_cross_split_contexts, sluice_cross_split_contexts
 
 WORKER = "worker"
@@ -62,7 +62,7 @@ def _finite(value: float) -> float | None:
 
 
 def rating_agreement(project: Project) -> dict:
-    rows = selectors_qc.rating_rows(project=project)
+    rows = qc_selectors.rating_rows(project=project)
     if not rows:
         return {"n_ratings": 0}
     table = agreement.RatingTable.from_rows(rows)
@@ -81,7 +81,7 @@ def rating_agreement(project: Project) -> dict:
 
 
 def category_agreement(project: Project) -> dict:
-    rows = selectors_qc.category_rows(project=project)
+    rows = qc_selectors.category_rows(project=project)
     if not rows:
         return {"n_annotations": 0}
     fleiss = agreement.fleiss_kappa(rows)
@@ -118,7 +118,7 @@ def worker_table(table: agreement.RatingTable) -> list[dict]:
 def text_agreement(project: Project) -> dict:
     """Agreement between the first two annotators of every item that has two texts."""
     texts: dict[int, list[str]] = defaultdict(list)
-    for _, item_id, _, text, skipped in selectors_qc.text_rows(project=project):
+    for _, item_id, _, text, skipped in qc_selectors.text_rows(project=project):
         if not skipped and text.strip():
             texts[item_id].append(text)
     pairs = [(item_texts[0], item_texts[1]) for item_texts in texts.values()
@@ -147,7 +147,7 @@ def plausibility_aggregation(project: Project) -> dict:
     crowd: dict[int, list[float]] = defaultdict(list)
     released: dict[int, float] = {}
     sentence_of: dict[int, int] = {}
-    for item_id, cloze_id, rating, source in rows.iterator(chunk_size=selectors_qc.CHUNK_SIZE):
+    for item_id, cloze_id, rating, source in rows.iterator(chunk_size=qc_selectors.CHUNK_SIZE):
         sentence_of[item_id] = cloze_id
         if source == Annotation.Source.IMPORT:
             released[item_id] = rating
@@ -192,7 +192,7 @@ def sluice_cleaning_report(project: Project) -> dict:
     per_split: dict[str, dict] = {}
     grouped: dict[str, list[dict]] = defaultdict(list)
     for (_, _, split, q1, a1, q2, text, skipped, status,
-         _) in selectors_qc.sluice_context_rows(project=project):
+         _) in qc_selectors.sluice_context_rows(project=project):
         if status == Annotation.Review.REJECTED:
             continue
         grouped[split].append({cleaning.Q1: q1, cleaning.A1: a1, cleaning.Q2: q2,
@@ -223,26 +223,26 @@ def flag_candidates(project: Project, settings: flags.FlagSettings) -> list[Flag
                                    float(flag.score), flag.detail) for flag in results)
 
     if project.kind == TaskKind.PLAUSIBILITY:
-        add(WORKER, flags.worker_consensus_flags(selectors_qc.rating_rows(project=project),
+        add(WORKER, flags.worker_consensus_flags(qc_selectors.rating_rows(project=project),
                                                  settings))
     elif project.kind == TaskKind.DECONTEXT:
-        add(WORKER, flags.worker_consensus_flags(selectors_qc.category_rows(project=project),
+        add(WORKER, flags.worker_consensus_flags(qc_selectors.category_rows(project=project),
                                                  settings))
-    timings = selectors_qc.timing_rows(project=project)
+    timings = qc_selectors.timing_rows(project=project)
     if timings:
         add(ANNOTATION, flags.timing_flags(timings, settings))
     # One flag per annotation, naming every warning the worker overrode (stored warnings are
     # {"code", "message"} objects; the flag's fingerprint is per annotation and reason).
     add(ANNOTATION, flags.overridden_warning_flags(
         (annotation_id, ", ".join(sorted({_warning_code(warning) for warning in warnings})))
-        for annotation_id, warnings in selectors_qc.overridden_warning_rows(project=project)
+        for annotation_id, warnings in qc_selectors.overridden_warning_rows(project=project)
     ))
     add(WORKER, flags.gold_flags(*gold_rows(project), settings))
     if project.kind in TEXT_KINDS:
-        sources = selectors_qc.source_text_rows(project=project)
+        sources = qc_selectors.source_text_rows(project=project)
         texts = [(annotation_id, sources.get(item_id, ""), text)
                  for annotation_id, item_id, _, text, skipped in
-                 selectors_qc.text_rows(project=project) if not skipped and text.strip()]
+                 qc_selectors.text_rows(project=project) if not skipped and text.strip()]
         add(ANNOTATION, flags.copy_flags(texts))
         if project.kind == TaskKind.REWRITE:
             add(ANNOTATION, flags.rewrite_warning_flags(texts, settings))
@@ -250,7 +250,7 @@ def flag_candidates(project: Project, settings: flags.FlagSettings) -> list[Flag
         add(ANNOTATION, flags.sluice_context_flags(
             (annotation_id, q1, a1, text)
             for annotation_id, _, _, q1, a1, _, text, skipped, _, _ in
-            selectors_qc.sluice_context_rows(project=project)
+            qc_selectors.sluice_context_rows(project=project)
             if not skipped and text.strip()
         ))
     return found
@@ -290,7 +290,7 @@ def flags_store(*, project: Project, candidates: list[FlagCandidate]) -> dict[st
         for flag_id, fingerprint, status in Flag.objects.select_for_update()
         .filter(project=project).values_list("id", "fingerprint", "status")
     }
-    annotation_targets = selectors_qc.annotation_targets(
+    annotation_targets = qc_selectors.annotation_targets(
         annotation_ids=[c.target_id for c in by_fingerprint.values()
                         if c.target_kind == ANNOTATION]
     )
@@ -327,7 +327,7 @@ def project_qc_run(*, project: Project, store_flags: bool = True) -> dict:
     report: dict = {
         "project": project.slug,
         "task": project.kind,
-        "items_per_split": selectors_qc.split_counts(project=project),
+        "items_per_split": qc_selectors.split_counts(project=project),
         "annotations": Annotation.objects.filter(project=project).count(),
         "flag_settings": settings.to_dict(),
     }
@@ -351,7 +351,7 @@ def project_qc_run(*, project: Project, store_flags: bool = True) -> dict:
     report["flags_raised"] = dict(sorted(Counter(c.reason for c in candidates).items()))
     if store_flags:
         report["flags_stored"] = flags_store(project=project, candidates=candidates)
-    report["flags_by_status"] = selectors_qc.flag_counts(project=project)
+    report["flags_by_status"] = qc_selectors.flag_counts(project=project)
     return report
 
 

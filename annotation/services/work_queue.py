@@ -30,7 +30,7 @@ from __future__ import annotations
 from django.db import connection
 
 from ..models import Annotation, Item, Project, Split, TaskKind, Worker
-from ..selectors_annotate import ITEM_ALIAS, load_items, not_provisional_sql
+from ..selectors.annotate import ITEM_ALIAS, load_items, not_provisional_sql
 
 # Where a worker starts looking in a project's id range: the fractional part of pk × the golden
 # ratio conjugate scatters consecutive workers evenly over [0, 1), so concurrent annotators start

@@ -7,7 +7,7 @@ import uuid
 from urllib.parse import parse_qsl, urlsplit
 
 from annotation.models import Project, TaskKind
-from annotation.services.batches import ANSWER_FIELD_PAYLOADS
+from annotation.services.batches.collect import ANSWER_FIELD_PAYLOADS
 from tests.factories import DialogueFactory, DialogueTurnFactory, ItemFactory, ProjectFactory
 
 

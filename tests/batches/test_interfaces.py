@@ -13,7 +13,8 @@ from django.core.management import CommandError, call_command
 
 from annotation.models import Assignment, Batch, Bonus, Hit, Worker
 from annotation.providers.mturk import MTurkConfig, MTurkProvider
-from annotation.services import batches
+from annotation.services.batches import decide, publish
+from annotation.services.batches import plan as planning
 from tests.batches.helpers import page_answer_fields, plausibility_project
 
 pytestmark = pytest.mark.django_db
@@ -140,10 +141,10 @@ def test_staff_page_shows_a_permanent_error_and_resumes(staff_client, fake, simu
     project = plausibility_project(items=5)
     simulator.inject_fault("CreateHITWithHITType", error="RequestError",
                            message="Insufficient funds")
-    options = batches.LaunchOptions(title="Rate", reward_cents=50, splits=("dev",))
-    plan = batches.batch_plan(project=project, options=options)
+    options = planning.LaunchOptions(title="Rate", reward_cents=50, splits=("dev",))
+    plan = planning.batch_plan(project=project, options=options)
     with django_capture_on_commit_callbacks(execute=True):
-        batch = batches.batch_launch(project=project, options=options,
+        batch = planning.batch_launch(project=project, options=options,
                                      confirmed_total_cents=plan.estimate.total_cents)
     page = staff_client.get(f"/staff/batches/{batch.pk}/").content.decode()
     assert "Insufficient funds" in page and "Resume publishing" in page
@@ -161,11 +162,11 @@ def test_exact_create_hit_requests_through_the_provider(django_capture_on_commit
                                                         settings, monkeypatch):
     settings.UNPACK_PUBLIC_URL = "https://unpack.example.org"
     project = plausibility_project(items=2)
-    monkeypatch.setattr(batches, "_enqueue", lambda *args: None)
-    options = batches.LaunchOptions(title="Rate", reward_cents=50, splits=("dev",),
+    monkeypatch.setattr(planning, "enqueue_task", lambda *args: None)
+    options = planning.LaunchOptions(title="Rate", reward_cents=50, splits=("dev",),
                                     min_percent_approved=90, keywords="wikihow, rating")
-    plan = batches.batch_plan(project=project, options=options)
-    batch = batches.batch_launch(project=project, options=options,
+    plan = planning.batch_plan(project=project, options=options)
+    batch = planning.batch_launch(project=project, options=options,
                                  confirmed_total_cents=plan.estimate.total_cents)
     hit = batch.hits.get()
     client = boto3.client("mturk", region_name="us-east-1", aws_access_key_id="AKIDFAKE",
@@ -194,7 +195,7 @@ def test_exact_create_hit_requests_through_the_provider(django_capture_on_commit
             "Question": ANY, "UniqueRequestToken": hit.unique_request_token,
             "RequesterAnnotation": f"unpack batch {batch.pk} hit {hit.pk}",
         })
-        batches.batch_publish(batch_id=batch.pk, provider=provider)
+        publish.batch_publish(batch_id=batch.pk, provider=provider)
         stubber.assert_no_pending_responses()
     hit.refresh_from_db()
     assert hit.provider_hit_id == "HIT1"
@@ -208,9 +209,9 @@ def test_exact_decision_requests(django_capture_on_commit_callbacks, monkeypatch
     worker = Worker.objects.create(provider="mturk", external_id="AW9")
     assignment = Assignment.objects.create(hit=hit, worker=worker, provider_assignment_id="AS9",
                                            status="submitted")
-    monkeypatch.setattr(batches, "_enqueue", lambda *args: None)
-    batches.assignment_decide(assignment_id=assignment.pk, approve=False, message="Too short")
-    bonus = batches.bonus_create(assignment_id=assignment.pk, amount_cents=5, reason="Thanks")
+    monkeypatch.setattr(planning, "enqueue_task", lambda *args: None)
+    decide.assignment_decide(assignment_id=assignment.pk, approve=False, message="Too short")
+    bonus = decide.bonus_create(assignment_id=assignment.pk, amount_cents=5, reason="Thanks")
     client = boto3.client("mturk", region_name="us-east-1", aws_access_key_id="AKIDFAKE",
                           aws_secret_access_key="fake")
     provider = MTurkProvider(MTurkConfig(), client=client, sleep=lambda _s: None)
@@ -220,11 +221,11 @@ def test_exact_decision_requests(django_capture_on_commit_callbacks, monkeypatch
         stubber.add_response("send_bonus", {}, {
             "WorkerId": "AW9", "AssignmentId": "AS9", "BonusAmount": "0.05",
             "Reason": "Thanks", "UniqueRequestToken": bonus.unique_request_token})
-        assert batches.assignment_sync_decision(assignment_id=assignment.pk, provider=provider)
-        assert batches.bonus_send(bonus_id=bonus.pk, provider=provider).sent_at is not None
+        assert decide.assignment_sync_decision(assignment_id=assignment.pk, provider=provider)
+        assert decide.bonus_send(bonus_id=bonus.pk, provider=provider).sent_at is not None
         # Already synced and sent: a retried job makes no call at all.
-        assert batches.assignment_sync_decision(assignment_id=assignment.pk, provider=provider)
-        batches.bonus_send(bonus_id=bonus.pk, provider=provider)
+        assert decide.assignment_sync_decision(assignment_id=assignment.pk, provider=provider)
+        decide.bonus_send(bonus_id=bonus.pk, provider=provider)
         stubber.assert_no_pending_responses()
 
 

@@ -14,9 +14,9 @@ import pytest
 from django.utils import timezone
 
 from annotation.models import Annotation, Assignment, Flag
-from annotation.selectors_qc import exportable_annotations, rating_rows
-from annotation.services import batches
-from annotation.services.batches import LaunchOptions, batch_launch, batch_plan
+from annotation.selectors.qc import exportable_annotations, rating_rows
+from annotation.services.batches import collect, decide
+from annotation.services.batches.plan import LaunchOptions, batch_launch, batch_plan
 from tests.batches.helpers import page_work, plausibility_project
 
 pytestmark = pytest.mark.django_db
@@ -68,7 +68,7 @@ def test_collection_verifies_reported_work_and_releases_the_rest(
     assert not exportable_annotations(project=project).exists()
     assert rating_rows(project=project) == []
 
-    result = batches.batch_collect(batch_id=batch.pk)
+    result = collect.batch_collect(batch_id=batch.pk)
     assert (result.assignments_verified, result.assignments_created,
             result.annotations_created, result.assignments_released) == (1, 0, 0, 0)
     counted = exportable_annotations(project=project)
@@ -80,7 +80,7 @@ def test_collection_verifies_reported_work_and_releases_the_rest(
 
     # An hour and some later MTurk still has not reported them: it never will.
     unreported.update(accepted_at=timezone.now() - timedelta(hours=1, minutes=6))
-    result = batches.batch_collect(batch_id=batch.pk)
+    result = collect.batch_collect(batch_id=batch.pk)
     assert result.assignments_released == 2
     assert [a.status for a in unreported] == ["abandoned", "abandoned"]
     assert set(Flag.objects.values_list("reason", "assignment__provider_assignment_id")) == {
@@ -91,7 +91,7 @@ def test_collection_verifies_reported_work_and_releases_the_rest(
         "submitted"
     # Released assignments do not hold a batch open once the real work is decided.
     with django_capture_on_commit_callbacks(execute=True):
-        batches.assignment_decide(
+        decide.assignment_decide(
             assignment_id=Assignment.objects.get(provider_assignment_id=real["assignment_id"]).pk,
             approve=True)
     assert not Assignment.objects.filter(hit=hit, status="submitted").exists()
@@ -141,7 +141,7 @@ def test_an_assignment_mturk_has_but_the_page_never_finished_is_closed_and_compl
     assert save(first, 2).status_code == 200
     simulator.external_submit(accepted["assignment_id"], {"unpack_payload": json.dumps(
         {str(first): {"rating": 2}, str(second): {"rating": 3}})})
-    result = batches.batch_collect(batch_id=batch.pk)
+    result = collect.batch_collect(batch_id=batch.pk)
     assert (result.assignments_verified, result.annotations_created) == (1, 1)
     assignment = Assignment.objects.get()
     assert assignment.status == Assignment.Status.SUBMITTED and assignment.submitted_at
@@ -152,5 +152,5 @@ def test_an_assignment_mturk_has_but_the_page_never_finished_is_closed_and_compl
     assert late.status_code == 200 and late.json()["status"] == "duplicate"
     assert sorted(Annotation.objects.values_list("rating", flat=True)) == [2, 3]
     with django_capture_on_commit_callbacks(execute=True):
-        batches.assignment_decide(assignment_id=assignment.pk, approve=True)
+        decide.assignment_decide(assignment_id=assignment.pk, approve=True)
     assert fake.world.assignments[accepted["assignment_id"]].status == "Approved"

@@ -7,13 +7,13 @@ import pytest
 from django.core.exceptions import ValidationError
 
 from annotation.models import Batch, Hit, HitItem, TaskKind
-from annotation.services.batches import (
+from annotation.services.batches.decide import parse_duration_seconds
+from annotation.services.batches.plan import (
     LaunchOptions,
     batch_launch,
     batch_plan,
     cost_estimate,
     mturk_fee_cents,
-    parse_duration_seconds,
     split_assignments,
 )
 from tests.batches.helpers import plausibility_project, rewrite_project
@@ -45,7 +45,7 @@ def test_split_assignments_never_exceeds_nine_per_hit(count, expected):
 
 
 def test_cost_estimate_adds_rewards_and_fee_only_on_mturk():
-    from annotation.services.batches import PlannedHit
+    from annotation.services.batches.plan import PlannedHit
 
     hits = [PlannedHit((1, 2), 4), PlannedHit((3,), 5)]
     mturk = cost_estimate(hits, reward_cents=50, provider="mturk")

@@ -10,8 +10,9 @@ from django.core.exceptions import ValidationError
 from annotation import tasks
 from annotation.models import Annotation, Assignment, Batch, Bonus, Hit, Qualification, Worker
 from annotation.providers import ProviderThrottled
-from annotation.services import batches
-from annotation.services.batches import LaunchOptions, batch_launch, batch_plan
+from annotation.services.batches import collect, decide, publish
+from annotation.services.batches import plan as planning
+from annotation.services.batches.plan import LaunchOptions, batch_launch, batch_plan
 from tests.batches.helpers import page_answer_fields, plausibility_project
 
 pytestmark = pytest.mark.django_db
@@ -64,15 +65,15 @@ def test_launch_publishes_every_hit_with_the_external_question(
 def test_a_create_whose_answer_was_lost_resolves_to_the_same_hit(
         fake, provider, simulator, django_capture_on_commit_callbacks, monkeypatch):
     project = plausibility_project(items=4)
-    monkeypatch.setattr(batches, "_enqueue", lambda *args: None)  # launch without publishing
+    monkeypatch.setattr(planning, "enqueue_task", lambda *args: None)  # launch without publishing
     batch = launch(project, django_capture_on_commit_callbacks)
     hit = batch.hits.get()
     # The first attempt reached MTurk but the worker died before recording the HIT id.
-    hit_type_id = provider.create_hit_type(batches.hit_type_spec(batch, provider))
+    hit_type_id = provider.create_hit_type(publish.hit_type_spec(batch, provider))
     lost = provider.create_hit(hit_type_id=hit_type_id, question_xml="<x/>", max_assignments=4,
                                lifetime_seconds=600,
                                unique_request_token=hit.unique_request_token)
-    batches.batch_publish(batch_id=batch.pk, provider=provider)
+    publish.batch_publish(batch_id=batch.pk, provider=provider)
     hit.refresh_from_db()
     assert hit.provider_hit_id == lost.hit_id
     assert len(fake.world.hits) == 1
@@ -81,7 +82,7 @@ def test_a_create_whose_answer_was_lost_resolves_to_the_same_hit(
 def test_a_publish_killed_half_way_resumes_without_duplicates(
         fake, provider, django_capture_on_commit_callbacks, monkeypatch):
     project = plausibility_project(items=10)
-    monkeypatch.setattr(batches, "_enqueue", lambda *args: None)
+    monkeypatch.setattr(planning, "enqueue_task", lambda *args: None)
     batch = launch(project, django_capture_on_commit_callbacks, items_per_hit=1)
     original_create = provider.create_hit
     created = []
@@ -97,10 +98,10 @@ def test_a_publish_killed_half_way_resumes_without_duplicates(
 
     monkeypatch.setattr(provider, "create_hit", dying_create)
     with pytest.raises(WorkerKilled):
-        batches.batch_publish(batch_id=batch.pk, provider=provider)
+        publish.batch_publish(batch_id=batch.pk, provider=provider)
     assert Hit.objects.filter(batch=batch, provider_hit_id__isnull=False).count() == 4
     monkeypatch.setattr(provider, "create_hit", original_create)
-    batches.batch_publish(batch_id=batch.pk, provider=provider)
+    publish.batch_publish(batch_id=batch.pk, provider=provider)
     batch.refresh_from_db()
     assert batch.status == Batch.Status.PUBLISHED
     assert len(fake.world.hits) == 10
@@ -117,7 +118,7 @@ def test_a_permanent_error_fails_the_batch_with_its_reason_and_resume_finishes_i
     assert "not allowed to publish" in batch.error
     assert batch.hits.filter(status=Hit.Status.FAILED).count() == 1
     with django_capture_on_commit_callbacks(execute=True):
-        batches.batch_resume(batch_id=batch.pk)
+        publish.batch_resume(batch_id=batch.pk)
     batch.refresh_from_db()
     assert batch.status == Batch.Status.PUBLISHED and batch.error == ""
     assert len(fake.world.hits) == 2
@@ -125,10 +126,10 @@ def test_a_permanent_error_fails_the_batch_with_its_reason_and_resume_finishes_i
 
 def test_throttling_is_retried(fake, provider, simulator, django_capture_on_commit_callbacks,
                                monkeypatch):
-    monkeypatch.setattr(batches, "_enqueue", lambda *args: None)
+    monkeypatch.setattr(planning, "enqueue_task", lambda *args: None)
     batch = launch(plausibility_project(items=5), django_capture_on_commit_callbacks)
     simulator.inject_fault("CreateHITWithHITType", count=2)  # the provider retries 3 times
-    batches.batch_publish(batch_id=batch.pk, provider=provider)
+    publish.batch_publish(batch_id=batch.pk, provider=provider)
     batch.refresh_from_db()
     assert batch.status == Batch.Status.PUBLISHED
     assert simulator.stats()["calls"]["CreateHITWithHITType"] == 3
@@ -137,7 +138,7 @@ def test_throttling_is_retried(fake, provider, simulator, django_capture_on_comm
     Hit.objects.create(batch=batch, unique_request_token="unpack-hit-extra")
     simulator.inject_fault("CreateHITWithHITType", count=3)
     with pytest.raises(ProviderThrottled):
-        batches.batch_publish(batch_id=batch.pk, provider=provider)
+        publish.batch_publish(batch_id=batch.pk, provider=provider)
 
 
 def test_the_publish_task_retries_retryable_provider_errors():
@@ -153,7 +154,7 @@ def test_collect_stores_each_assignment_once(fake, simulator,
     for number, hit in enumerate(hits):
         for worker in range(4):
             work(simulator, hit, f"AW{number}X{worker}", rating=1 + worker)
-    result = batches.batch_collect(batch_id=batch.pk)
+    result = collect.batch_collect(batch_id=batch.pk)
     assert result.assignments_created == 8
     assert result.annotations_created == 4 * 5 + 4 * 2
     assert Annotation.objects.filter(source="mturk").count() == 28
@@ -163,7 +164,7 @@ def test_collect_stores_each_assignment_once(fake, simulator,
     annotation = Annotation.objects.filter(worker__external_id="AW0X2").first()
     assert annotation.rating == 3 and annotation.payload == {"rating": 3}
     assert annotation.assignment.status == Assignment.Status.SUBMITTED
-    again = batches.batch_collect(batch_id=batch.pk)
+    again = collect.batch_collect(batch_id=batch.pk)
     assert (again.assignments_created, again.annotations_created) == (0, 0)
     assert Annotation.objects.count() == 28
 
@@ -179,7 +180,7 @@ def test_an_assignment_the_page_already_saved_is_left_as_is(
     first_item = hit_item_ids(hit)[0]
     Annotation.objects.create(project=batch.project, item_id=first_item, worker=worker,
                               assignment=saved, source="mturk", payload={"rating": 2}, rating=2)
-    result = batches.batch_collect(batch_id=batch.pk)
+    result = collect.batch_collect(batch_id=batch.pk)
     assert result.assignments_created == 0 and result.annotations_created == 1
     assert Annotation.objects.get(item_id=first_item).rating == 2  # the page's, untouched
     assert Annotation.objects.filter(assignment=saved).count() == 2
@@ -194,14 +195,14 @@ def test_an_unreadable_answer_is_kept_for_review(fake, simulator,
     ids = hit_item_ids(hit)
     simulator.external_submit(accepted["assignment_id"], {
         "unpack_payload": json.dumps({str(ids[0]): {"rating": 9}, str(ids[1]): {"rating": 1}})})
-    result = batches.batch_collect(batch_id=batch.pk)
+    result = collect.batch_collect(batch_id=batch.pk)
     assert result.invalid_answers == 1
     assignment = Assignment.objects.get()
     assert assignment.status == Assignment.Status.SUBMITTED
     assert "rating" in assignment.events.get(kind="answer_invalid").detail["error"]
     assert "QuestionFormAnswers" in assignment.raw_answer
     assert not Annotation.objects.exists()
-    batches.batch_collect(batch_id=batch.pk)
+    collect.batch_collect(batch_id=batch.pk)
     assert assignment.events.filter(kind="answer_invalid").count() == 1
 
 
@@ -213,16 +214,16 @@ def test_an_unreadable_answer_is_kept_for_review(fake, simulator,
     ({"unpack_payload": '{"1": {}}'}, "no payload for items"),
 ])
 def test_answer_parsing_errors(answers, message):
-    with pytest.raises(batches.AnswerError, match=message):
-        batches.parse_answer_payloads(answers, [1, 2])
+    with pytest.raises(collect.AnswerError, match=message):
+        collect.parse_answer_payloads(answers, [1, 2])
 
 
 def test_auto_approval_on_mturk_is_copied(fake, simulator, django_capture_on_commit_callbacks):
     batch = launch(plausibility_project(items=1), django_capture_on_commit_callbacks)
     work(simulator, batch.hits.get(), "AAUTO1")
-    batches.batch_collect(batch_id=batch.pk)
+    collect.batch_collect(batch_id=batch.pk)
     simulator.advance_clock(4 * 24 * 3600)
-    result = batches.batch_collect(batch_id=batch.pk)
+    result = collect.batch_collect(batch_id=batch.pk)
     assignment = Assignment.objects.get()
     assert result.status_changes >= 1
     assert assignment.status == Assignment.Status.APPROVED
@@ -235,15 +236,15 @@ def test_approve_reject_bonus_block_reach_mturk_once(fake, simulator,
                    django_capture_on_commit_callbacks)
     hit = batch.hits.get()
     good, bad, late = (work(simulator, hit, f"AREV{n}") for n in range(3))
-    batches.batch_collect(batch_id=batch.pk)
+    collect.batch_collect(batch_id=batch.pk)
     good_row, bad_row, _ = (Assignment.objects.get(provider_assignment_id=a)
                             for a in (good, bad, late))
     with django_capture_on_commit_callbacks(execute=True):
-        batches.assignment_decide(assignment_id=good_row.pk, approve=True)
-        batches.assignment_decide(assignment_id=bad_row.pk, approve=False,
+        decide.assignment_decide(assignment_id=good_row.pk, approve=True)
+        decide.assignment_decide(assignment_id=bad_row.pk, approve=False,
                                   message="The ratings ignore the context.")
-        batches.bonus_create(assignment_id=good_row.pk, amount_cents=25, reason="Careful work")
-        batches.worker_set_blocked(worker_id=bad_row.worker_id, blocked=True,
+        decide.bonus_create(assignment_id=good_row.pk, amount_cents=25, reason="Careful work")
+        decide.worker_set_blocked(worker_id=bad_row.worker_id, blocked=True,
                                    reason="Random ratings")
     assert fake.world.assignments[good].status == "Approved"
     assert fake.world.assignments[bad].status == "Rejected"
@@ -266,10 +267,10 @@ def test_approve_reject_bonus_block_reach_mturk_once(fake, simulator,
     assert Assignment.objects.get(pk=good_row.pk).decision_synced
     # An approval overriding a synced rejection is sent with OverrideRejection.
     with django_capture_on_commit_callbacks(execute=True):
-        batches.assignment_decide(assignment_id=bad_row.pk, approve=True)
+        decide.assignment_decide(assignment_id=bad_row.pk, approve=True)
     assert fake.world.assignments[bad].status == "Approved"
     with django_capture_on_commit_callbacks(execute=True):
-        batches.worker_set_blocked(worker_id=bad_row.worker_id, blocked=False)
+        decide.worker_set_blocked(worker_id=bad_row.worker_id, blocked=False)
     assert simulator.ledger()["blocks"] == {}
 
 
@@ -277,14 +278,14 @@ def test_a_rejection_needs_a_message_and_a_synced_approval_cannot_become_a_rejec
         fake, simulator, django_capture_on_commit_callbacks):
     batch = launch(plausibility_project(items=1), django_capture_on_commit_callbacks)
     work(simulator, batch.hits.get(), "AMSG1")
-    batches.batch_collect(batch_id=batch.pk)
+    collect.batch_collect(batch_id=batch.pk)
     assignment = Assignment.objects.get()
     with pytest.raises(ValidationError, match="message"):
-        batches.assignment_decide(assignment_id=assignment.pk, approve=False)
+        decide.assignment_decide(assignment_id=assignment.pk, approve=False)
     with django_capture_on_commit_callbacks(execute=True):
-        batches.assignment_decide(assignment_id=assignment.pk, approve=True)
+        decide.assignment_decide(assignment_id=assignment.pk, approve=True)
     with pytest.raises(ValidationError, match="cannot be rejected"):
-        batches.assignment_decide(assignment_id=assignment.pk, approve=False, message="no")
+        decide.assignment_decide(assignment_id=assignment.pk, approve=False, message="no")
 
 
 def test_expire_extend_and_add_assignments(fake, simulator, django_capture_on_commit_callbacks):
@@ -302,7 +303,7 @@ def test_expire_extend_and_add_assignments(fake, simulator, django_capture_on_co
     assert fake.world.hits[hit.provider_hit_id].max_assignments == 6
     assert Hit.objects.get(pk=hit.pk).max_assignments == 6
     with pytest.raises(ValidationError, match="more than 9"):
-        batches.hit_add_assignments(hit_id=hit.pk, count=4, request_token="job-2")
+        decide.hit_add_assignments(hit_id=hit.pk, count=4, request_token="job-2")
     tasks.expire_hit(hit.pk)
     assert fake.world.hits[hit.provider_hit_id].expiration <= fake.world.clock.now()
     assert list(hit.events.values_list("kind", flat=True)) == [
@@ -312,7 +313,7 @@ def test_expire_extend_and_add_assignments(fake, simulator, django_capture_on_co
 def test_notify_workers_of_the_project(fake, simulator, django_capture_on_commit_callbacks):
     batch = launch(plausibility_project(items=1), django_capture_on_commit_callbacks)
     work(simulator, batch.hits.get(), "ANOTE1")
-    batches.batch_collect(batch_id=batch.pk)
+    collect.batch_collect(batch_id=batch.pk)
     worker = Worker.objects.get(external_id="ANOTE1")
     stranger = Worker.objects.create(provider="mturk", external_id="ASTRANGER")
     failed = tasks.notify_workers(batch.project_id, [worker.pk, stranger.pk], "New batch",
@@ -349,13 +350,13 @@ def test_batch_becomes_complete_when_all_work_is_decided(fake, simulator,
     batch = launch(plausibility_project(items=1, redundancy={"train": 1, "dev": 1, "test": 1}),
                    django_capture_on_commit_callbacks)
     work(simulator, batch.hits.get(), "ADONE1")
-    batches.batch_collect(batch_id=batch.pk)
+    collect.batch_collect(batch_id=batch.pk)
     assert Batch.objects.get(pk=batch.pk).status == Batch.Status.PUBLISHED
     with django_capture_on_commit_callbacks(execute=True):
-        batches.assignment_decide(assignment_id=Assignment.objects.get().pk, approve=True)
-    batches.batch_collect(batch_id=batch.pk)
+        decide.assignment_decide(assignment_id=Assignment.objects.get().pk, approve=True)
+    collect.batch_collect(batch_id=batch.pk)
     assert Batch.objects.get(pk=batch.pk).status == Batch.Status.COMPLETE
-    assert batches.open_batch_ids() == []
+    assert collect.open_batch_ids() == []
 
 
 def test_the_pages_summary_only_answer_of_a_fully_saved_assignment_is_accepted(
@@ -375,7 +376,7 @@ def test_the_pages_summary_only_answer_of_a_fully_saved_assignment_is_accepted(
                                   rating=5)
     simulator.external_submit(accepted["assignment_id"],
                               {"summary": "unpack:claire:2 items saved"})
-    result = batches.batch_collect(batch_id=batch.pk)
+    result = collect.batch_collect(batch_id=batch.pk)
     assert (result.assignments_created, result.annotations_created, result.invalid_answers) == (
         0, 0, 0)
     saved.refresh_from_db()

@@ -16,15 +16,10 @@ import pytest
 from annotation.fake_mturk import FakeMTurk, FakeMTurkSimulator
 from annotation.models import Annotation, Assignment, Batch, Hit
 from annotation.providers import get_provider
-from annotation.selectors_qc import exportable_annotations
-from annotation.services.batches import (
-    LaunchOptions,
-    assignment_decide,
-    batch_collect,
-    batch_launch,
-    batch_plan,
-    bonus_create,
-)
+from annotation.selectors.qc import exportable_annotations
+from annotation.services.batches.collect import batch_collect
+from annotation.services.batches.decide import assignment_decide, bonus_create
+from annotation.services.batches.plan import LaunchOptions, batch_launch, batch_plan
 from tests.browser.conftest import open_task
 from tests.frontend.builders import sluice_project
 

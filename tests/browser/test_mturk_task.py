@@ -8,7 +8,7 @@ from urllib.parse import parse_qs, urlencode
 import pytest
 
 from annotation.models import Annotation, Assignment, Worker
-from annotation.services.batches import parse_answer_payloads
+from annotation.services.batches.collect import parse_answer_payloads
 from tests.browser.conftest import open_task, screenshot
 from tests.frontend.builders import publish_hit, rewrite_project, sluice_project
 

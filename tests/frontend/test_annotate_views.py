@@ -12,7 +12,7 @@ from django.test.utils import CaptureQueriesContext
 
 from annotation.models import Annotation, Item, Worker
 from annotation.payloads import validate_payload
-from annotation.selectors_annotate import item_context, item_for_submit
+from annotation.selectors.annotate import item_context, item_for_submit
 from annotation.services.annotations import SubmitRefused, annotation_submit
 from annotation.services.work_queue import work_queue_next_item
 from tests.factories import WorkerFactory

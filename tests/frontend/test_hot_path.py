@@ -20,10 +20,10 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from annotation import selectors_annotate
 from annotation.auth import WorkerLoadingModelBackend, user_with_worker
 from annotation.models import Annotation, Item, Project, Worker
 from annotation.payloads import validate_payload
+from annotation.selectors import annotate as annotate_selectors
 from annotation.services.annotations import annotation_submit
 from annotation.services.work_queue import _choose_sql
 from tests.frontend.builders import plausibility_project, rewrite_project
@@ -76,8 +76,8 @@ def local_worker(name, **fields):
 
 def store(project, item, worker, rating=3, **extra):
     """An answer stored through the slower, general path (``annotation_submit``)."""
-    loaded = selectors_annotate.item_for_submit(project=project, item_id=item.pk)
-    context = selectors_annotate.item_context(loaded)
+    loaded = annotate_selectors.item_for_submit(project=project, item_id=item.pk)
+    context = annotate_selectors.item_context(loaded)
     clean = validate_payload(project.kind, {"rating": rating}, context)
     return annotation_submit(worker=worker, item=loaded, clean=clean, context=context,
                              source="local", client_token=extra.pop("client_token", None)
@@ -128,7 +128,7 @@ def test_project_by_slug_equals_the_orm_instance_field_by_field():
     plausibility_project("hot-other", items=1)  # another row the lookup must not return
     expected = Project.objects.get(slug="hot-claire")
     with CaptureQueriesContext(connection) as queries:
-        loaded = selectors_annotate.project_by_slug("hot-claire")
+        loaded = annotate_selectors.project_by_slug("hot-claire")
     assert len(queries.captured_queries) == 1
     assert type(loaded) is Project
     assert field_values(loaded) == field_values(expected)
@@ -146,10 +146,10 @@ def test_project_by_slug_equals_the_orm_instance_field_by_field():
 
 def test_project_by_slug_is_none_for_an_unknown_slug():
     plausibility_project("known", items=1)
-    assert selectors_annotate.project_by_slug("unknown") is None
-    assert selectors_annotate.project_by_slug("known' OR '1'='1") is None
-    assert selectors_annotate.project_by_slug("KNOWN") is None
-    assert selectors_annotate.project_by_slug("known").slug == "known"
+    assert annotate_selectors.project_by_slug("unknown") is None
+    assert annotate_selectors.project_by_slug("known' OR '1'='1") is None
+    assert annotate_selectors.project_by_slug("KNOWN") is None
+    assert annotate_selectors.project_by_slug("known").slug == "known"
 
 
 # --- 2. the user of a session, with their Worker -----------------------------------------------

@@ -1,4 +1,4 @@
-"""The hot-path item loader (``selectors_annotate.load_items``) returns what the ORM query it
+"""The hot-path item loader (``annotate_selectors.load_items``) returns what the ORM query it
 replaces (``page_items_queryset``) returns, for every task kind: every field of the item and of
 each joined source row, converted to the same Python values, with the related rows cached (no
 query when a page or a validator follows them)."""
@@ -8,7 +8,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from annotation.models import Item
-from annotation.selectors_annotate import (
+from annotation.selectors.annotate import (
     ITEM_ALIAS,
     SOURCE_RELATIONS,
     item_context,

@@ -22,9 +22,9 @@ from django.utils import timezone
 
 from annotation.models import Annotation, Assignment, Flag, StatusEvent, Worker
 from annotation.providers import CollectedAssignment
-from annotation.selectors_qc import exportable_annotations, progress_by_split, text_rows
+from annotation.selectors.qc import exportable_annotations, progress_by_split, text_rows
 from annotation.services.annotations import SubmitRefused, assignment_get_or_create_mturk
-from annotation.services.batches import batch_collect
+from annotation.services.batches.collect import batch_collect
 from tests.frontend.builders import publish_hit, sluice_project
 
 pytestmark = pytest.mark.django_db

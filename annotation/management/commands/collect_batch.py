@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Batch
-from annotation.services.batches import CollectResult, batch_collect, open_batch_ids
+from annotation.services.batches.collect import CollectResult, batch_collect, open_batch_ids
 
 
 class Command(BaseCommand):

@@ -36,10 +36,10 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation import selectors
 from annotation.exporters import EXPORTERS, export_project
 from annotation.exporters.sluice import FILE_SPLIT_NAMES
 from annotation.models import Project
+from annotation.selectors import projects as project_selectors
 from qc import baselines, cleaning, evaluation
 from qc.aggregation import decontext_sentence
 
@@ -309,7 +309,7 @@ class Command(BaseCommand):
     def handle(self, *args, slug, system, baseline, human, split, write_predictions, tokenize,
                missing_as_wrong, **options):
         try:
-            project = selectors.project_get(slug=slug)
+            project = project_selectors.project_get(slug=slug)
         except Project.DoesNotExist:
             raise CommandError(f"no project {slug!r}") from None
         if FORMAT_OF_KIND.get(project.kind) not in EXPORTERS:

@@ -6,9 +6,9 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation import selectors
 from annotation.exporters import EXPORTERS, ExportError, export_project
 from annotation.models import Project
+from annotation.selectors import projects as project_selectors
 
 
 class Command(BaseCommand):
@@ -22,7 +22,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, slug, format_name, out, **options):
         try:
-            project = selectors.project_get(slug=slug)
+            project = project_selectors.project_get(slug=slug)
         except Project.DoesNotExist:
             raise CommandError(f"no project {slug!r}") from None
         try:

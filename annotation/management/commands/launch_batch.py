@@ -9,14 +9,10 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Project
-from annotation.services.batches import (
-    DEFAULT_LOCALES,
-    LaunchOptions,
-    batch_launch,
-    batch_plan,
-    batch_resume,
-    parse_duration_seconds,
-)
+from annotation.services.batches.common import DEFAULT_LOCALES
+from annotation.services.batches.decide import parse_duration_seconds
+from annotation.services.batches.plan import LaunchOptions, batch_launch, batch_plan
+from annotation.services.batches.publish import batch_resume
 
 
 def _cents(text: str) -> int:

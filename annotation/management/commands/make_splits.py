@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation import selectors
 from annotation.models import Project
+from annotation.selectors import projects as project_selectors
 from annotation.services.splits import RULES, SplitRefused, project_split
 
 
@@ -33,7 +33,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, slug, rule, seed, fractions, force, **options):
         try:
-            project = selectors.project_get(slug=slug)
+            project = project_selectors.project_get(slug=slug)
         except Project.DoesNotExist:
             raise CommandError(f"no project {slug!r}") from None
         try:

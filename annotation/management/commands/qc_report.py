@@ -6,8 +6,8 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation import selectors
 from annotation.models import Project
+from annotation.selectors import projects as project_selectors
 from annotation.services.qc import project_qc_run
 
 
@@ -22,7 +22,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, slug, json: bool, no_flags: bool, **options):
         try:
-            project = selectors.project_get(slug=slug)
+            project = project_selectors.project_get(slug=slug)
         except Project.DoesNotExist:
             raise CommandError(f"no project {slug!r}") from None
         try:

@@ -11,8 +11,8 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Worker
-from annotation.selectors_batches import assignment_by_reference, assignments_pending_review
-from annotation.services.batches import assignment_decide, bonus_create, worker_set_blocked
+from annotation.selectors.batches import assignment_by_reference, assignments_pending_review
+from annotation.services.batches.decide import assignment_decide, bonus_create, worker_set_blocked
 
 
 class Command(BaseCommand):

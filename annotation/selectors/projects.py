@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from django.db.models import Count, QuerySet
 
-from .models import Annotation, Item, Project, Worker
+from ..models import Annotation, Item, Project, Worker
 
 
 def project_list_with_progress() -> QuerySet[Project]:

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from django.db import connection, connections
 from django.db.models import Prefetch, Q, prefetch_related_objects
 
-from . import rawload
-from .models import (
+from .. import rawload
+from ..models import (
     Annotation,
     Assignment,
     DialogueTurn,
@@ -33,7 +33,7 @@ from .models import (
     TaskKind,
     Worker,
 )
-from .payloads import ItemContext
+from ..payloads import ItemContext
 
 GAP = re.compile(r"_{2,}")
 

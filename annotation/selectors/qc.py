@@ -7,7 +7,7 @@ reproducible. Rejected work (``review_status == rejected``) never reaches a data
 the generic JSONL export and QC see it with its status.
 
 Provisional work -- answers the MTurk task page stored for an assignment MTurk has not reported
-(yet), see ``selectors_annotate.verified_q`` -- is invisible here: no export, no QC row, no
+(yet), see ``annotate_selectors.verified_q`` -- is invisible here: no export, no QC row, no
 progress. Collection verifies it (then it appears) or flags it for review.
 """
 
@@ -18,7 +18,7 @@ from itertools import islice
 
 from django.db.models import Count, Q, QuerySet
 
-from .models import (
+from ..models import (
     Annotation,
     Assignment,
     ClozeFiller,
@@ -32,7 +32,7 @@ from .models import (
     TargetSentence,
     Worker,
 )
-from .selectors_annotate import verified_q
+from ..selectors.annotate import verified_q
 
 # Rows per database round trip when streaming; big enough to amortise the query, small
 # enough to keep memory flat.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.db.models import Count, Q, QuerySet
 
-from .models import Assignment, Batch, Hit, StatusEvent
+from ..models import Assignment, Batch, Hit, StatusEvent
 
 
 def batches_with_counts(*, project_slug: str | None = None) -> QuerySet[Batch]:

@@ -9,10 +9,10 @@ from __future__ import annotations
 from django.db.models import Q
 from rest_framework import permissions, routers, viewsets
 
-from . import selectors
-from .models import Project
+from ..models import Project
+from ..selectors import projects as project_selectors
+from ..services.projects import project_get_or_create, project_update
 from .serializers import AnnotationSerializer, ItemSerializer, ProjectSerializer
-from .services.projects import project_get_or_create, project_update
 
 
 class IsStaffOrReadOnly(permissions.BasePermission):
@@ -58,7 +58,7 @@ class ItemViewSet(viewsets.ReadOnlyModelViewSet):
     permission_classes = [permissions.IsAdminUser]
 
     def get_queryset(self):
-        items = selectors.item_list(split=self.request.query_params.get("split"))
+        items = project_selectors.item_list(split=self.request.query_params.get("split"))
         project = self.request.query_params.get("project")
         if project:
             items = items.filter(project__slug=project)
@@ -74,7 +74,7 @@ class AnnotationViewSet(viewsets.ReadOnlyModelViewSet):
     permission_classes = [permissions.IsAuthenticated]
 
     def get_queryset(self):
-        annotations = selectors.annotation_list()
+        annotations = project_selectors.annotation_list()
         user = self.request.user
         if not user.is_staff:
             annotations = annotations.filter(Q(worker__user=user))

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from .models import Annotation, Item, Project
-from .services.projects import validate_redundancy
+from ..models import Annotation, Item, Project
+from ..services.projects import validate_redundancy
 
 
 class ProjectSerializer(serializers.ModelSerializer):

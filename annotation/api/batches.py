@@ -13,14 +13,15 @@ from rest_framework import permissions, serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from .models import Batch, Project
-from .selectors_batches import (
+from ..models import Batch, Project
+from ..selectors.batches import (
     batch_assignment_status_counts,
     batch_events,
     batch_hit_status_counts,
     batches_with_counts,
 )
-from .services.batches import DEFAULT_LOCALES, LaunchOptions, batch_launch, batch_plan
+from ..services.batches.common import DEFAULT_LOCALES
+from ..services.batches.plan import LaunchOptions, batch_launch, batch_plan
 
 
 class BatchSerializer(serializers.ModelSerializer):

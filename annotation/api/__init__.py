@@ -1,0 +1,1 @@
+"""The REST API under /api/ (DRF): projects, items and annotations; batches."""

@@ -1,0 +1,1 @@
+"""Reads: one module per area (projects, annotate, batches, qc). Services own writes."""

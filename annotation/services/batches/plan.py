@@ -1,0 +1,346 @@
+"""Plan a batch (which items, grouped into which HITs, at what cost) and launch it: the Batch
+and its pending Hits are written and publishing is enqueued."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import math
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Decimal
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.db.models import Count, Sum
+
+from ...models import (
+    Annotation,
+    Assignment,
+    Batch,
+    Hit,
+    HitItem,
+    Item,
+    Project,
+    Qualification,
+)
+from ...providers import (
+    QualificationRequirementSpec,
+)
+from ...selectors.annotate import verified_q
+from .common import (
+    ACTIVE_BATCH_STATUSES,
+    DEFAULT_LOCALES,
+    MAX_ASSIGNMENTS_PER_HIT,
+    MAX_ITEMS_PER_HIT,
+    MTURK_COMMISSION,
+    MTURK_LARGE_HIT_SURCHARGE,
+    MTURK_LARGE_HIT_THRESHOLD,
+    MTURK_MINIMUM_FEE_CENTS,
+    WHOLE_GROUP_KINDS,
+    enqueue_task,
+    new_request_token,
+    record_status_event,
+)
+
+logger = logging.getLogger(__name__)
+
+
+# --- Planning ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LaunchOptions:
+    """What a researcher chooses when launching a batch (validated by ``validate``)."""
+
+    title: str
+    reward_cents: int
+    items_per_hit: int = 5
+    splits: tuple[str, ...] = ()
+    item_ids: tuple[int, ...] = ()
+    assignments: int | None = None  # overrides the project's redundancy for the split
+    description: str = ""
+    keywords: str = ""
+    lifetime_seconds: int = 7 * 24 * 3600
+    assignment_duration_seconds: int = 3600
+    auto_approval_delay_seconds: int = 3 * 24 * 3600
+    locales: tuple[str, ...] = DEFAULT_LOCALES
+    min_percent_approved: int | None = None
+    min_hits_approved: int | None = None
+    qualification_id: int | None = None  # a Qualification row whose test workers must pass
+    provider: str = "mturk"
+    live: bool = False
+
+    def validate(self) -> LaunchOptions:
+        errors: dict[str, str] = {}
+        if not self.title.strip():
+            errors["title"] = "a title is required"
+        if self.reward_cents < 1:
+            errors["reward"] = "the reward must be at least $0.01"
+        if not 1 <= self.items_per_hit <= MAX_ITEMS_PER_HIT:
+            errors["items_per_hit"] = f"must be between 1 and {MAX_ITEMS_PER_HIT}"
+        if not self.splits and not self.item_ids:
+            errors["selection"] = "choose a split or explicit item ids"
+        if self.assignments is not None and not 1 <= self.assignments <= 50:
+            errors["assignments"] = "must be between 1 and 50"
+        if not 60 <= self.lifetime_seconds <= 365 * 24 * 3600:
+            errors["lifetime"] = "must be between 1 minute and 1 year"
+        if not 30 <= self.assignment_duration_seconds <= 365 * 24 * 3600:
+            errors["duration"] = "must be between 30 seconds and 1 year"
+        if not 0 <= self.auto_approval_delay_seconds <= 30 * 24 * 3600:
+            errors["auto_approve"] = "must be between 0 and 30 days"
+        if self.min_percent_approved is not None and not 0 <= self.min_percent_approved <= 100:
+            errors["min_approval"] = "must be a percentage from 0 to 100"
+        if self.min_hits_approved is not None and self.min_hits_approved < 0:
+            errors["min_approved"] = "must not be negative"
+        if any(len(code) != 2 or not code.isalpha() for code in self.locales):
+            errors["locale"] = "use two-letter ISO country codes, e.g. US,GB"
+        if self.provider not in ("mturk", "local"):
+            errors["provider"] = "must be mturk or local"
+        if self.live and self.provider != "mturk":
+            errors["live"] = "only MTurk batches can be live"
+        if errors:
+            raise ValidationError(errors)
+        return self
+
+
+@dataclass(frozen=True)
+class PlannedHit:
+    item_ids: tuple[int, ...]
+    max_assignments: int
+
+
+@dataclass(frozen=True)
+class CostEstimate:
+    """Money a batch commits, in cents: rewards plus MTurk's fee (local work is free)."""
+
+    hits: int
+    assignments: int
+    reward_cents: int
+    fee_cents: int
+
+    @property
+    def total_cents(self) -> int:
+        return self.reward_cents + self.fee_cents
+
+    def as_dict(self) -> dict:
+        return {**dataclasses.asdict(self), "total_cents": self.total_cents,
+                "total_dollars": f"{Decimal(self.total_cents) / 100:.2f}"}
+
+
+@dataclass(frozen=True)
+class BatchPlan:
+    hits: tuple[PlannedHit, ...]
+    skipped_item_ids: tuple[int, ...]  # already annotated or covered by open HITs
+    estimate: CostEstimate
+
+
+def mturk_fee_cents(reward_cents: int, max_assignments: int) -> int:
+    """MTurk's fee on one assignment: 20% (40% on HITs with 10+ assignments), at least 1 cent."""
+    rate = MTURK_COMMISSION
+    if max_assignments >= MTURK_LARGE_HIT_THRESHOLD:
+        rate += MTURK_LARGE_HIT_SURCHARGE
+    fee = (Decimal(reward_cents) * rate).quantize(Decimal(1), rounding=ROUND_HALF_UP)
+    return max(MTURK_MINIMUM_FEE_CENTS, int(fee))
+
+
+def cost_estimate(hits: Sequence[PlannedHit], *, reward_cents: int, provider: str) -> CostEstimate:
+    assignments = sum(hit.max_assignments for hit in hits)
+    fee = 0
+    if provider == "mturk":
+        fee = sum(mturk_fee_cents(reward_cents, hit.max_assignments) * hit.max_assignments
+                  for hit in hits)
+    return CostEstimate(hits=len(hits), assignments=assignments,
+                        reward_cents=reward_cents * assignments, fee_cents=fee)
+
+
+def split_assignments(count: int) -> list[int]:
+    """``count`` assignments as per-HIT counts of at most 9, as even as possible (10 -> 5+5)."""
+    if count <= 0:
+        return []
+    hits = math.ceil(count / MAX_ASSIGNMENTS_PER_HIT)
+    base, extra = divmod(count, hits)
+    return [base + 1] * extra + [base] * (hits - extra)
+
+
+def _selected_items(project: Project, options: LaunchOptions) -> list[Item]:
+    items = Item.objects.filter(project=project)
+    if options.splits:
+        items = items.filter(split__in=options.splits)
+    if options.item_ids:
+        items = items.filter(pk__in=options.item_ids)
+        found = set(items.values_list("pk", flat=True))
+        missing = sorted(set(options.item_ids) - found)
+        if missing:
+            raise ValidationError({"item_ids": f"not items of {project.slug}: {missing[:20]}"})
+    return list(items.order_by("group_key", "position", "pk"))
+
+
+def _coverage_by_item(item_ids: Sequence[int]) -> dict[int, int]:
+    """Annotations an item has or will get: collected (not imported) annotations outside active
+    HITs that were not rejected and are not provisional (see ``annotate_selectors.verified_q``),
+    plus the assignment slots of active HITs (minus their rejected assignments, which MTurk
+    won't redo)."""
+    coverage: dict[int, int] = defaultdict(int)
+    active_hit_items = HitItem.objects.filter(
+        item_id__in=item_ids, hit__batch__status__in=ACTIVE_BATCH_STATUSES,
+    ).exclude(hit__status=Hit.Status.FAILED)
+    for row in active_hit_items.values("item_id").annotate(slots=Sum("hit__max_assignments")):
+        coverage[row["item_id"]] += row["slots"]
+    rejected = (Assignment.objects.filter(status=Assignment.Status.REJECTED,
+                                          hit__hititem__item_id__in=item_ids,
+                                          hit__batch__status__in=ACTIVE_BATCH_STATUSES)
+                .values("hit__hititem__item_id").annotate(n=Count("pk")))
+    for row in rejected:
+        coverage[row["hit__hititem__item_id"]] -= row["n"]
+    # Imported annotations (a dataset's released answers) fill no slot, as in the work queue:
+    # a project collects its own redundancy on top of what it imported. Answers the MTurk page
+    # stored for an assignment MTurk never reported fill none either.
+    outside = (Annotation.objects.filter(verified_q(), item_id__in=item_ids)
+               .exclude(source=Annotation.Source.IMPORT)
+               .exclude(review_status=Annotation.Review.REJECTED)
+               .exclude(assignment__hit__batch__status__in=ACTIVE_BATCH_STATUSES)
+               .values("item_id").annotate(n=Count("pk")))
+    for row in outside:
+        coverage[row["item_id"]] += row["n"]
+    return coverage
+
+
+def _units(project: Project, items: list[Item]) -> list[list[Item]]:
+    """What must stay together in one HIT: a whole dialogue for rewriting, else single items."""
+    if project.kind not in WHOLE_GROUP_KINDS:
+        return [[item] for item in items]
+    groups: dict[str, list[Item]] = {}
+    for item in items:
+        groups.setdefault(item.group_key, []).append(item)
+    return list(groups.values())
+
+
+def batch_plan(*, project: Project, options: LaunchOptions) -> BatchPlan:
+    """Which items go into which HITs with how many assignments, and what it costs. Reads only.
+
+    Assignments wanted per item = ``options.assignments`` or the project's redundancy for the
+    item's split, minus what the item already has (see ``_coverage_by_item``). Items needing the
+    same number are packed ``items_per_hit`` to a HIT in (group, position) order; a rewriting
+    dialogue is one HIT of its own however long. A need above 9 becomes several HITs over the
+    same items (10 -> 5 + 5) so no HIT pays MTurk's 10+-assignment surcharge.
+    """
+    options.validate()
+    items = _selected_items(project, options)
+    coverage = _coverage_by_item([item.pk for item in items])
+
+    def needed(item: Item) -> int:
+        wanted = options.assignments or project.redundancy_for(item.split)
+        return max(0, wanted - coverage.get(item.pk, 0))
+
+    skipped: list[int] = []
+    units_by_need: dict[int, list[list[Item]]] = defaultdict(list)
+    for unit in _units(project, items):
+        need = max(needed(item) for item in unit)
+        if need == 0:
+            skipped.extend(item.pk for item in unit)
+        else:
+            units_by_need[need].append(unit)
+
+    planned: list[PlannedHit] = []
+    whole_groups = project.kind in WHOLE_GROUP_KINDS
+    for need in sorted(units_by_need):
+        chunks: list[list[Item]] = []
+        current: list[Item] = []
+        for unit in units_by_need[need]:
+            if current and (whole_groups or len(current) + len(unit) > options.items_per_hit):
+                chunks.append(current)
+                current = []
+            current = current + unit
+        if current:
+            chunks.append(current)
+        for chunk in chunks:
+            for assignments in split_assignments(need):
+                planned.append(PlannedHit(tuple(item.pk for item in chunk), assignments))
+    estimate = cost_estimate(planned, reward_cents=options.reward_cents, provider=options.provider)
+    return BatchPlan(hits=tuple(planned), skipped_item_ids=tuple(skipped), estimate=estimate)
+
+
+def qualification_requirements(options: LaunchOptions) -> list[dict]:
+    """The batch's requirements as stored on ``Batch.qualification_requirements``.
+
+    System qualifications are stored in MTurk's wire shape; a custom test is stored as
+    ``{"unpack_qualification_id": pk, "min_score": n}`` and resolved to its QualificationType
+    when publishing (creating the type on first use).
+    """
+    requirements: list[dict] = []
+    if options.locales:
+        requirements.append(QualificationRequirementSpec.locale_in(*options.locales).to_mturk())
+    if options.min_percent_approved is not None:
+        requirements.append(QualificationRequirementSpec.percent_approved_at_least(
+            options.min_percent_approved).to_mturk())
+    if options.min_hits_approved is not None:
+        requirements.append(QualificationRequirementSpec.number_approved_at_least(
+            options.min_hits_approved).to_mturk())
+    if options.qualification_id is not None:
+        qualification = Qualification.objects.filter(pk=options.qualification_id).first()
+        if qualification is None:
+            raise ValidationError({"qualification": f"no qualification {options.qualification_id}"})
+        requirements.append({"unpack_qualification_id": qualification.pk,
+                             "min_score": qualification.passing_score})
+    return requirements
+
+
+# --- Launch ------------------------------------------------------------------------------------
+
+
+
+@transaction.atomic
+def batch_launch(*, project: Project, options: LaunchOptions, confirmed_total_cents: int,
+                 created_by=None) -> Batch:
+    """Create the Batch and its pending Hits and enqueue ``publish_batch``.
+
+    ``confirmed_total_cents`` is the estimate the researcher saw and confirmed: if the plan
+    changed since (other work launched, items annotated) the launch is refused so nobody pays
+    an amount they did not see. Launching the same selection twice is harmless: the second plan
+    finds every item covered by the first batch's HITs and there is nothing to launch.
+    """
+    # Serialise launches of one project so two concurrent launches cannot both plan the items.
+    Project.objects.select_for_update().filter(pk=project.pk).first()
+    plan = batch_plan(project=project, options=options)
+    if not plan.hits:
+        raise ValidationError({"selection": "nothing to launch: every selected item already has "
+                                            "its annotations or open assignments"})
+    if plan.estimate.total_cents != confirmed_total_cents:
+        raise ValidationError({"confirm": (
+            f"the estimate is now ${plan.estimate.total_cents / 100:.2f}, not the "
+            f"${confirmed_total_cents / 100:.2f} confirmed; review it and confirm again")})
+    batch = Batch.objects.create(
+        project=project,
+        provider=options.provider,
+        live=options.live,
+        title=options.title.strip(),
+        description=options.description or options.title.strip(),
+        keywords=options.keywords,
+        reward_cents=options.reward_cents,
+        items_per_hit=options.items_per_hit,
+        lifetime_seconds=options.lifetime_seconds,
+        assignment_duration_seconds=options.assignment_duration_seconds,
+        auto_approval_delay_seconds=options.auto_approval_delay_seconds,
+        qualification_requirements=qualification_requirements(options),
+        selection={"splits": list(options.splits), "item_ids": list(options.item_ids),
+                   "assignments": options.assignments,
+                   "estimate": plan.estimate.as_dict()},
+        created_by=created_by,
+    )
+    hit_items: list[HitItem] = []
+    for planned in plan.hits:
+        hit = Hit.objects.create(batch=batch, unique_request_token=new_request_token("hit"),
+                                 max_assignments=planned.max_assignments)
+        hit_items.extend(HitItem(hit=hit, item_id=item_id, order=order)
+                         for order, item_id in enumerate(planned.item_ids))
+    HitItem.objects.bulk_create(hit_items)
+    record_status_event(batch=batch, kind="batch_launched", new=Batch.Status.DRAFT,
+                        detail={"estimate": plan.estimate.as_dict(), "live": options.live,
+                   "skipped_items": len(plan.skipped_item_ids)})
+    batch_id = batch.pk
+    transaction.on_commit(lambda: enqueue_task("publish_batch", batch_id))
+    return batch
+
+

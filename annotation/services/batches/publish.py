@@ -1,0 +1,201 @@
+"""Publish a launched batch: CreateHITType once, CreateHITWithHITType per pending Hit; resume an
+interrupted or failed publish without creating anything twice."""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime, timedelta
+from decimal import Decimal
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils import timezone
+
+from ... import hit_templates
+from ...models import (
+    Batch,
+    Hit,
+    Project,
+    Qualification,
+)
+from ...providers import (
+    AnnotationProvider,
+    HitTypeSpec,
+    ProviderPermanentError,
+    QualificationRequirementSpec,
+)
+from ...providers.base import LocaleValue
+from .common import (
+    REMOTE_HIT_STATUS,
+    enqueue_task,
+    provider_for_batch,
+    record_status_event,
+    set_batch_status,
+)
+
+logger = logging.getLogger(__name__)
+
+
+@transaction.atomic
+def batch_resume(*, batch_id: int) -> Batch:
+    """Publish a failed or interrupted batch again: failed HITs go back to pending. HITs that
+    already exist at MTurk are skipped and the others reuse their tokens, so nothing doubles."""
+    batch = Batch.objects.select_for_update().get(pk=batch_id)
+    if batch.status not in (Batch.Status.FAILED, Batch.Status.PUBLISHING, Batch.Status.DRAFT):
+        raise ValidationError(f"batch {batch_id} is {batch.status}; only a draft, publishing or "
+                              "failed batch can be resumed")
+    Hit.objects.filter(batch=batch, status=Hit.Status.FAILED,
+                       provider_hit_id__isnull=True).update(status=Hit.Status.PENDING, error="")
+    record_status_event(batch=batch, kind="batch_resumed", old=batch.status,
+                        new=Batch.Status.PUBLISHING)
+    batch.status, batch.error = Batch.Status.PUBLISHING, ""
+    batch.save(update_fields=["status", "error", "updated_at"])
+    transaction.on_commit(lambda: enqueue_task("publish_batch", batch_id))
+    return batch
+
+
+# --- Publish -----------------------------------------------------------------------------------
+
+
+def task_page_url(project: Project) -> str:
+    return f"{settings.UNPACK_PUBLIC_URL.rstrip('/')}/mturk/task/{project.slug}/"
+
+
+def _qualification_type_id(qualification: Qualification, provider: AnnotationProvider) -> str:
+    """The provider's QualificationType for ``qualification``, created (test + AnswerKey) once.
+
+    MTurk has no request token for CreateQualificationType; the type name carries the row id so
+    a create whose answer was lost fails loudly on retry ("already created") rather than making
+    a second type.
+    """
+    if qualification.provider_qualification_type_id:
+        return qualification.provider_qualification_type_id
+    questions = [
+        hit_templates.QualificationQuestion(
+            identifier=str(question["id"]), text=str(question["text"]),
+            options=tuple((str(option), str(option)) for option in question["options"]),
+            accepted_answer=str(question["answer"]))
+        for question in qualification.questions
+    ]
+    test = hit_templates.render_qualification_test(
+        title=qualification.name, instructions=qualification.description or qualification.name,
+        questions=questions, passing_score=qualification.passing_score)
+    type_id = provider.create_qualification_type(
+        name=f"{qualification.name} (unpack #{qualification.pk})",
+        description=qualification.description or qualification.name,
+        test_xml=test.test_xml, answer_key_xml=test.answer_key_xml,
+        test_duration_seconds=20 * 60)
+    Qualification.objects.filter(pk=qualification.pk,
+                                 provider_qualification_type_id__isnull=True).update(
+        provider_qualification_type_id=type_id)
+    return type_id
+
+
+def _requirement_specs(batch: Batch, provider: AnnotationProvider
+                       ) -> tuple[QualificationRequirementSpec, ...]:
+    specs = []
+    for stored in batch.qualification_requirements:
+        if "unpack_qualification_id" in stored:
+            qualification = Qualification.objects.get(pk=stored["unpack_qualification_id"])
+            type_id = _qualification_type_id(qualification, provider)
+            specs.append(QualificationRequirementSpec.score_at_least(type_id,
+                                                                     stored["min_score"]))
+            continue
+        specs.append(QualificationRequirementSpec(
+            qualification_type_id=stored["QualificationTypeId"],
+            comparator=stored["Comparator"],
+            integer_values=tuple(stored.get("IntegerValues", ())),
+            locale_values=tuple(LocaleValue(locale["Country"], locale.get("Subdivision"))
+                                for locale in stored.get("LocaleValues", ())),
+        ))
+    return tuple(specs)
+
+
+def hit_type_spec(batch: Batch, provider: AnnotationProvider) -> HitTypeSpec:
+    return HitTypeSpec(
+        title=batch.title,
+        description=batch.description or batch.title,
+        reward=Decimal(batch.reward_cents) / 100,
+        assignment_duration_seconds=batch.assignment_duration_seconds,
+        auto_approval_delay_seconds=batch.auto_approval_delay_seconds,
+        keywords=tuple(word.strip() for word in batch.keywords.split(",") if word.strip()),
+        qualification_requirements=_requirement_specs(batch, provider),
+    )
+
+
+def _fail_publish(batch: Batch, hit: Hit | None, error: ProviderPermanentError) -> None:
+    reason = f"{error.operation or 'provider'}: {error}"
+    with transaction.atomic():
+        if hit is not None:
+            Hit.objects.filter(pk=hit.pk, provider_hit_id__isnull=True).update(
+                status=Hit.Status.FAILED, error=reason)
+            record_status_event(batch=batch, hit=hit, kind="hit_failed", old=Hit.Status.PENDING,
+                                new=Hit.Status.FAILED, detail={"error": reason})
+        set_batch_status(batch.pk, old=(Batch.Status.DRAFT, Batch.Status.PUBLISHING),
+                          new=Batch.Status.FAILED, kind="batch_failed", error=reason)
+
+
+def batch_publish(*, batch_id: int, provider: AnnotationProvider | None = None) -> Batch:
+    """Create the batch's HIT type (once) and every pending HIT at the provider.
+
+    Safe to call again at any point: a Hit holding ``provider_hit_id`` is skipped, and a HIT
+    whose create answer was lost is recovered by its UniqueRequestToken (the provider resolves
+    MTurk's duplicate-token error to the existing HIT). Throttled/transient provider errors
+    propagate (the task retries with backoff); a permanent one marks the HIT and the batch
+    failed with the reason in ``.error``.
+    """
+    batch = Batch.objects.select_related("project").get(pk=batch_id)
+    if batch.status not in (Batch.Status.DRAFT, Batch.Status.PUBLISHING):
+        return batch
+    set_batch_status(batch_id, old=(Batch.Status.DRAFT,), new=Batch.Status.PUBLISHING,
+                      kind="batch_publishing")
+    provider = provider or provider_for_batch(batch)
+    try:
+        if not batch.provider_hit_type_id:
+            hit_type_id = provider.create_hit_type(hit_type_spec(batch, provider))
+            Batch.objects.filter(pk=batch_id).update(provider_hit_type_id=hit_type_id)
+            batch.provider_hit_type_id = hit_type_id
+    except ProviderPermanentError as error:
+        _fail_publish(batch, None, error)
+        batch.refresh_from_db()
+        return batch
+    question_xml = hit_templates.render_external_question(url=task_page_url(batch.project))
+    pending = Hit.objects.filter(batch_id=batch_id, status=Hit.Status.PENDING,
+                                 provider_hit_id__isnull=True).order_by("pk")
+    for hit in pending.iterator():
+        try:
+            published = provider.create_hit(
+                hit_type_id=batch.provider_hit_type_id,
+                question_xml=question_xml,
+                max_assignments=hit.max_assignments,
+                lifetime_seconds=batch.lifetime_seconds,
+                unique_request_token=hit.unique_request_token,
+                requester_annotation=f"unpack batch {batch_id} hit {hit.pk}",
+            )
+        except ProviderPermanentError as error:
+            _fail_publish(batch, hit, error)
+            batch.refresh_from_db()
+            return batch
+        _record_published_hit(batch, hit, published.hit_id, published.status,
+                              published.expiration)
+    if not Hit.objects.filter(batch_id=batch_id, provider_hit_id__isnull=True).exists():
+        set_batch_status(batch_id, old=(Batch.Status.PUBLISHING,), new=Batch.Status.PUBLISHED,
+                          kind="batch_published",
+                          detail={"hits": Hit.objects.filter(batch_id=batch_id).count()})
+    batch.refresh_from_db()
+    return batch
+
+
+def _record_published_hit(batch: Batch, hit: Hit, provider_hit_id: str, remote_status: str,
+                          expiration: datetime | None) -> None:
+    new_status = REMOTE_HIT_STATUS.get(remote_status, Hit.Status.ASSIGNABLE)
+    expires_at = expiration or timezone.now() + timedelta(seconds=batch.lifetime_seconds)
+    with transaction.atomic():
+        updated = Hit.objects.filter(pk=hit.pk, provider_hit_id__isnull=True).update(
+            provider_hit_id=provider_hit_id, status=new_status, expires_at=expires_at, error="")
+        if updated:
+            record_status_event(batch=batch, hit=hit, kind="hit_published", old=Hit.Status.PENDING,
+                                new=new_status, detail={"provider_hit_id": provider_hit_id})
+
+
