@@ -172,7 +172,8 @@ def source_text_rows(*, project: Project) -> dict[int, str]:
 
 def sluice_context_rows(*, project: Project, split: str | None = None) -> Iterator[tuple]:
     """Per sluice annotation: ``(annotation_id, item_id, split, q1, a1, q2, text, skipped,
-    review_status)``, Q1/A1 being turn 1 and Q2 turn 2 of the item's dialogue."""
+    review_status, provenance)``, Q1/A1 being turn 1 and Q2 turn 2 of the item's dialogue;
+    by split, then in annotation order (an imported file's row order)."""
     first_turns = DialogueTurn.objects.filter(order=1)
     q1_by_dialogue = dict(
         first_turns.filter(dialogue__project=project).values_list("dialogue_id", "question")
@@ -185,7 +186,7 @@ def sluice_context_rows(*, project: Project, split: str | None = None) -> Iterat
         annotations = annotations.filter(item__split=split)
     rows = (
         annotations
-        .order_by("item__split", "item__turn__dialogue_id", "id")
+        .order_by("item__split", "id")
         .values_list("id", "item_id", "item__split", "item__turn__dialogue_id",
                      "item__turn__question", "text", "skipped", "review_status", "provenance")
     )

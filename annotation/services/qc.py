@@ -33,6 +33,7 @@ from qc import aggregation, agreement, cleaning, flags, textmetrics
 
 from ..models import Annotation, Flag, Project, TaskKind
 from ..selectors import qc as qc_selectors
+from .splits import describe_cross_split_contexts, sluice_cross_split_contexts
 
 WORKER = "worker"
 ANNOTATION = "annotation"
@@ -344,6 +345,12 @@ def project_qc_run(*, project: Project, store_flags: bool = True) -> dict:
         report["agreement"] = text_agreement(project)
     if project.kind == TaskKind.SLUICE:
         report["cleaning"] = sluice_cleaning_report(project)
+        leaks = sluice_cross_split_contexts(project)
+        report["leakage"] = {"contexts_in_several_splits": len(leaks),
+                             "contexts": {context: list(splits)
+                                          for context, splits in sorted(leaks.items())}}
+        if leaks:
+            report["warnings"] = [describe_cross_split_contexts(leaks)]
     candidates = flag_candidates(project, settings)
     report["flags_raised"] = dict(sorted(Counter(c.reason for c in candidates).items()))
     if store_flags:
