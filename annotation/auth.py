@@ -2,39 +2,20 @@
 except that the user of a session is loaded together with their Worker.
 
 Every annotator request needs both (``worker_for_user``). They are read by one SELECT (the user
-LEFT JOIN their Worker) written once from the models' metadata (``annotation.rawload``): the
+LEFT JOIN their Worker) written once from the models' metadata (``annotation.sql.rows``): the
 same instances as ``select_related("worker")`` builds, without compiling that query on every
 request.
 """
 
 from __future__ import annotations
 
-import functools
-
 from django.contrib.auth import get_user_model
 from django.contrib.auth.backends import ModelBackend
 from django.core.exceptions import ValidationError
 from django.db import connections, router
 
-from . import rawload
 from .models import Worker
-
-
-@functools.cache
-def _loader(using: str) -> tuple[str, rawload.Table, rawload.Table]:
-    connection = connections[using]
-    quote = connection.ops.quote_name
-    user_model = get_user_model()
-    user = rawload.table(user_model, "u", connection)
-    worker = rawload.table(Worker, "w", connection)
-    link = Worker._meta.get_field("user")
-    # Only model metadata (table and column names) is formatted in; the id is a parameter.
-    sql = (f"SELECT {user.columns(quote)}, {worker.columns(quote)} "  # noqa: S608
-           f"FROM {quote(user_model._meta.db_table)} u "
-           f"LEFT OUTER JOIN {quote(Worker._meta.db_table)} w "
-           f"ON w.{quote(link.column)} = u.{quote(user_model._meta.pk.column)} "
-           f"WHERE u.{quote(user_model._meta.pk.column)} = %s")
-    return sql, user, worker
+from .sql import rows
 
 
 def user_with_worker(user_id):
@@ -43,19 +24,19 @@ def user_with_worker(user_id):
     user_model = get_user_model()
     using = router.db_for_read(user_model)
     connection = connections[using]
-    sql, user_table, worker_table = _loader(using)
+    sql, user_table, worker_table = rows.user_with_worker_select(using)
     try:
         user_id = user_model._meta.pk.to_python(user_id)
     except (TypeError, ValueError, ValidationError):  # a malformed id: no such user
         return None
     with connection.cursor() as cursor:
-        cursor.execute(sql, [user_id])
+        cursor.execute(sql, {"user_id": user_id})
         row = cursor.fetchone()
     if row is None:
         return None
     width = len(user_table.fields)
-    user = rawload.instance(user_table, row[:width], using, connection)
-    worker = rawload.instance(worker_table, row[width:], using, connection)
+    user = rows.instance(user_table, row[:width], using, connection)
+    worker = rows.instance(worker_table, row[width:], using, connection)
     link = Worker._meta.get_field("user")
     link.remote_field.set_cached_value(user, worker)
     if worker is not None:

@@ -14,9 +14,16 @@ options below override its processes and threads), with
 Loopback only; bounded by ``--clients`` and ``--seconds``. Prints submits/s, p50/p99/max latency
 of the submit (which chooses and renders the next item; waiting to be accepted on a new
 connection included) and of the page loads, the fewest and most submits of one annotator, and
-the server's CPU per submit and per gunicorn process. Usage::
+the server's CPU per submit and per gunicorn process, and the **refusals**: answers the server
+would not store because other annotators completed the item meanwhile (``item_full``), as a
+share of all submits. Usage::
 
     python bench/bench_load.py --backend both --clients 32 --seconds 15
+
+The end of a project, where refusals happen: few items, a small redundancy, and every
+annotator stops when the page says nothing is left (the run ends when all have)::
+
+    python bench/bench_load.py --backend postgres --items 300 --redundancy 3 --seconds 60
 """
 
 from __future__ import annotations
@@ -49,9 +56,9 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.sessions.backends.db import SessionStore
 from annotation.models import ClozeFiller, ClozeItem, Item, Project
-clients, items, slug = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+clients, items, slug, redundancy = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
 project = Project.objects.create(slug=slug, name="Bench", kind="plausibility",
-                                 redundancy={"train": clients + 1})
+                                 redundancy={"train": redundancy})
 clozes = ClozeItem.objects.bulk_create(
     ClozeItem(project=project, external_id=str(index), resolved_pattern="IMPLICIT REFERENCE",
               article_title="How to Bench", sentence="Put ______ in the box.")
@@ -110,6 +117,11 @@ class Annotator:
         self.page_ms: list[float] = []
         self.errors = 0
         self.error_kinds: dict[str, int] = {}
+        self.item_full = 0  # submits refused: the item was completed by others meanwhile
+        self.finished = False  # the page said nothing is left
+        self.sent = 0  # every submit, warm-up included
+        self.stored = 0  # every submit answered 200, warm-up included
+        self.done_at: float | None = None  # monotonic time the page said nothing is left
 
     def error(self, kind: str) -> None:
         self.errors += 1
@@ -174,6 +186,9 @@ class Annotator:
                     if measured:
                         self.page_ms.append((time.perf_counter() - started) * 1000)
                     match = ITEM_ID.search(page)
+                    if status == 200 and not match:
+                        self.finished, self.done_at = True, time.monotonic()
+                        break
                     if status != 200 or not match:
                         self.error(f"next {status}")
                         continue
@@ -182,12 +197,17 @@ class Annotator:
                                    "payload": {"rating": 4}}).encode()
                 item_id = None
                 started = time.perf_counter()
+                self.sent += 1
                 status, answer = await self.request("POST", f"/annotate/{self.slug}/submit/",
                                                     body)
                 elapsed = (time.perf_counter() - started) * 1000
+                if status == 409 and b'"item_full"' in answer:
+                    self.item_full += 1  # the page moves on to the next item
+                    continue
                 if status != 200:
                     self.error(f"submit {status}")
                     continue
+                self.stored += 1
                 if measured and time.monotonic() <= self.deadline:
                     self.submit_ms.append(elapsed)
                     self.submit_done_at.append(time.monotonic())
@@ -223,7 +243,8 @@ async def run_annotators(annotators: list[Annotator], timeout: float, *, sample,
 def run_backend(name: str, env: dict, args) -> dict:
     subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], cwd=REPO, env=env,
                    check=True)
-    seeded = subprocess.run([sys.executable, "-c", SEED, str(args.clients), str(args.items), SLUG],
+    seeded = subprocess.run([sys.executable, "-c", SEED, str(args.clients), str(args.items), SLUG,
+                             str(args.redundancy or args.clients + 1)],
                             cwd=REPO, env=env, check=True, capture_output=True, text=True)
     session_keys = json.loads(seeded.stdout.strip().splitlines()[-1])
     port = free_port()
@@ -241,6 +262,7 @@ def run_backend(name: str, env: dict, args) -> dict:
         annotators = [Annotator(port, key, measure_from, deadline, args.reload_every_item)
                       for key in session_keys]
         client_cpu = time.process_time()
+        run_started = time.monotonic()
         cpu_window = asyncio.run(run_annotators(
             annotators, args.warmup + args.seconds + 60,
             sample=lambda: server_cpu_s(server.pid, env), start=measure_from, end=deadline))
@@ -251,8 +273,21 @@ def run_backend(name: str, env: dict, args) -> dict:
         server.wait(10)
     submits = [ms for a in annotators for ms in a.submit_ms]
     pages = [ms for a in annotators for ms in a.page_ms]
+    refused = sum(a.item_full for a in annotators)
     return {
         "backend": name, "clients": args.clients, "seconds": round(wall, 1),
+        "items": args.items, "redundancy": args.redundancy or args.clients + 1,
+        # Refused because the item was completed meanwhile, over every submit sent (stored,
+        # refused, failed), warm-up included: the work an annotator did for nothing.
+        "item_full": refused,
+        "item_full_rate": round(refused / max(1, sum(a.sent for a in annotators)), 4),
+        "annotators_finished": sum(a.finished for a in annotators),
+        # With a small --redundancy: every answer stored, over the time from the first request
+        # (warm-up included) until the last annotator was told nothing is left.
+        **({"stored": sum(a.stored for a in annotators),
+            "stored_per_s_to_the_end": round(sum(a.stored for a in annotators) / (
+                max(a.done_at for a in annotators) - run_started), 1)}
+           if all(a.finished for a in annotators) else {}),
         "gunicorn": f"{args.workers} {args.worker_class or 'gunicorn.conf.py'} workers"
                     + (f" x {args.threads} threads" if args.worker_class != "sync" else ""),
         "flow": "page per item" if args.reload_every_item else "next item in submit answer",
@@ -387,6 +422,9 @@ def main() -> None:
     # Enough that no simulated annotator runs out of work in a run (each can do every item):
     # one that has done them all is served the "nothing left" page, counted as an error.
     parser.add_argument("--items", type=int, default=3000)
+    parser.add_argument("--redundancy", type=int, default=0,
+                        help="annotations wanted per item (default: clients + 1, so that nobody "
+                             "runs out of work; small values end the project within the run)")
     parser.add_argument("--warmup", type=float, default=3,
                         help="seconds of load before the measured window")
     # gunicorn.conf.py's defaults: one process per CPU, 2 threads each.

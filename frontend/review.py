@@ -365,13 +365,6 @@ def bonus_create(request, slug: str, assignment_id: int):
                   lambda: review.bonus_create(assignment=assignment, amount_cents=amount,
                                               reason=request.POST.get("reason", "")),
                   f"Bonus of {amount} cents queued.")
-    try:
-        review.bonus_create(assignment=assignment, amount_cents=amount,
-                            reason=request.POST.get("reason", ""))
-        messages.success(request, f"Bonus of {amount} cents queued.")
-    except ValidationError as error:
-        messages.error(request, "; ".join(error.messages))
-    return _back(request, slug)
 
 
 @staff_member_required

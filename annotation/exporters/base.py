@@ -46,14 +46,6 @@ class WrittenFile:
     notes: list[str] = field(default_factory=list)
 
 
-@dataclass
-class RecordCounter:
-    """Counts the records a generator produced, for the command's summary line."""
-
-    count: int = 0
-    by_file: dict[str, int] = field(default_factory=dict)
-
-
 class Exporter:
     """Base class: subclasses set ``format_name``/``kinds`` and implement :meth:`files`."""
 

@@ -13,15 +13,12 @@ Conventions of the source material read here:
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 from django.db import connections
 from django.db.models import Prefetch, prefetch_related_objects
 
-from .. import rawload
 from ..models import (
     Annotation,
     Assignment,
@@ -34,6 +31,7 @@ from ..models import (
     Worker,
 )
 from ..payloads import ItemContext
+from ..sql import rows
 
 GAP = re.compile(r"_{2,}")
 
@@ -67,29 +65,11 @@ def page_items_queryset(project: Project):
 # --- the hot-path item loader ---------------------------------------------------------------
 # ``items_for_page`` and the work queue load an item with its kind's source rows on every
 # submit: the SELECT ``page_items_queryset`` compiles, written ONCE per (kind, database) from
-# the models' metadata, its rows turned into the instances select_related builds
-# (``annotation.rawload``).
-
-
-@dataclass(frozen=True)
-class _ItemLoader:
-    sql: str  # SELECT … FROM the item table AS item LEFT JOIN … WHERE item.project_id = %s AND
-    tables: tuple[rawload.Table, ...]
-
+# the models' metadata (``annotation.sql.rows``), its rows turned into the instances
+# select_related builds.
 
 # The alias of the item table in ``load_items``'s ``where``.
-ITEM_ALIAS = "item"
-
-
-@functools.cache
-def _project_loader(using: str) -> tuple[str, rawload.Table]:
-    connection = connections[using]
-    quote = connection.ops.quote_name
-    table = rawload.table(Project, quote(Project._meta.db_table), connection)
-    # Only model metadata (table and column names) is formatted in; the slug is a parameter.
-    sql = (f"SELECT {table.columns(quote)} FROM {table.alias} "  # noqa: S608
-           f"WHERE {table.alias}.{quote(Project._meta.get_field('slug').column)} = %s")
-    return sql, table
+ITEM_ALIAS = rows.ITEM_ALIAS
 
 
 def project_by_slug(slug: str, using: str = "default") -> Project | None:
@@ -97,66 +77,37 @@ def project_by_slug(slug: str, using: str = "default") -> Project | None:
     with the SELECT written once from the model's metadata: on every annotator request, the
     ORM's compilation of this one-row lookup cost more CPU than running it."""
     connection = connections[using]
-    sql, table = _project_loader(using)
+    sql, table = rows.project_by_slug_select(using)
     with connection.cursor() as cursor:
-        cursor.execute(sql, [slug])
+        cursor.execute(sql, {"slug": slug})
         row = cursor.fetchone()
-    return None if row is None else rawload.instance(table, row, using, connection)
+    return None if row is None else rows.instance(table, row, using, connection)
 
 
-@functools.cache
-def _item_loader(kind: str, using: str) -> _ItemLoader:
-    connection = connections[using]
-    quote = connection.ops.quote_name
-    tables, joins = [], []
-
-    def add(model, alias, parent_index=None, parent_field=None):
-        tables.append(rawload.table(model, alias, connection, parent_index, parent_field))
-        return len(tables) - 1
-
-    add(Item, ITEM_ALIAS)
-    for path in SOURCE_RELATIONS.get(kind, ()):
-        parent = 0
-        for name in path.split("__"):
-            field = tables[parent].model._meta.get_field(name)
-            related = field.related_model
-            alias = quote(f"source{len(tables)}")
-            # LEFT JOIN as select_related does for a nullable foreign key.
-            joins.append(f"LEFT OUTER JOIN {quote(related._meta.db_table)} {alias} "
-                         f"ON {alias}.{quote(related._meta.pk.column)} = "
-                         f"{tables[parent].alias}.{quote(field.column)}")
-            parent = add(related, alias, parent, field)
-    columns = ", ".join(table.columns(quote) for table in tables)
-    # Only model metadata (table and column names) is formatted in; values are parameters.
-    project_column = quote(Item._meta.get_field("project").column)
-    sql = " ".join([f"SELECT {columns} FROM {quote(Item._meta.db_table)} {ITEM_ALIAS}",  # noqa: S608
-                    *joins, f"WHERE {ITEM_ALIAS}.{project_column} = %s AND"])
-    return _ItemLoader(sql, tuple(tables))
-
-
-def load_items(*, project: Project, where: str, params: list, using: str = "default",
+def load_items(*, project: Project, where: str, params: dict, using: str = "default",
                lock: bool = False) -> list[Item]:
     """Items of ``project`` matching ``where`` (SQL over the item table, aliased ``item``;
-    values as ``params``), each with the source material its kind's page shows, as
-    ``page_items_queryset(project)`` would return them, in id order. ``item.project`` is
-    ``project`` (no query); dialogue turns prefetched for rewrite and sluice (one query).
+    values as named ``params``, never ``project_id``), each with the source material its
+    kind's page shows, as ``page_items_queryset(project)`` would return them, in id order.
+    ``item.project`` is ``project`` (no query); dialogue turns prefetched for rewrite and
+    sluice (one query).
 
     ``lock``: the Item rows are locked until the caller's transaction ends (FOR UPDATE, where
     the database has row locks; SQLite's IMMEDIATE transactions serialise writers instead)."""
-    loader = _item_loader(project.kind, using)
+    select = rows.items_select(SOURCE_RELATIONS.get(project.kind, ()), using)
     connection = connections[using]
     suffix = (f" FOR UPDATE OF {ITEM_ALIAS}"
               if lock and connection.features.has_select_for_update else "")
     with connection.cursor() as cursor:
-        cursor.execute(f"{loader.sql} ({where}) ORDER BY {ITEM_ALIAS}.id{suffix}",
-                       [project.pk, *params])
-        rows = cursor.fetchall()
+        cursor.execute(f"{select.sql} ({where}) ORDER BY {ITEM_ALIAS}.id{suffix}",
+                       {"project_id": project.pk, **params})
+        fetched = cursor.fetchall()
     items = []
-    for row in rows:
+    for row in fetched:
         start, instances = 0, []
-        for table in loader.tables:
-            instance = rawload.instance(table, row[start:start + len(table.fields)], using,
-                                        connection)
+        for table in select.tables:
+            instance = rows.instance(table, row[start:start + len(table.fields)], using,
+                                     connection)
             start += len(table.fields)
             instances.append(instance)
             if table.parent_index is not None and instances[table.parent_index] is not None:
@@ -180,9 +131,10 @@ def items_for_page(*, project: Project, item_ids: Iterable[int], lock: bool = Fa
     ids = [int(item_id) for item_id in item_ids]
     if not ids:
         return []
+    names = [f"id{index}" for index in range(len(ids))]
     by_id = {item.id: item for item in load_items(
-        project=project, where=f"{ITEM_ALIAS}.id IN ({', '.join(['%s'] * len(ids))})",
-        params=ids, lock=lock)}
+        project=project, where=f"{ITEM_ALIAS}.id IN ({', '.join(f'%({n})s' for n in names)})",
+        params=dict(zip(names, ids, strict=True)), lock=lock)}
     return [by_id[item_id] for item_id in ids if item_id in by_id]
 
 

@@ -26,16 +26,13 @@ from django.db.models import Count, Q, QuerySet
 
 from ..models import (
     Annotation,
-    Assignment,
     ClozeFiller,
     ComplexSentence,
     Dialogue,
     DialogueTurn,
     Flag,
-    Hit,
     Item,
     Project,
-    TargetSentence,
     Worker,
 )
 
@@ -346,22 +343,6 @@ def open_flags(*, project: Project) -> QuerySet[Flag]:
 def flag_counts(*, project: Project) -> dict[str, int]:
     rows = Flag.objects.filter(project=project).values("status").annotate(n=Count("id"))
     return {row["status"]: row["n"] for row in rows}
-
-
-def target_sentence_for_item(*, item_id: int) -> TargetSentence | None:
-    return TargetSentence.objects.filter(items__id=item_id).first()
-
-
-def hits_with_assignments(*, hit_ids: Iterable[int]) -> QuerySet[Hit]:
-    return Hit.objects.filter(id__in=list(hit_ids)).order_by("id")
-
-
-def assignments_for_review(*, assignment_ids: Iterable[int]) -> QuerySet[Assignment]:
-    return (
-        Assignment.objects.filter(id__in=list(assignment_ids))
-        .select_related("worker", "hit")
-        .order_by("id")
-    )
 
 
 def worker_agreement_rows(*, project: Project) -> list[tuple[int, int, object]]:

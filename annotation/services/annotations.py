@@ -21,7 +21,6 @@ every reader (work queue, submit, batch planning, dashboard, QC, exports) reads 
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -36,6 +35,7 @@ from ..selectors.annotate import (
     item_for_submit,
     mturk_assignment_is_theirs,
 )
+from ..sql import submit as submit_sql
 
 #: Clock skew and network delay allowed between MTurk and us when deciding that an assignment's
 #: time is over: MTurk counts the assignment duration from its AcceptTime, which is before our
@@ -116,23 +116,6 @@ def _existing_for_token(*, client_token: str | None, worker: Worker) -> Annotati
     return existing
 
 
-ANNOTATION_TABLE = Annotation._meta.db_table
-ITEM_TABLE = Item._meta.db_table
-
-# Everything the submit decides on, in ONE indexed statement (client_token is unique; item_id is
-# indexed): the annotation holding this token and its worker, this worker's own answer to the
-# item, and the slots the item's other counted annotations fill. After the row lock.
-_SUBMIT_STATE_SQL = f"""
-SELECT MAX(CASE WHEN a.client_token = %s THEN a.id END),
-       MAX(CASE WHEN a.client_token = %s THEN a.worker_id END),
-       MAX(CASE WHEN a.item_id = %s AND a.worker_id = %s AND {{same_assignment}} THEN a.id END),
-       COALESCE(SUM(CASE WHEN a.item_id = %s AND a.state = %s AND a.worker_id <> %s
-                         THEN 1 ELSE 0 END), 0)
-FROM {ANNOTATION_TABLE} a
-WHERE a.client_token = %s OR a.item_id = %s
-"""  # noqa: S608 -- table name from the model; every value is a parameter
-
-
 @dataclass(frozen=True)
 class _SubmitState:
     token_annotation_id: int | None
@@ -143,17 +126,16 @@ class _SubmitState:
 
 def _submit_state(*, item: Item, worker: Worker, assignment: Assignment | None,
                   client_token: str | None) -> _SubmitState:
-    same_assignment = "a.assignment_id IS NULL" if assignment is None else "a.assignment_id = %s"
-    params = [client_token, client_token, item.pk, worker.pk,
-              *([] if assignment is None else [assignment.pk]),
-              item.pk, Annotation.State.COUNTED, worker.pk, client_token, item.pk]
+    params = {"token": client_token, "item_id": item.pk, "worker_id": worker.pk,
+              "counted": Annotation.State.COUNTED}
+    if assignment is None:
+        sql = submit_sql.SUBMIT_STATE
+    else:
+        sql, params["assignment_id"] = submit_sql.SUBMIT_STATE_IN_ASSIGNMENT, assignment.pk
     with connection.cursor() as cursor:
-        cursor.execute(_SUBMIT_STATE_SQL.format(same_assignment=same_assignment), params)
+        cursor.execute(sql, params)
         token_id, token_worker_id, own_id, collected = cursor.fetchone()
     return _SubmitState(token_id, token_worker_id, own_id, int(collected))
-
-
-ASSIGNMENT_TABLE = Assignment._meta.db_table
 
 
 def _assignment_status(assignment: Assignment) -> str | None:
@@ -162,8 +144,7 @@ def _assignment_status(assignment: Assignment) -> str | None:
     collection cannot change it between this check and the INSERT."""
     lock = " FOR SHARE" if connection.vendor == "postgresql" else ""
     with connection.cursor() as cursor:
-        cursor.execute(f"SELECT status FROM {ASSIGNMENT_TABLE} WHERE id = %s{lock}",  # noqa: S608
-                       [assignment.pk])
+        cursor.execute(submit_sql.ASSIGNMENT_STATUS + lock, {"assignment_id": assignment.pk})
         row = cursor.fetchone()
     return row[0] if row else None
 
@@ -173,8 +154,7 @@ def _lock_item(item: Item) -> None:
     the settings open every transaction IMMEDIATE, which already serialises writers."""
     if connection.features.has_select_for_update:
         with connection.cursor() as cursor:
-            cursor.execute(f"SELECT id FROM {ITEM_TABLE} WHERE id = %s FOR UPDATE",  # noqa: S608
-                           [item.pk])
+            cursor.execute(submit_sql.LOCK_ITEM, {"item_id": item.pk})
 
 
 def annotation_submit(
@@ -353,44 +333,23 @@ def _concurrent_duplicate(fields: _Submission, *, item: Item | None,
     return SubmitResult(existing, created=False, item=item)
 
 
-# INSERT … SELECT … WHERE: the new local answer is stored only if, read after the Item row lock
-# (so exactly), its token is not stored yet, the worker has no local answer to the item, and
-# fewer than ``required`` of the item's slots are filled by others' counted annotations -- what
-# ``_submit_state`` would establish. No row: the caller
-# finds out why with ``_submit_state``.
-_INSERT_IF_OPEN_SQL = """INSERT INTO {table} ({columns}) SELECT {values}
-WHERE NOT EXISTS (SELECT 1 FROM {table} t WHERE t.client_token = %s)
-  AND NOT EXISTS (SELECT 1 FROM {table} o WHERE o.item_id = %s AND o.worker_id = %s
-                  AND o.assignment_id IS NULL)
-  AND (SELECT COUNT(*) FROM {table} a WHERE a.item_id = %s AND a.state = %s
-       AND a.worker_id <> %s) < %s
-RETURNING {pk}"""
-
-
-@functools.cache
-def _insert_if_open_statement(using: str) -> tuple[tuple, str]:
-    """The fields the INSERT writes, and the statement, for database ``using``."""
-    meta = Annotation._meta
-    quote = connections[using].ops.quote_name
-    fields = tuple(field for field in meta.concrete_fields if not field.primary_key)
-    # Only model metadata (table and column names) is formatted in; values are parameters.
-    return fields, _INSERT_IF_OPEN_SQL.format(
-        table=quote(meta.db_table), columns=", ".join(quote(f.column) for f in fields),
-        values=", ".join(["%s"] * len(fields)), pk=quote(meta.pk.column))
-
-
 def _insert_if_open(annotation: Annotation, *, required: int) -> bool:
-    """INSERT ``annotation`` (a new local answer, no assignment) if the checks above hold;
+    """INSERT ``annotation`` (a new local answer, no assignment) if the checks of
+    ``annotation.sql.submit``'s INSERT hold (its token is not stored yet, the worker has no
+    local answer to the item, fewer than ``required`` slots are filled by others' counted
+    answers);
     whether it was. Its fields are prepared as the ORM's INSERT prepares them
     (``pre_save``, ``get_db_prep_save``); on success it gets its primary key and is saved."""
     using = router.db_for_write(Annotation)
     connection = connections[using]
     meta = Annotation._meta
-    fields, sql = _insert_if_open_statement(using)
-    values = [field.get_db_prep_save(field.pre_save(annotation, add=True), connection)
-              for field in fields]
-    params = [*values, annotation.client_token, annotation.item_id, annotation.worker_id,
-              annotation.item_id, Annotation.State.COUNTED, annotation.worker_id, required]
+    fields, sql = submit_sql.insert_if_open(using)
+    params = {f"f{index}": field.get_db_prep_save(field.pre_save(annotation, add=True),
+                                                  connection)
+              for index, field in enumerate(fields)}
+    params.update(token=annotation.client_token, item_id=annotation.item_id,
+                  worker_id=annotation.worker_id, counted=Annotation.State.COUNTED,
+                  required=required)
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         row = cursor.fetchone()

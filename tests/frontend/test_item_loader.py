@@ -40,7 +40,7 @@ def test_loader_matches_the_orm_query_for_every_kind(kind):
     project = BUILDERS[kind]()
     Item.objects.filter(project=project).update(is_gold=True, gold_answer={"rating": 3})
     expected = list(page_items_queryset(project).order_by("id"))
-    loaded = load_items(project=project, where="1 = 1", params=[])
+    loaded = load_items(project=project, where="1 = 1", params={})
     assert [item.pk for item in loaded] == [item.pk for item in expected] and loaded
     for mine, theirs in zip(loaded, expected, strict=True):
         assert field_values(mine) == field_values(theirs)
@@ -66,6 +66,6 @@ def test_loader_keeps_only_the_projects_items_and_takes_values_as_parameters():
     foreign = other.items.first().pk
     assert [i.pk for i in items_for_page(project=project, item_ids=[ids[2], foreign, ids[0]])
             ] == [ids[2], ids[0]]
-    assert load_items(project=project, where=f"{ITEM_ALIAS}.external_id = %s",
-                      params=["p1'; DROP TABLE annotation_item; --"]) == []
+    assert load_items(project=project, where=f"{ITEM_ALIAS}.external_id = %(external_id)s",
+                      params={"external_id": "p1'; DROP TABLE annotation_item; --"}) == []
     assert Item.objects.count() == 5

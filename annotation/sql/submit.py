@@ -1,0 +1,67 @@
+"""The submit's statements (``services.annotations``): what the submit decides on, read after
+the Item row lock, and the one INSERT that stores a local answer when a slot is open.
+
+Only model metadata (table and column names) is formatted in; every value is a named
+parameter.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from django.db import connections
+
+from ..models import Annotation, Assignment, Item
+
+ANNOTATION_TABLE = Annotation._meta.db_table
+ITEM_TABLE = Item._meta.db_table
+ASSIGNMENT_TABLE = Assignment._meta.db_table
+
+# Everything the submit decides on, in ONE indexed statement (client_token is unique; item_id is
+# indexed): the annotation holding this token and its worker, this worker's own answer to the
+# item (in this assignment, or outside any), and the slots the item's other counted annotations
+# fill. Run after the row lock.
+_SUBMIT_STATE = f"""
+SELECT MAX(CASE WHEN a.client_token = %(token)s THEN a.id END),
+       MAX(CASE WHEN a.client_token = %(token)s THEN a.worker_id END),
+       MAX(CASE WHEN a.item_id = %(item_id)s AND a.worker_id = %(worker_id)s
+                     AND {{same_assignment}} THEN a.id END),
+       COALESCE(SUM(CASE WHEN a.item_id = %(item_id)s AND a.state = %(counted)s
+                              AND a.worker_id <> %(worker_id)s
+                         THEN 1 ELSE 0 END), 0)
+FROM {ANNOTATION_TABLE} a
+WHERE a.client_token = %(token)s OR a.item_id = %(item_id)s
+"""  # noqa: S608
+SUBMIT_STATE = _SUBMIT_STATE.format(same_assignment="a.assignment_id IS NULL")
+SUBMIT_STATE_IN_ASSIGNMENT = _SUBMIT_STATE.format(
+    same_assignment="a.assignment_id = %(assignment_id)s")
+
+#: The status of assignment ``%(assignment_id)s``; ``FOR SHARE`` appended on PostgreSQL.
+ASSIGNMENT_STATUS = f"SELECT status FROM {ASSIGNMENT_TABLE} WHERE id = %(assignment_id)s"  # noqa: S608
+#: Lock item ``%(item_id)s`` until the transaction ends (databases with row locks).
+LOCK_ITEM = f"SELECT id FROM {ITEM_TABLE} WHERE id = %(item_id)s FOR UPDATE"  # noqa: S608
+
+# INSERT … SELECT … WHERE: the new local answer is stored only if, read after the Item row lock
+# (so exactly), its token is not stored yet, the worker has no local answer to the item, and
+# fewer than ``required`` of the item's slots are filled by others' counted annotations -- what
+# SUBMIT_STATE would establish. No row: the caller finds out why with SUBMIT_STATE.
+_INSERT_IF_OPEN = """INSERT INTO {table} ({columns}) SELECT {values}
+WHERE NOT EXISTS (SELECT 1 FROM {table} t WHERE t.client_token = %(token)s)
+  AND NOT EXISTS (SELECT 1 FROM {table} o WHERE o.item_id = %(item_id)s
+                  AND o.worker_id = %(worker_id)s AND o.assignment_id IS NULL)
+  AND (SELECT COUNT(*) FROM {table} a WHERE a.item_id = %(item_id)s AND a.state = %(counted)s
+       AND a.worker_id <> %(worker_id)s) < %(required)s
+RETURNING {pk}"""
+
+
+@functools.cache
+def insert_if_open(using: str) -> tuple[tuple, str]:
+    """The fields ``_INSERT_IF_OPEN`` writes (every concrete field but the primary key; their
+    values are the parameters ``f0``, ``f1``, …) and the statement, for database ``using``."""
+    meta = Annotation._meta
+    quote = connections[using].ops.quote_name
+    fields = tuple(field for field in meta.concrete_fields if not field.primary_key)
+    return fields, _INSERT_IF_OPEN.format(
+        table=quote(meta.db_table), columns=", ".join(quote(f.column) for f in fields),
+        values=", ".join(f"%(f{index})s" for index in range(len(fields))),
+        pk=quote(meta.pk.column))
