@@ -577,6 +577,25 @@ class Annotation(models.Model):
         return f"annotation {self.pk} of item {self.item_id} by {self.worker_id}"
 
 
+class ItemLease(models.Model):
+    """An item shown to a local annotator is reserved for them until ``expires_at`` (renewed
+    while their page is open): the work queue counts live leases as taken slots, so near the end
+    of a project nobody is shown an item others are already working on
+    (``annotation.services.work_queue``)."""
+
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="leases")
+    worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="leases")
+    expires_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["item", "worker"], name="uniq_item_lease"),
+        ]
+
+    def __str__(self) -> str:
+        return f"item {self.item_id} leased to {self.worker_id} until {self.expires_at}"
+
+
 class Flag(models.Model):
     """A reason for a reviewer to look at an annotation, an assignment or a worker."""
 

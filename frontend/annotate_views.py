@@ -43,7 +43,11 @@ from annotation.services.annotations import (
     assignment_mark_submitted,
 )
 from annotation.services.batches.collect import ANSWER_FIELD_META, ANSWER_FIELD_PAYLOADS
-from annotation.services.work_queue import work_queue_next_item
+from annotation.services.work_queue import (
+    LEASE_SECONDS,
+    item_leases_renew,
+    work_queue_next_item,
+)
 from annotation.services.workers import worker_for_user
 from qc.livechecks import load_rules
 
@@ -239,7 +243,9 @@ def annotate(request, slug: str):
         project=project, items=items, mode="local",
         submit_url=reverse("frontend:annotate-submit", args=[project.slug]),
         extra={"next_url": reverse("frontend:annotate", args=[project.slug]),
-               "draft_scope": f"local:{worker.pk}"},
+               "draft_scope": f"local:{worker.pk}",
+               "lease_url": reverse("frontend:annotate-lease", args=[project.slug]),
+               "lease_renew_seconds": LEASE_SECONDS // 3},
     )
     return render(request, "frontend/annotate/page.html", context)
 
@@ -263,6 +269,32 @@ def annotate_submit(request, slug: str):
     return JsonResponse(body, status=status)
 
 
+#: Items one page may renew at once (a local page shows one, plus the next one it holds).
+MAX_LEASED_ITEMS = 10
+
+
+@login_required
+@require_POST
+def annotate_lease(request, slug: str):
+    """Renew the leases on the items the annotator's page shows (``{"item_ids": [...]}``); the
+    answer names those that can no longer be used (``{"unusable": [...]}``: other annotators
+    completed them meanwhile), which the page then says before any more work goes into them."""
+    project = _project_or_404(slug)
+    try:
+        item_ids = _parse_body(request).get("item_ids")
+        if (not isinstance(item_ids, list) or len(item_ids) > MAX_LEASED_ITEMS or not all(
+                isinstance(item_id, int) and not isinstance(item_id, bool)
+                and 0 < item_id < 2**63 for item_id in item_ids)):
+            raise BadRequest("item_ids", f"must be a list of at most {MAX_LEASED_ITEMS} item ids")
+    except BadRequest as error:
+        return _error(400, "invalid", error.message, error.field)
+    worker = worker_for_user(user=request.user)
+    if worker.is_blocked:
+        return _error(403, "blocked", "Your account cannot submit work for this project.")
+    return JsonResponse({"unusable": item_leases_renew(project=project, worker=worker,
+                                                       item_ids=item_ids)})
+
+
 def _next_item(*, request, project: Project, worker: Worker, after_item_id: int
                ) -> dict | None:
     """The item the page shows next, chosen now (after the submit committed) exactly as a GET
@@ -270,8 +302,8 @@ def _next_item(*, request, project: Project, worker: Worker, after_item_id: int
     as the full page (so escaped the same way); None when none is left (the page then follows
     its "Next item" link to the done page).
 
-    Choosing reserves nothing, as with the page load this replaces: the submit of that item
-    re-checks capacity under the row lock, whatever the page shows."""
+    Choosing leases the item to the worker, as the page load this replaces does; the submit of
+    that item re-checks capacity under the row lock all the same."""
     item = work_queue_next_item(project=project, worker=worker, after_item_id=after_item_id)
     if item is None:
         return None

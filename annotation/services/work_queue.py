@@ -4,13 +4,18 @@ Contract of ``work_queue_next_item``: an item of the project that
 
 * this worker has not annotated yet, and
 * still has an open slot: fewer counted annotations (``Annotation.State.COUNTED``, see
-  ``annotation.services.annotations.annotation_state``) than
-  ``project.redundancy_for(item.split)``;
+  ``annotation.services.annotations.annotation_state``) plus live leases of other annotators
+  than ``project.redundancy_for(item.split)``;
 
-or ``None`` when there is none or the worker is blocked.
+or ``None`` when there is none or the worker is blocked. The item handed out is leased to the
+worker (``ItemLease``) for ``LEASE_SECONDS``; their page renews the lease while it is open
+(``item_leases_renew``, which also tells the page when the item can no longer be used). An
+answer replaces its lease (a lease of a worker who answered the item is not counted), and an
+expired lease counts for nothing, so an abandoned page holds its slot for at most
+``LEASE_SECONDS``.
 
-Concurrency. Handing out an item reserves nothing (no model change, no cache lease: a cache is
-not shared safely across gunicorn processes). Instead
+Concurrency. Leases make it rare that two annotators work on the last slot of an item; the
+guarantee does not depend on them:
 
 1. while choosing, the candidate Item row is locked; on PostgreSQL with
    ``select_for_update(skip_locked=True)`` so that simultaneous choosers take *different* items;
@@ -22,17 +27,27 @@ not shared safely across gunicorn processes). Instead
    different items rather than all on the first open one;
 3. the guarantee is at submit (``annotation_submit``): the Item row is locked again, the open
    slots are re-counted, and the unique (worker, item) constraint forbids a second answer.
-   Two workers may therefore be *shown* the last open slot; only the first to submit fills it,
-   the second is told the item is complete and gets the next one.
+   Two workers may still be *shown* the last open slot (a lease that expired, two choosers in
+   the same instant); only the first to submit fills it, the second is told the item is complete
+   and gets the next one.
 """
 
 from __future__ import annotations
 
-from django.db import connection
+from collections.abc import Iterable
+from datetime import datetime, timedelta
+
+from django.db import connection, transaction
+from django.db.models import Count
+from django.utils import timezone
 
 from ..models import Annotation, Item, Project, Split, TaskKind, Worker
 from ..selectors.annotate import ITEM_ALIAS, load_items
-from ..sql.work_queue import next_item_id
+from ..sql.work_queue import LEASE, next_item_id
+
+#: How long an item shown to an annotator stays reserved for them without a renewal; their page
+#: renews it every third of that while it is open.
+LEASE_SECONDS = 90
 
 # Where a worker starts looking in a project's id range: the fractional part of pk × the golden
 # ratio conjugate scatters consecutive workers evenly over [0, 1), so concurrent annotators start
@@ -40,13 +55,26 @@ from ..sql.work_queue import next_item_id
 SPREAD_FACTOR = 0.6180339887498949
 
 
+def _db_time(moment: datetime):
+    """A time as a raw statement's parameter, stored as the ORM stores it (SQLite: text)."""
+    return connection.ops.adapt_datetimefield_value(moment)
+
+
+def _lease(*, item_id: int, worker: Worker, now: datetime) -> None:
+    with connection.cursor() as cursor:
+        cursor.execute(LEASE, {"item_id": item_id, "worker_id": worker.pk,
+                               "expires_at": _db_time(now + timedelta(seconds=LEASE_SECONDS))})
+
+
 def _choose_sql(project: Project, worker: Worker, *, lock: bool,
-                after_item_id: int | None = None) -> tuple[str, dict]:
+                after_item_id: int | None = None, now: datetime | None = None
+                ) -> tuple[str, dict]:
     """The choosing statement (``annotation.sql.work_queue``) and its named parameters."""
     sql = next_item_id(conversation=project.kind == TaskKind.REWRITE, lock=lock,
                        after_given=after_item_id is not None)
     params = {"project_id": project.pk, "worker_id": worker.pk,
               "counted": Annotation.State.COUNTED,
+              "now": _db_time(now or timezone.now()),
               "pivot": (worker.pk * SPREAD_FACTOR) % 1.0,
               **{f"required_{split}": project.redundancy_for(split) for split in Split.values}}
     if after_item_id is not None:
@@ -67,12 +95,13 @@ def work_queue_next_item(*, project: Project, worker: Worker,
     loading are ONE statement (the chooser is a sub-select of the item query), plus the
     dialogue turns for rewrite and sluice. On PostgreSQL that statement locks the chosen row
     while it runs (SKIP LOCKED: simultaneous choosers get different items); when it finds
-    nothing, a second statement without locks confirms it.
+    nothing, a second statement without locks confirms it. Then one statement leases it.
     """
     if worker.is_blocked:
         return None
     lock = connection.features.has_select_for_update_skip_locked
-    sql, params = _choose_sql(project, worker, lock=lock, after_item_id=after_item_id)
+    now = timezone.now()
+    sql, params = _choose_sql(project, worker, lock=lock, after_item_id=after_item_id, now=now)
     # No transaction block of its own: in autocommit the statement is its own transaction, so
     # the row lock lasts exactly as long as it did inside an atomic block holding only this
     # statement (until the row is read), without the BEGIN and COMMIT round trips; inside a
@@ -85,6 +114,32 @@ def work_queue_next_item(*, project: Project, worker: Worker,
         # of them can be, and the worker would be told "nothing left" while work remains. So
         # "nothing" is confirmed by choosing again without row locks (two workers may then be
         # shown the same item: the submit's capacity re-check decides, as always).
-        sql, params = _choose_sql(project, worker, lock=False, after_item_id=after_item_id)
+        sql, params = _choose_sql(project, worker, lock=False, after_item_id=after_item_id,
+                                  now=now)
         items = load_items(project=project, where=f"{ITEM_ALIAS}.id = {sql}", params=params)
-    return items[0] if items else None
+    if not items:
+        return None
+    _lease(item_id=items[0].pk, worker=worker, now=now)
+    return items[0]
+
+
+@transaction.atomic
+def item_leases_renew(*, project: Project, worker: Worker, item_ids: Iterable[int]
+                      ) -> list[int]:
+    """Renew ``worker``'s leases on the items of ``project`` their page shows (``item_ids``);
+    the ids of those that can no longer be used: other annotators' counted answers filled them
+    meanwhile (the worker's lease had expired). Those are not renewed; ids of other projects
+    are ignored; a blocked worker renews nothing."""
+    ids = {int(item_id) for item_id in item_ids}
+    if worker.is_blocked or not ids:
+        return []
+    splits = dict(Item.objects.filter(project=project, pk__in=ids).values_list("pk", "split"))
+    filled = dict(Annotation.objects.filter(item_id__in=splits, state=Annotation.State.COUNTED)
+                  .exclude(worker=worker).values("item_id").annotate(n=Count("pk"))
+                  .values_list("item_id", "n"))
+    unusable = sorted(item_id for item_id, split in splits.items()
+                      if filled.get(item_id, 0) >= project.redundancy_for(split))
+    now = timezone.now()
+    for item_id in splits.keys() - set(unusable):
+        _lease(item_id=item_id, worker=worker, now=now)
+    return unusable

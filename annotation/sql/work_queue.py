@@ -17,8 +17,8 @@ Performance contract (the annotator hot path, see docs/annotating.md "Load"): ev
 an index in order and stops at the first open item, so the cost grows neither with the
 project's size nor with the number of items the worker has done (B1 starts after their past
 work instead of walking over it); the per-candidate work is two index probes (the worker's own
-answer; the item's counted answers, on the (item, state) index); LAST is one probe of the
-(worker, project, id) index.
+answer; the item's counted answers, on the (item, state) index; its leases, on the (item,
+worker) unique index); LAST is one probe of the (worker, project, id) index.
 
 "Not done by the worker" is a scalar sub-select, not NOT EXISTS: PostgreSQL turns NOT EXISTS
 into an anti-join that reads all of the worker's annotations (11,000 rows per call for a worker
@@ -30,17 +30,23 @@ Only model table names and constants are formatted in; every value is a named pa
 
 from __future__ import annotations
 
-from ..models import Annotation, Item, Split
+from ..models import Annotation, Item, ItemLease, Split
 
 ITEM_TABLE = Item._meta.db_table
 ANNOTATION_TABLE = Annotation._meta.db_table
+LEASE_TABLE = ItemLease._meta.db_table
 
-# An item is open for the worker: not done by them, fewer counted answers than required.
+# An item is open for the worker: not done by them, and fewer counted answers plus live leases
+# of others (who have not answered it yet: an answer replaces its lease) than required.
 _OPEN = f"""i.project_id = %(project_id)s
   AND (SELECT d.id FROM {ANNOTATION_TABLE} d WHERE d.worker_id = %(worker_id)s
        AND d.item_id = i.id LIMIT 1) IS NULL
   AND (SELECT COUNT(*) FROM {ANNOTATION_TABLE} c
-       WHERE c.item_id = i.id AND c.state = %(counted)s) < {{required}}"""  # noqa: S608
+       WHERE c.item_id = i.id AND c.state = %(counted)s)
+    + (SELECT COUNT(*) FROM {LEASE_TABLE} l
+       WHERE l.item_id = i.id AND l.expires_at > %(now)s AND l.worker_id <> %(worker_id)s
+         AND (SELECT e.id FROM {ANNOTATION_TABLE} e WHERE e.item_id = l.item_id
+              AND e.worker_id = l.worker_id LIMIT 1) IS NULL) < {{required}}"""  # noqa: S608
 _LAST = f"""(SELECT m.item_id FROM {ANNOTATION_TABLE} m WHERE m.worker_id = %(worker_id)s
   AND m.project_id = %(project_id)s ORDER BY m.id DESC LIMIT 1)"""  # noqa: S608
 _GROUP_OF = f"""i.group_key = (SELECT h.group_key FROM {ITEM_TABLE} h WHERE h.id = {{last}})"""  # noqa: S608
@@ -58,7 +64,8 @@ _REQUIRED = ("CASE i.split "
 
 def next_item_id(*, conversation: bool, lock: bool, after_given: bool) -> str:
     """SQL for the id of the worker's next item (NULL when none), with the named parameters
-    ``project_id``, ``worker_id``, ``counted`` (``Annotation.State.COUNTED``), ``pivot`` (the
+    ``project_id``, ``worker_id``, ``counted`` (``Annotation.State.COUNTED``), ``now`` (leases
+    expiring before it are over), ``pivot`` (the
     worker's fraction of the id range), ``required_<split>`` per split and, when
     ``after_given``, ``after_item_id`` (LAST; otherwise read from the worker's latest answer).
 
@@ -85,3 +92,11 @@ def next_item_id(*, conversation: bool, lock: bool, after_given: bool) -> str:
     if conversation:
         branches.append(branch("1 = 1", "i.position, i.id"))
     return f"COALESCE({', '.join(branches)})"
+
+
+#: Lease item ``%(item_id)s`` to worker ``%(worker_id)s`` until ``%(expires_at)s``, or move
+#: their lease's end there (PostgreSQL and SQLite >= 3.24 both take ON CONFLICT … DO UPDATE):
+#: one statement whether the lease is new or renewed.
+LEASE = f"""INSERT INTO {LEASE_TABLE} (item_id, worker_id, expires_at)
+VALUES (%(item_id)s, %(worker_id)s, %(expires_at)s)
+ON CONFLICT (item_id, worker_id) DO UPDATE SET expires_at = excluded.expires_at"""  # noqa: S608

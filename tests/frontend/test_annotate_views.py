@@ -4,13 +4,15 @@ escaping, MTurk identity, and query counts independent of the amount of data."""
 import json
 import threading
 import uuid
+from datetime import timedelta
 
 import pytest
 from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 
-from annotation.models import Annotation, Item, Worker
+from annotation.models import Annotation, Item, ItemLease, Worker
 from annotation.payloads import validate_payload
 from annotation.selectors.annotate import item_context, item_for_submit
 from annotation.services.annotations import SubmitRefused, annotation_submit, annotations_confirm
@@ -100,8 +102,10 @@ def test_two_workers_one_slot_only_the_first_submit_fills_it():
     project = plausibility_project(items=1, redundancy={"train": 1})
     item = project.items.get()
     first, second = local_worker("a"), local_worker("b")
-    # Both are shown the last open slot (nothing is reserved on reading)...
+    # Both are shown the last open slot (the first one's lease expired meanwhile)...
     assert work_queue_next_item(project=project, worker=first) == item
+    assert work_queue_next_item(project=project, worker=second) is None
+    ItemLease.objects.update(expires_at=timezone.now() - timedelta(seconds=1))
     assert work_queue_next_item(project=project, worker=second) == item
     store(project, item, first)
     # ...but the capacity re-check under the item's row lock refuses the second.
@@ -222,14 +226,17 @@ def test_annotate_page_query_count_does_not_grow_with_data(annotator_client):
         assert annotator_client.get(f"/annotate/{small.slug}/").status_code == 200
     with CaptureQueriesContext(connection) as big_queries:
         assert annotator_client.get(f"/annotate/{big.slug}/").status_code == 200
-    # session, user with worker, project, and the item chosen AND loaded by one statement.
-    assert len(data_queries(small_queries)) == len(data_queries(big_queries)) == 4, (
+    # session, user with worker, project, the item chosen AND loaded by one statement, and its
+    # lease.
+    assert len(data_queries(small_queries)) == len(data_queries(big_queries)) == 5, (
         data_queries(big_queries))
-    chooser = data_queries(big_queries)[-1]
-    # Branch A (done-by-me, collected, the group of my last item), then B1 and B2 from after
-    # my last item (done-by-me, collected, my last item each): all in the one statement,
-    # evaluated lazily; the pivot (for a worker with no last item) likewise.
-    assert chooser.count("annotation_annotation") == 9
+    chooser = data_queries(big_queries)[-2]
+    # Branch A (done-by-me, counted, leases of workers who did not answer, the group of my last
+    # item), then B1 and B2 from after my last item (the same three and my last item each): all
+    # in the one statement, evaluated lazily; the pivot (for a worker with no last item)
+    # likewise.
+    assert chooser.count("annotation_annotation") == 12
+    assert chooser.count("annotation_itemlease") == 3
     assert chooser.count("COALESCE(") == 3
 
 
@@ -250,8 +257,8 @@ def test_submit_query_count_does_not_grow_with_data(annotator_client):
         counts.append(len(data_queries(queries)))
     # session, user with worker, project, the item locked and loaded, its dialogue turns, the
     # INSERT that re-checks the slots; then the next item (chosen and loaded by one statement)
-    # and its dialogue turns.
-    assert counts[0] == counts[1] == 8
+    # and its dialogue turns, and its lease.
+    assert counts[0] == counts[1] == 9
 
 
 def test_plausibility_submit_takes_six_queries(annotator_client):
@@ -265,8 +272,8 @@ def test_plausibility_submit_takes_six_queries(annotator_client):
     assert response.status_code == 200 and response.json()["status"] == "saved"
     assert response.json()["next"]["item"]["item_id"] != item.pk
     # session, user with worker, project, the item (+ cloze) locked and loaded, the INSERT that
-    # re-checks the slots, and the next item chosen and loaded by one statement.
-    assert len(data_queries(queries)) == 6, data_queries(queries)
+    # re-checks the slots, the next item chosen and loaded by one statement, and its lease.
+    assert len(data_queries(queries)) == 7, data_queries(queries)
     if connection.vendor == "postgresql":
         assert data_queries(queries)[3].rstrip().endswith("FOR UPDATE OF item")
 

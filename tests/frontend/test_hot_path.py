@@ -295,7 +295,8 @@ def test_fast_insert_stores_every_column_as_the_orm_path_does(annotator_client):
     body = response.json()
     assert body["status"] == "saved"
     # Stored by the one INSERT … SELECT … WHERE that re-checks the slots (no ORM INSERT).
-    inserts = [sql for sql in data_queries(queries) if sql.lstrip().startswith("INSERT")]
+    inserts = [sql for sql in data_queries(queries) if sql.lstrip().startswith("INSERT")
+               and "annotation_itemlease" not in sql]  # the next item's lease
     assert len(inserts) == 1 and "NOT EXISTS" in inserts[0] and "RETURNING" in inserts[0]
 
     fast = Annotation.objects.get(pk=body["annotation_id"])
@@ -609,10 +610,10 @@ def test_submit_cost_does_not_grow_with_the_workers_past_work():
     assert runs["veteran"][1] == items[41].pk and runs["novice"][1] == items[47].pk
     veteran_sql, novice_sql = runs["veteran"][0], runs["novice"][0]
     # session, user with worker, project, the item locked and loaded, the INSERT, and the next
-    # item chosen and loaded by ONE statement.
-    assert len(veteran_sql) == len(novice_sql) == 6, veteran_sql
+    # item chosen and loaded by ONE statement, and its lease.
+    assert len(veteran_sql) == len(novice_sql) == 7, veteran_sql
     for statements in (veteran_sql, novice_sql):
-        chooser = statements[-1]
+        chooser = statements[-2]
         assert chooser.lstrip().startswith("SELECT item.") and "COALESCE(" in chooser
 
 

@@ -180,15 +180,44 @@ async function save(entry) {
     setStatus(entry, data.status === "duplicate" ? "Saved (already stored)." : "Saved.", "ok");
     markSaved(entry, data);
   } else if (data.error === "item_full") {
-    localStorage.removeItem(draftKey(entry.itemId));
-    setStatus(entry, `${data.message} Your answer was not needed; please take the next item.`, "warn");
-    entry.saved = true;
-    entry.widget.disable();
-    entry.saveButton.hidden = true;
-    updatePageActions();
+    markNotNeeded(entry, `${data.message} Your answer was not needed; please take the next item.`);
   } else {
     setStatus(entry, data.message || `The server refused this answer (${response.status}).`, "error");
   }
+}
+
+// An item others completed: no more work goes into it; the page offers the next one.
+function markNotNeeded(entry, message) {
+  localStorage.removeItem(draftKey(entry.itemId));
+  setStatus(entry, message, "warn");
+  entry.saved = true;
+  entry.widget.disable();
+  entry.saveButton.hidden = true;
+  updatePageActions();
+}
+
+// Local pages: the items shown (and the next one held) are leased to this annotator; the lease
+// is renewed while the page is open, and the answer names items other annotators completed
+// meanwhile, which are marked before more work goes into them.
+async function renewLeases() {
+  const ids = entries.filter((entry) => !entry.saved).map((entry) => entry.itemId);
+  if (pendingNext) ids.push(pendingNext.item.item_id);
+  if (!config.lease_url || ids.length === 0) return;
+  let data;
+  try {
+    const response = await postJson(config.lease_url, { item_ids: ids });
+    if (!response.ok) return;
+    data = await response.json();
+  } catch (error) {
+    return; // a lost renewal is harmless: the next one, or the submit, decides
+  }
+  const unusable = new Set(data.unusable || []);
+  for (const entry of entries) {
+    if (!entry.saved && unusable.has(entry.itemId)) {
+      markNotNeeded(entry, "Other annotators completed this item meanwhile, so it can no longer be used. Please take the next item.");
+    }
+  }
+  if (pendingNext && unusable.has(pendingNext.item.item_id)) pendingNext = undefined;
 }
 
 async function finishHit() {
@@ -293,6 +322,7 @@ function showNextItem() {
   mountItem(section, item, new Set());
   updatePageActions();
   window.scrollTo(0, 0);
+  renewLeases(); // held since the last answer: still usable?
   return true;
 }
 
@@ -313,6 +343,7 @@ async function main() {
   }
   netError.querySelector(".retry").addEventListener("click", () => retryAction && retryAction());
   if (finishButton) finishButton.addEventListener("click", finishHit);
+  if (config.lease_url) setInterval(renewLeases, config.lease_renew_seconds * 1000);
   if (nextLink) {
     nextLink.addEventListener("click", (event) => {
       if (event.button !== 0 || event.ctrlKey || event.metaKey || event.shiftKey) return;

@@ -1,0 +1,90 @@
+"""Leases (issue 11, point 8): an item shown to a local annotator is reserved for them while
+their page is open, so near the end of a project others are shown other items; the page is told
+when an item can no longer be used."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from annotation.models import ItemLease
+from annotation.services.work_queue import (
+    LEASE_SECONDS,
+    item_leases_renew,
+    work_queue_next_item,
+)
+from tests.frontend.builders import plausibility_project
+from tests.frontend.test_annotate_views import local_worker, store
+
+pytestmark = pytest.mark.django_db
+
+
+def test_an_item_shown_is_leased_and_not_shown_to_others_while_the_lease_lives():
+    project = plausibility_project(items=2, redundancy={"train": 1})
+    first_item, second_item = project.items.order_by("id")
+    first, second, third = local_worker("a"), local_worker("b"), local_worker("c")
+    shown = work_queue_next_item(project=project, worker=first)
+    lease = ItemLease.objects.get(worker=first)
+    assert lease.item == shown
+    assert LEASE_SECONDS - 5 <= (lease.expires_at - timezone.now()).total_seconds() <= LEASE_SECONDS
+    other = work_queue_next_item(project=project, worker=second)
+    assert other is not None and other != shown
+    # Both items are leased (redundancy 1): nothing to show a third annotator.
+    assert work_queue_next_item(project=project, worker=third) is None
+    # The holder of the lease is shown the item again (a reload), and may answer it.
+    assert work_queue_next_item(project=project, worker=first) == shown
+    # An expired lease holds nothing.
+    ItemLease.objects.filter(worker=first).update(
+        expires_at=timezone.now() - timedelta(seconds=1))
+    assert work_queue_next_item(project=project, worker=third) == shown
+    assert {first_item, second_item} == {shown, other}
+
+
+def test_an_answer_replaces_its_lease():
+    project = plausibility_project(items=1, redundancy={"train": 2})
+    item = project.items.get()
+    first, second, third = local_worker("a"), local_worker("b"), local_worker("c")
+    assert work_queue_next_item(project=project, worker=first) == item
+    store(project, item, first)
+    # One counted answer, and the lease of the worker who gave it counts no more: a slot is open.
+    assert work_queue_next_item(project=project, worker=second) == item
+    assert work_queue_next_item(project=project, worker=third) is None
+
+
+def test_renewing_moves_the_lease_and_names_items_others_completed():
+    project = plausibility_project(items=2, redundancy={"train": 1})
+    kept, lost = project.items.order_by("id")
+    worker, other = local_worker("a"), local_worker("b")
+    past = timezone.now() - timedelta(seconds=1)
+    ItemLease.objects.create(item=kept, worker=worker, expires_at=past)
+    ItemLease.objects.create(item=lost, worker=worker, expires_at=past)
+    store(project, lost, other)  # the lease had expired: another annotator completed it
+    assert item_leases_renew(project=project, worker=worker,
+                             item_ids=[kept.pk, lost.pk]) == [lost.pk]
+    assert ItemLease.objects.get(item=kept, worker=worker).expires_at > timezone.now()
+    assert ItemLease.objects.get(item=lost, worker=worker).expires_at == past
+
+
+def test_the_page_renews_its_leases_and_hears_which_items_are_gone(annotator_client):
+    project = plausibility_project(items=2, redundancy={"train": 1})
+    page = annotator_client.get(f"/annotate/{project.slug}/")
+    config = page.context["config"]
+    assert config["lease_url"] == f"/annotate/{project.slug}/lease/"
+    shown = config["items"][0]["item_id"]
+    other = project.items.exclude(pk=shown).get()
+    store(project, other, local_worker("someone"))
+
+    def renew(body):
+        return annotator_client.post(config["lease_url"], json.dumps(body),
+                                     content_type="application/json")
+
+    answer = renew({"item_ids": [shown, other.pk]})
+    assert answer.status_code == 200 and answer.json() == {"unusable": [other.pk]}
+    for bad in ({"item_ids": "1"}, {"item_ids": [True]}, {"item_ids": [2**63]},
+                {"item_ids": list(range(1, 12))}, []):
+        refused = renew(bad)
+        assert refused.status_code == 400 and refused.json()["error"] == "invalid"
+    assert annotator_client.get(config["lease_url"]).status_code == 405
