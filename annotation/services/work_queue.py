@@ -94,19 +94,29 @@ def work_queue_next_item(*, project: Project, worker: Worker,
     The item comes with ``project`` and the source material its page shows: choosing and
     loading are ONE statement (the chooser is a sub-select of the item query), plus the
     dialogue turns for rewrite and sluice. On PostgreSQL that statement locks the chosen row
-    while it runs (SKIP LOCKED: simultaneous choosers get different items); when it finds
-    nothing, a second statement without locks confirms it. Then one statement leases it.
+    until its lease is written, in one transaction (SKIP LOCKED: simultaneous choosers get
+    different items); when it finds nothing, a second statement without locks confirms it.
+    Then one statement leases it.
     """
     if worker.is_blocked:
         return None
     lock = connection.features.has_select_for_update_skip_locked
+    if not lock:
+        # SQLite: a plain autocommit read (an IMMEDIATE transaction would take the write lock
+        # for it), then the lease in its own statement.
+        return _choose_and_lease(project=project, worker=worker, after_item_id=after_item_id,
+                                 lock=False)
+    # PostgreSQL: the chosen row stays locked until its lease is written, so a simultaneous
+    # chooser skips it (SKIP LOCKED) and, once the lease is committed, counts it.
+    with transaction.atomic():
+        return _choose_and_lease(project=project, worker=worker, after_item_id=after_item_id,
+                                 lock=True)
+
+
+def _choose_and_lease(*, project: Project, worker: Worker, after_item_id: int | None,
+                      lock: bool) -> Item | None:
     now = timezone.now()
     sql, params = _choose_sql(project, worker, lock=lock, after_item_id=after_item_id, now=now)
-    # No transaction block of its own: in autocommit the statement is its own transaction, so
-    # the row lock lasts exactly as long as it did inside an atomic block holding only this
-    # statement (until the row is read), without the BEGIN and COMMIT round trips; inside a
-    # caller's transaction it lasts until that ends, as before. SQLite: a plain autocommit read
-    # (an IMMEDIATE transaction would take the write lock).
     items = load_items(project=project, where=f"{ITEM_ALIAS}.id = {sql}", params=params)
     if not items and lock:
         # SKIP LOCKED also skips open items that are only locked for a moment (another
