@@ -10,7 +10,8 @@ from annotation import tasks
 from annotation.fake_mturk import MTurkApiError
 from annotation.models import Annotation, Assignment, Batch, Bonus, Hit, Worker
 from annotation.selectors.qc import exportable_annotations
-from annotation.services.batches import decide, publish
+from annotation.services import decisions
+from annotation.services.batches import publish
 from annotation.services.batches.plan import LaunchOptions, batch_launch, batch_plan
 from tests.batches.helpers import page_answer_fields, page_work, plausibility_project
 from tests.integration.conftest import wait_for, wait_for_idle_worker
@@ -70,10 +71,10 @@ def test_launch_collect_review_and_pay(mturk, simulator):
 
     good = Assignment.objects.get(provider_assignment_id=assignment_ids[0])
     bad = Assignment.objects.get(provider_assignment_id=assignment_ids[1])
-    decide.assignment_decide(assignment_id=good.pk, approve=True)
-    decide.assignment_decide(assignment_id=bad.pk, approve=False, message="Ratings are random.")
-    bonus = decide.bonus_create(assignment_id=good.pk, amount_cents=30, reason="Thank you")
-    decide.worker_set_blocked(worker_id=bad.worker_id, blocked=True, reason="Random ratings")
+    decisions.assignment_approve(assignment_id=good.pk)
+    decisions.assignment_reject(assignment_id=bad.pk, message="Ratings are random.")
+    bonus = decisions.bonus_create(assignment_id=good.pk, amount_cents=30, reason="Thank you").bonus
+    decisions.worker_block(worker_id=bad.worker_id, reason="Random ratings")
     wait_for(lambda: Assignment.objects.filter(decision_synced=True, pk__in=[good.pk, bad.pk])
              .count() == 2, what="the decisions to reach MTurk")
     wait_for(lambda: Bonus.objects.get(pk=bonus.pk).sent_at, what="the bonus to be paid")

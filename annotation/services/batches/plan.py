@@ -29,6 +29,7 @@ from ...providers import (
     QualificationRequirementSpec,
 )
 from ...selectors.annotate import verified_q
+from ..jobs import enqueue_after_commit
 from .common import (
     ACTIVE_BATCH_STATUSES,
     DEFAULT_LOCALES,
@@ -39,7 +40,6 @@ from .common import (
     MTURK_LARGE_HIT_THRESHOLD,
     MTURK_MINIMUM_FEE_CENTS,
     WHOLE_GROUP_KINDS,
-    enqueue_task,
     new_request_token,
     record_status_event,
 )
@@ -340,7 +340,7 @@ def batch_launch(*, project: Project, options: LaunchOptions, confirmed_total_ce
                         detail={"estimate": plan.estimate.as_dict(), "live": options.live,
                    "skipped_items": len(plan.skipped_item_ids)})
     batch_id = batch.pk
-    transaction.on_commit(lambda: enqueue_task("publish_batch", batch_id))
+    enqueue_after_commit("annotation.tasks.publish_batch", batch_id)
     return batch
 
 

@@ -26,9 +26,9 @@ from ...providers import (
     QualificationRequirementSpec,
 )
 from ...providers.base import LocaleValue
+from ..jobs import enqueue_after_commit
 from .common import (
     REMOTE_HIT_STATUS,
-    enqueue_task,
     provider_for_batch,
     record_status_event,
     set_batch_status,
@@ -51,7 +51,7 @@ def batch_resume(*, batch_id: int) -> Batch:
                         new=Batch.Status.PUBLISHING)
     batch.status, batch.error = Batch.Status.PUBLISHING, ""
     batch.save(update_fields=["status", "error", "updated_at"])
-    transaction.on_commit(lambda: enqueue_task("publish_batch", batch_id))
+    enqueue_after_commit("annotation.tasks.publish_batch", batch_id)
     return batch
 
 
