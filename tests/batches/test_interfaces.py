@@ -194,7 +194,7 @@ def test_exact_create_hit_requests_through_the_provider(django_capture_on_commit
             "MaxAssignments": 4}}, {
             "HITTypeId": "HTYPE1", "MaxAssignments": 4, "LifetimeInSeconds": 7 * 24 * 3600,
             "Question": ANY, "UniqueRequestToken": hit.unique_request_token,
-            "RequesterAnnotation": f"unpack batch {batch.pk} hit {hit.pk}",
+            "RequesterAnnotation": f"unpack batch {batch.pk} {hit.unique_request_token}",
         })
         publish.batch_publish(batch_id=batch.pk, provider=provider)
         stubber.assert_no_pending_responses()

@@ -63,8 +63,12 @@ def test_launch_publishes_every_hit_with_the_external_question(
     assert simulator.stats()["total"] == 4
 
 
+@pytest.mark.parametrize("wording", ["ours", "aws", "no-id"])
 def test_a_create_whose_answer_was_lost_resolves_to_the_same_hit(
-        fake, provider, simulator, django_capture_on_commit_callbacks, monkeypatch):
+        wording, fake, provider, simulator, django_capture_on_commit_callbacks, monkeypatch):
+    """Finding 8: however the endpoint words "token already used" (AWS documents only that the
+    message contains the HITId; it may contain none), the resume adopts the HIT."""
+    fake.world.set_duplicate_hit_wording(wording)
     project = plausibility_project(items=4)
     # launch without publishing
     monkeypatch.setattr(planning, "enqueue_after_commit", lambda *args: None)
@@ -74,11 +78,13 @@ def test_a_create_whose_answer_was_lost_resolves_to_the_same_hit(
     hit_type_id = provider.create_hit_type(publish.hit_type_spec(batch, provider))
     lost = provider.create_hit(hit_type_id=hit_type_id, question_xml="<x/>", max_assignments=4,
                                lifetime_seconds=600,
-                               unique_request_token=hit.unique_request_token)
+                               unique_request_token=hit.unique_request_token,
+                               requester_annotation=publish.requester_annotation_for(hit))
     publish.batch_publish(batch_id=batch.pk, provider=provider)
     hit.refresh_from_db()
     assert hit.provider_hit_id == lost.hit_id
     assert len(fake.world.hits) == 1
+    assert Batch.objects.get(pk=batch.pk).status == Batch.Status.PUBLISHED
 
 
 def test_a_publish_killed_half_way_resumes_without_duplicates(

@@ -186,6 +186,10 @@ TABLE: dict[str, list[Row]] = {
     "staff/batches/<int:batch_id>/resume/": [
         Row("GET", "/staff/batches/{batch}/resume/", LOGIN, LOGIN, 405),
         Row("POST", "/staff/batches/{batch}/resume/", LOGIN, LOGIN, 302, data={})],
+    "staff/batches/<int:batch_id>/cancel/": [
+        Row("GET", "/staff/batches/{batch}/cancel/", LOGIN, LOGIN, 405),
+        Row("POST", "/staff/batches/{batch}/cancel/", LOGIN, LOGIN, 302, data={}),
+        Row("POST", "/staff/batches/999999/cancel/", LOGIN, LOGIN, 404, data={})],
     # --- annotators -----------------------------------------------------------------------------
     "": [Row("GET", "/", LOGIN, 200, 200)],
     "annotate/<slug:slug>/": [Row("GET", "/annotate/{slug}/", LOGIN, 200, 200),
