@@ -72,6 +72,38 @@ def fake_mturk_server() -> Iterator[FakeMTurk]:
         yield server
 
 
+def worker_env(redis_url: str, mturk_url: str, **extra: str) -> dict[str, str]:
+    """The environment of a worker process: the test database, Redis, the stand-in."""
+    return {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "annotation.settings",
+        "DATABASE_URL": _test_database_url(),
+        "DATABASE_CONN_MAX_AGE": "0",
+        "REDIS_URL": redis_url,
+        "MTURK_ENDPOINT_URL": mturk_url,
+        "MTURK_LIVE": "",
+        "UNPACK_PUBLIC_URL": PUBLIC_URL,
+        "AWS_ACCESS_KEY_ID": "AKIDFAKEFAKEFAKE",
+        "AWS_SECRET_ACCESS_KEY": "fake-secret",
+        "UNPACK_LOG_LEVEL": "INFO",
+        **extra,
+    }
+
+
+def start_worker(env: dict[str, str], *options: str) -> tuple[subprocess.Popen, str]:
+    """``celery -A annotation worker --pool=solo`` (plus ``options``, e.g. ``-B``); returns
+    the process and its log file."""
+    log_fd, log_path = tempfile.mkstemp(prefix="celery-worker-", suffix=".log")
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "annotation", "worker", "--pool=solo",
+         "--loglevel=INFO", "--without-gossip", "--without-mingle", "--without-heartbeat",
+         "-n", f"unpack-test-{os.getpid()}-{time.monotonic_ns()}@%h", *options],
+        cwd=REPO_ROOT, env=env, stdout=log_fd, stderr=subprocess.STDOUT,
+    )
+    os.close(log_fd)
+    return worker, log_path
+
+
 @pytest.fixture(scope="module")
 def celery_worker(integration_services, django_db_setup, django_db_blocker, fake_mturk_server
                   ) -> Iterator[subprocess.Popen]:
@@ -80,28 +112,8 @@ def celery_worker(integration_services, django_db_setup, django_db_blocker, fake
     redis_url = integration_services
     redis.Redis.from_url(redis_url).flushdb()
     with django_db_blocker.unblock():
-        database_url = _test_database_url()
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "annotation.settings",
-        "DATABASE_URL": database_url,
-        "DATABASE_CONN_MAX_AGE": "0",
-        "REDIS_URL": redis_url,
-        "MTURK_ENDPOINT_URL": fake_mturk_server.base_url,
-        "MTURK_LIVE": "",
-        "UNPACK_PUBLIC_URL": PUBLIC_URL,
-        "AWS_ACCESS_KEY_ID": "AKIDFAKEFAKEFAKE",
-        "AWS_SECRET_ACCESS_KEY": "fake-secret",
-        "UNPACK_LOG_LEVEL": "INFO",
-    }
-    log_fd, log_path = tempfile.mkstemp(prefix="celery-worker-", suffix=".log")
-    worker = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "annotation", "worker", "--pool=solo",
-         "--loglevel=INFO", "--without-gossip", "--without-mingle", "--without-heartbeat",
-         "-n", f"unpack-test-{os.getpid()}@%h"],
-        cwd=REPO_ROOT, env=env, stdout=log_fd, stderr=subprocess.STDOUT,
-    )
-    os.close(log_fd)
+        env = worker_env(redis_url, fake_mturk_server.base_url)
+    worker, log_path = start_worker(env)
     # The app reads Django settings under the CELERY_ namespace, so override those keys.
     saved = {key: celery_app.conf.get(key) for key in
              ("CELERY_TASK_ALWAYS_EAGER", "CELERY_BROKER_URL")}
