@@ -132,3 +132,29 @@ def test_the_admin_cannot_change_work_behind_the_services(staff_client):
     # The pages still show the work, read-only.
     assert staff_client.get(f"/admin/annotation/assignment/{assignment.pk}/change/"
                             ).status_code == 200
+
+
+def test_running_review_bonus_again_resends_the_unpaid_bonus_and_a_second_needs_again(
+        queued, django_capture_on_commit_callbacks):
+    """Finding 8: every ``review bonus`` minted a new token (paying again); none re-sent an
+    interrupted one."""
+    from io import StringIO
+
+    from django.core.management import CommandError, call_command
+
+    _, rows = flagged_rewrites(1)
+    reference = rows[0][0].provider_assignment_id
+    bonus = ("review", "bonus", reference, "--amount", "0.25", "--reason", "Careful work")
+    first, second = StringIO(), StringIO()
+    with django_capture_on_commit_callbacks(execute=True):
+        call_command(*bonus, stdout=first)
+        call_command(*bonus, stdout=second)
+    assert "queued" in first.getvalue() and "sent again" in second.getvalue()
+    (row,) = Bonus.objects.all()
+    assert queued == [("annotation.tasks.send_bonus", row.pk)] * 2
+    Bonus.objects.update(sent_at="2026-01-01T00:00:00Z")
+    with pytest.raises(CommandError, match="again"):
+        call_command(*bonus, stdout=StringIO())
+    call_command(*bonus, "--again", stdout=StringIO())
+    assert Bonus.objects.count() == 2
+    assert len(set(Bonus.objects.values_list("unique_request_token", flat=True))) == 2

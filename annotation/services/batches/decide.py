@@ -42,9 +42,10 @@ def workers_notify(*, project_id: int, worker_ids: Iterable[int], subject: str, 
     if not external_ids:
         return []
     if provider is None:
-        latest = Batch.objects.filter(project_id=project_id, provider="mturk").order_by("-pk")
+        latest = Batch.objects.filter(project_id=project_id,
+                                      provider=Worker.Provider.MTURK).order_by("-pk")
         batch = latest.first()
-        provider = provider_for(name="mturk", live=bool(batch and batch.live))
+        provider = provider_for(name=Worker.Provider.MTURK, live=bool(batch and batch.live))
     failures = provider.notify_workers(external_ids, subject=subject[:200], message=message)
     return [failure.worker_id for failure in failures]
 
