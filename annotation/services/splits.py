@@ -27,6 +27,7 @@ from django.db.models import Count
 from qc import splits as qc_splits
 
 from ..models import ComplexSentence, Item, Project, SplitManifest
+from .statistics import planner_statistics_refresh
 
 RULES = ("group", "websplit", "canard")
 QUAC_DEV_NAMES = frozenset({"dev", "val", "validation"})
@@ -139,6 +140,9 @@ def project_split(*, project: Project, rule: str, seed: int, fractions: dict | N
     for split, item_ids in by_split.items():
         for start in range(0, len(item_ids), UPDATE_BATCH):
             Item.objects.filter(id__in=item_ids[start:start + UPDATE_BATCH]).update(split=split)
+    if moved:
+        # The work queue's plans depend on how items spread over splits.
+        transaction.on_commit(lambda: planner_statistics_refresh(of=[Item]))
     counts: dict[str, int] = defaultdict(int)
     for split in item_splits.values():
         counts[split] += 1

@@ -28,6 +28,7 @@ from ...providers import (
 )
 from ...selectors.annotate import VERIFIED_KEY, page_provenance, unverified_q
 from ..annotations import ASSIGNMENT_GRACE, RELEASED_ASSIGNMENT_STATUSES
+from ..statistics import planner_statistics_refresh_grown
 from .common import (
     OPEN_HIT_STATUSES,
     REMOTE_ASSIGNMENT_STATUS,
@@ -367,6 +368,8 @@ def batch_collect(*, batch_id: int, provider: AnnotationProvider | None = None) 
             result.merge(assignment_record_collected(hit=hit, collected=collected))
         result.assignments_released += _release_unreported(hit, reported, listed_at=listed_at)
     _complete_if_done(batch)
+    planner_statistics_refresh_grown(written={Annotation: result.annotations_created,
+                                              Assignment: result.assignments_created})
     return result
 
 
