@@ -367,6 +367,8 @@ class AnnotationProvider(abc.ABC):
         False for an id the provider does not know, one of another worker or HIT, and one it
         cannot report (yet); raises ``ProviderError`` when it could not be asked. This default
         vouches for nothing: a provider that cannot check confirms no session, whose work then
-        holds no slot until collection sees it (docs/annotating.md, "Trust").
+        holds no slot until collection sees it (docs/annotating.md, "Trust"). A provider with
+        ``confirms_work_in_progress`` is asked while a worker's save waits: answer in one
+        attempt, without retrying (the caller caches answers and treats an error as no).
         """
         return False
