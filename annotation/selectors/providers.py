@@ -9,6 +9,7 @@ from django.core.cache import cache
 
 from ..models import Hit
 from ..providers import ProviderError
+from ..services.batches.common import provider_for_batch
 
 logger = logging.getLogger(__name__)
 
@@ -27,8 +28,6 @@ def assignment_confirmed_by_provider(*, hit: Hit, assignment_id: str, worker_id:
     Asked only of a provider that can see work in progress (``confirms_work_in_progress``);
     any other, and a provider that cannot be reached, confirms nothing: the session then
     holds no slot until collection sees it."""
-    from ..services.batches.common import provider_for_batch
-
     provider = provider_for_batch(hit.batch)
     if not provider.confirms_work_in_progress:
         return False
