@@ -16,10 +16,11 @@ import logging
 
 from celery import Task, shared_task
 from django.conf import settings
+from django.core.cache import cache
 
 from .providers import ProviderThrottled, ProviderTransientError
 from .selectors.outbox import unfinished_work
-from .services import decisions
+from .services import decisions, statistics
 from .services.batches import collect, decide, publish
 
 logger = logging.getLogger(__name__)
@@ -55,9 +56,24 @@ def collect_batch(batch_id: int) -> dict:
             "invalid_answers": result.invalid_answers}
 
 
+def beat_turn_take(entry: str) -> bool:
+    """True for the first run of beat entry ``entry`` in 0.9 × its period, False for others.
+
+    A deployment runs one beat; should two run (``worker -B`` on every machine), the shared
+    cache still lets each periodic job run once per period: the first run takes the turn
+    (an atomic add), the other beat's runs within the period find it taken. Without a shared
+    cache there is one process, and the guard is per process.
+    """
+    period = float(settings.CELERY_BEAT_SCHEDULE[entry]["schedule"])
+    return cache.add(f"beat-turn:{entry}", 1, timeout=max(1, int(period * 0.9)))
+
+
 @shared_task(name="annotation.tasks.collect_open_batches")
-def collect_open_batches() -> list[int]:
-    """Periodic (celery beat): one ``collect_batch`` job per open MTurk batch."""
+def collect_open_batches() -> list[int] | None:
+    """Periodic (celery beat): one ``collect_batch`` job per open MTurk batch; None when this
+    period's turn was taken already (``beat_turn_take``)."""
+    if not beat_turn_take("collect-open-batches"):
+        return None
     batch_ids = collect.open_batch_ids()
     for batch_id in batch_ids:
         collect_batch.delay(batch_id)
@@ -65,9 +81,12 @@ def collect_open_batches() -> list[int]:
 
 
 @shared_task(name="annotation.tasks.resume_unfinished_work")
-def resume_unfinished_work() -> dict:
+def resume_unfinished_work() -> dict | None:
     """Periodic (celery beat): send again every job whose work is recorded but unfinished
-    (a worker killed mid-publish, a broker that was down when the job was queued)."""
+    (a worker killed mid-publish, a broker that was down when the job was queued); None when
+    this period's turn was taken already (``beat_turn_take``)."""
+    if not beat_turn_take("resume-unfinished-work"):
+        return None
     work = unfinished_work(quiet_for_seconds=settings.UNPACK_RESUME_QUIET_SECONDS)
     for batch_id in work.batch_ids:
         publish_batch.delay(batch_id)
@@ -79,6 +98,15 @@ def resume_unfinished_work() -> dict:
         sync_worker_block.delay(worker_id)
     return {"batches": work.batch_ids, "assignments": work.assignment_ids,
             "bonuses": work.bonus_ids, "workers": work.worker_ids}
+
+
+@shared_task(name="annotation.tasks.refresh_planner_statistics")
+def refresh_planner_statistics() -> list[str] | None:
+    """Periodic (celery beat): ANALYZE the hot tables that grew (PostgreSQL); None when this
+    period's turn was taken already (``beat_turn_take``)."""
+    if not beat_turn_take("refresh-planner-statistics"):
+        return None
+    return statistics.planner_statistics_refresh_grown()
 
 
 @shared_task(name="annotation.tasks.sync_assignment_decision", base=ProviderJob)

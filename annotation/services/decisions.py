@@ -42,6 +42,7 @@ from django.utils import timezone
 
 from ..models import Annotation, Assignment, Batch, Bonus, Flag, Worker
 from ..providers import AnnotationProvider, ProviderPermanentError, get_provider
+from .annotations import annotations_set_review_status
 from .audit import record_status_event
 from .batches.common import REMOTE_ASSIGNMENT_STATUS, new_request_token, provider_for_batch
 from .jobs import enqueue_after_commit
@@ -95,12 +96,11 @@ def _decide_assignment(*, assignment_id: int, approve: bool, message: str,
     assignment.reviewed_at, assignment.decision_synced = timezone.now(), False
     assignment.save(update_fields=["status", "review_message", "reviewed_at",
                                    "decision_synced"])
-    annotation_ids = list(assignment.annotations.values_list("pk", flat=True))
-    Annotation.objects.filter(pk__in=annotation_ids).update(
+    decided = annotations_set_review_status(
+        annotations=assignment.annotations.all(),
         review_status=Annotation.Review.APPROVED if approve else Annotation.Review.REJECTED)
     record_status_event(kind="assignment_decided", assignment=assignment, actor=actor,
-                        old=old, new=new,
-                        detail={"message": message, "annotations": len(annotation_ids)})
+                        old=old, new=new, detail={"message": message, "annotations": decided})
     _close_open_flags(
         Flag.objects.filter(Q(assignment=assignment) | Q(annotation__assignment=assignment)),
         status=Flag.Status.DISMISSED if approve else Flag.Status.UPHELD, actor=actor,
@@ -143,8 +143,9 @@ def _decide_annotation(*, annotation_id: int, approve: bool, message: str, actor
     if annotation.review_status == new:
         return annotation
     old = annotation.review_status
-    annotation.review_status = new
-    annotation.save(update_fields=["review_status"])
+    annotations_set_review_status(annotations=Annotation.objects.filter(pk=annotation.pk),
+                                  review_status=new)
+    annotation.refresh_from_db(fields=["review_status", "state"])
     record_status_event(kind="annotation_decided", annotation=annotation,
                         worker=annotation.worker, actor=actor, old=old, new=new,
                         detail={"message": message})
