@@ -42,27 +42,13 @@ SLUG = "bench-fresh"
 
 # The work already there: an older project whose items carry annotations, and the annotators'
 # logins (a session each, as bench_load's).
-SEED = """
-import json, sys
-import django
-django.setup()
-from django.conf import settings
-from django.contrib.auth import get_user_model
-from django.contrib.sessions.backends.db import SessionStore
+SEED = load.SEED_HELPERS + """
 from django.db import connection
-from annotation.models import (Annotation, ClozeFiller, ClozeItem, Item, Project, Worker)
+from annotation.models import Annotation, Worker
 clients, old_items, per_item = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 project = Project.objects.create(slug="older", name="Older work", kind="plausibility",
                                  redundancy={"train": per_item})
-clozes = ClozeItem.objects.bulk_create(
-    ClozeItem(project=project, external_id=str(n), resolved_pattern="IMPLICIT REFERENCE",
-              article_title="How to Bench", sentence="Put ______ in the box.")
-    for n in range(old_items))
-fillers = ClozeFiller.objects.bulk_create(
-    ClozeFiller(cloze=cloze, position=1, text="the cat") for cloze in clozes)
-items = Item.objects.bulk_create(
-    Item(project=project, external_id=str(n), group_key=str(n), filler=filler)
-    for n, filler in enumerate(fillers))
+items = plausibility_items(project, old_items)
 crowd = Worker.objects.bulk_create(Worker(provider="local", external_id=f"old{n}")
                                    for n in range(per_item * 4))
 Annotation.objects.bulk_create(
@@ -71,17 +57,7 @@ Annotation.objects.bulk_create(
     for n, item in enumerate(items) for k in range(per_item))
 with connection.cursor() as cursor:
     cursor.execute("ANALYZE")
-keys = []
-User = get_user_model()
-for number in range(clients):
-    user = User.objects.create_user(f"bench{number}", password=None)
-    session = SessionStore()
-    session["_auth_user_id"] = str(user.pk)
-    session["_auth_user_backend"] = settings.AUTHENTICATION_BACKENDS[0]
-    session["_auth_user_hash"] = user.get_session_auth_hash()
-    session.create()
-    keys.append(session.session_key)
-print(json.dumps(keys))
+print(json.dumps(bench_logins(clients)))
 """
 
 
@@ -244,7 +220,7 @@ def one_round(variant: str, args, claire: Path, number: int) -> dict:
     submits = [ms for a in annotators for ms in a.submit_ms]
     return {
         "variant": variant, "round": number, "clients": args.clients,
-        "import_100k_items_s": round(import_seconds, 1),
+        "imported_items": args.sentences * 5, "import_s": round(import_seconds, 1),
         "annotation_rows_before_after": [before["rows"], after["rows"]],
         "growth": round(after["rows"] / max(before["rows"], 1), 2),
         "analyzes_of_annotation_table_during_run": after["analyzes"] - before["analyzes"],

@@ -39,7 +39,7 @@ from tests.integration.conftest import (
     PUBLIC_URL,
     REPO_ROOT,
     _drop_connection_pools,
-    _test_database_url,
+    service_environment,
     wait_for,
     wait_for_idle_worker,
 )
@@ -113,24 +113,9 @@ class Cluster:
 
 @pytest.fixture(scope="module")
 def cluster(integration_services, django_db_setup, django_db_blocker, fake_mturk_server):
-    import redis
-
     redis_url = integration_services
-    redis.Redis.from_url(redis_url).flushdb()
-    with django_db_blocker.unblock():
-        database_url = _test_database_url()
     env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "annotation.settings",
-        "DATABASE_URL": database_url,
-        "DATABASE_CONN_MAX_AGE": "0",
-        "REDIS_URL": redis_url,
-        "MTURK_ENDPOINT_URL": fake_mturk_server.base_url,
-        "MTURK_LIVE": "",
-        "UNPACK_PUBLIC_URL": PUBLIC_URL,
-        "AWS_ACCESS_KEY_ID": "AKIDFAKEFAKEFAKE",
-        "AWS_SECRET_ACCESS_KEY": "fake-secret",
-        "UNPACK_LOG_LEVEL": "INFO",
+        **service_environment(redis_url, django_db_blocker, fake_mturk_server),
         "UNPACK_COLLECT_EVERY_SECONDS": str(BEAT_PERIOD),
         "UNPACK_ANALYZE_EVERY_SECONDS": str(BEAT_PERIOD),
         "DJANGO_ALLOWED_HOSTS": "127.0.0.1",
