@@ -86,6 +86,17 @@ class DecontextScores:
         }
 
 
+def references_all_change(original: str, references: Sequence[str]) -> bool:
+    """Whether no reference leaves the original unchanged (after normalisation): the examples
+    "match on changed" (``match_edited``) is computed over.
+
+    When no scored example of a file qualifies, the official ``eval.py`` stops with
+    ``IndexError`` (``get_avg`` of an empty list); :func:`evaluate_decontext` gives ``nan``.
+    """
+    return normalize_for_match(original) not in {normalize_for_match(reference)
+                                                 for reference in references}
+
+
 def evaluate_decontext(examples: Iterable[tuple[str, str, Sequence[str]]]) -> DecontextScores:
     """Score ``(original_sentence, output, references)`` examples
     (``eval_util.compute_sentence_generation_scores``).
@@ -95,13 +106,11 @@ def evaluate_decontext(examples: Iterable[tuple[str, str, Sequence[str]]]) -> De
     ratios, edited, matches, matches_edited = [], [], [], []
     additions, deletions = [], []
     for original, output, references in examples:
-        normalized_original = normalize_for_match(original)
-        normalized_references = [normalize_for_match(reference) for reference in references]
         ratios.append(length_ratio(original, output))
         edited.append(is_edited(original, output))
         matched = sentence_match(output, references)
         matches.append(matched)
-        if normalized_original not in normalized_references:
+        if references_all_change(original, references):
             matches_edited.append(matched)
         add_counts, delete_counts = sari_edit_counts(original, output, references)
         additions.append(add_counts)

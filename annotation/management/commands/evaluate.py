@@ -37,6 +37,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.exporters import EXPORTERS, export_project
+from annotation.exporters.decontext import NO_CHANGED_EXAMPLE
 from annotation.exporters.sluice import FILE_SPLIT_NAMES
 from annotation.models import Project
 from annotation.selectors import projects as project_selectors
@@ -220,7 +221,14 @@ def evaluate_decontext(export_dir: Path, split: str, system: Path | None, baseli
             predicted_sentence=decontext_sentence(prediction["category"],
                                                   prediction["original_sentence"],
                                                   prediction["decontextualized_sentence"])))
-    return evaluation.evaluate_decontext_predictions(rows).as_dict()
+    scores = evaluation.evaluate_decontext_predictions(rows).as_dict()
+    if scores["human"]["n_match_edited"] == 0:
+        # NaN is not JSON, and the official scorer has no figure here at all (it stops).
+        for side in ("system", "human"):
+            scores[side]["match_edited"] = None
+        scores["notes"] = [NO_CHANGED_EXAMPLE.format(file=f"{split}.jsonl",
+                                                     n=scores["human"]["n_examples"])]
+    return scores
 
 
 def evaluate_websplit(export_dir: Path, split: str, system: Path | None, baseline):
