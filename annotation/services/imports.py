@@ -42,6 +42,7 @@ from ..models import (
     TargetSentence,
     Worker,
 )
+from .annotations import annotation_state
 from .projects import project_get_or_create
 from .splits import describe_cross_split_contexts, sluice_cross_split_contexts
 from .statistics import planner_statistics_refresh
@@ -411,5 +412,7 @@ class _BundleWriter:
                 continue
             taken.add(pair)
             new.append({"project_id": self.project.pk, "worker_id": pair[0],
-                        "item_id": pair[1], "source": record.source, **record.fields})
+                        "item_id": pair[1], "source": record.source, **record.fields,
+                        "state": annotation_state(source=record.source, review_status=(
+                            record.fields.get("review_status", Annotation.Review.PENDING)))})
         self._insert(Annotation, new)
