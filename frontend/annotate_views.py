@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import datetime
 from urllib.parse import urlsplit
 
 from django.contrib.auth.decorators import login_required
@@ -25,14 +24,19 @@ from django.http import Http404, JsonResponse
 from django.shortcuts import render
 from django.template.loader import render_to_string
 from django.urls import reverse
-from django.utils.dateparse import parse_datetime
+from django.utils import timezone
 from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
 from annotation.csp import mturk_submit_origins
 from annotation.models import Annotation, Project, Worker
-from annotation.payloads import PayloadError, clean_warnings, validate_payload
+from annotation.payloads import (
+    PayloadError,
+    clean_client_time,
+    clean_warnings,
+    validate_payload,
+)
 from annotation.selectors import annotate as annotate_selectors
 from annotation.services.annotations import (
     SubmitRefused,
@@ -88,8 +92,6 @@ def _parse_submission(body: dict) -> dict:
     token = body.get("client_token")
     if not isinstance(token, str) or not 8 <= len(token) <= 64:
         raise BadRequest("client_token", "must be a string of 8 to 64 characters")
-    started_at = body.get("started_at")
-    started = parse_datetime(started_at) if isinstance(started_at, str) else None
     duration = body.get("duration_ms")
     if isinstance(duration, bool) or not isinstance(duration, int) or not (
         0 <= duration < 2**31
@@ -101,7 +103,7 @@ def _parse_submission(body: dict) -> dict:
     except PayloadError as error:
         raise BadRequest(error.field, error.message) from None
     return {"item_id": item_id, "client_token": token, "payload": body.get("payload"),
-            "started_at": started if isinstance(started, datetime) else None,
+            "started_at": clean_client_time(body.get("started_at"), now=timezone.now()),
             "duration_ms": duration, "client_warnings": client_warnings,
             "overridden_warnings": overridden}
 
