@@ -205,7 +205,13 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
         "rest_framework.authentication.BasicAuthentication",
     ],
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    "DEFAULT_PAGINATION_CLASS": "annotation.api.pagination.BoundedLimitOffsetPagination",
+    # JSON bodies are checked for what the database cannot keep (annotation/jsonbody.py).
+    "DEFAULT_PARSER_CLASSES": [
+        "annotation.jsonbody.UntrustedJSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "PAGE_SIZE": 100,
 }
 SPECTACULAR_SETTINGS = {
@@ -216,6 +222,9 @@ SPECTACULAR_SETTINGS = {
     # Swagger UI's files are served from our own static files, not a CDN.
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    # One name for the train/dev/test choices (items, launch options); the schema is checked
+    # with `manage.py spectacular --validate --fail-on-warn` in the tests.
+    "ENUM_NAME_OVERRIDES": {"SplitEnum": "annotation.models.Split"},
 }
 
 # Celery: a real broker when REDIS_URL is set, otherwise tasks run inline in the caller.
