@@ -174,3 +174,20 @@ def test_the_schema_describes_every_endpoint_without_warnings(tmp_path):
     schema = (tmp_path / "schema.yaml").read_text()
     assert "/api/batches/launch/" in schema and "$ref: '#/components/schemas/Launch'" in schema
     assert "BatchDetail:" in schema
+
+
+@pytest.mark.parametrize(("reward", "cents"), [("0.01", 1), ("0.50", 50), ("12.34", 1234)])
+def test_the_staff_launch_form_takes_any_whole_cent_reward(reward, cents):
+    """A one-cent reward was refused: the form's bound was the float 0.01, which is a hair
+    above Decimal("0.01")."""
+    from frontend.staff_batches import LaunchForm
+
+    sluice_project(slug="cents")
+    form = LaunchForm({"project": "cents", "title": "Ask", "items_per_hit": "5",
+                       "reward": reward, "lifetime": "7d", "duration": "1h",
+                       "auto_approve": "3d", "locales": "US", "provider": "mturk",
+                       "splits": ["train"]})
+    assert form.is_valid(), form.errors
+    assert form.launch_options().reward_cents == cents
+    assert not LaunchForm({**form.data, "reward": "0.001"}).is_valid()
+    assert not LaunchForm({**form.data, "reward": "0"}).is_valid()
