@@ -125,8 +125,13 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
+# Django's standard set: not too like the username or e-mail, at least 8 characters, not a
+# common password, not all digits (password forms and `createsuperuser`).
 AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 
 LANGUAGE_CODE = "en-us"
@@ -145,6 +150,12 @@ WHITENOISE_AUTOREFRESH = DEBUG
 # Django's own account check; loading a user also loads their Worker (one query instead of
 # two on every annotator request).
 AUTHENTICATION_BACKENDS = ["annotation.auth.WorkerLoadingModelBackend"]
+
+# Failed logins (login pages, API authentication) per client address and per username: this
+# many within the window lock both out until it ends, without checking passwords
+# (annotation/login_throttle.py).
+UNPACK_LOGIN_FAILURE_LIMIT = int(os.environ.get("UNPACK_LOGIN_FAILURE_LIMIT", "10"))
+UNPACK_LOGIN_LOCKOUT_SECONDS = int(os.environ.get("UNPACK_LOGIN_LOCKOUT_SECONDS", "900"))
 
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/"
@@ -201,9 +212,12 @@ SESSION_COOKIE_HTTPONLY = True
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    # The browser's session; HTTP Basic (a password on every request) only when asked for with
+    # UNPACK_API_BASIC_AUTH=true. Either way password checks are throttled (login_throttle).
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.SessionAuthentication",
-        "rest_framework.authentication.BasicAuthentication",
+        *(["rest_framework.authentication.BasicAuthentication"]
+          if env_bool("UNPACK_API_BASIC_AUTH", False) else []),
     ],
     "DEFAULT_PAGINATION_CLASS": "annotation.api.pagination.BoundedLimitOffsetPagination",
     # JSON bodies are checked for what the database cannot keep (annotation/jsonbody.py).
