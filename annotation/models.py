@@ -454,6 +454,10 @@ class Assignment(models.Model):
     review_message = models.TextField(blank=True)
     # Set once the decision reached the provider; the outbox for approve/reject jobs.
     decision_synced = models.BooleanField(default=True)
+    # When the provider vouched for it (this worker, this HIT): at collection, or at the first
+    # save when the provider can see work in progress. Only a confirmed assignment holds one
+    # of the HIT's slots (services/annotations.py, live_assignments_q).
+    confirmed_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -505,6 +509,20 @@ class Annotation(models.Model):
         APPROVED = "approved", "approved"
         REJECTED = "rejected", "rejected"
 
+    class State(models.TextChoices):
+        """What the answer is worth to the project; kept by the services from the source, the
+        review status and whether the MTurk page's answer is confirmed
+        (``annotation.services.annotations.annotation_state``, the one definition)."""
+
+        #: fills one of the item's redundancy slots: every reader counts these, and only these
+        COUNTED = "counted", "counted"
+        #: an MTurk task page's answer whose assignment MTurk has not reported (yet): nowhere
+        PROVISIONAL = "provisional", "provisional (not confirmed by MTurk)"
+        #: rejected by a reviewer: no slot, no dataset export; QC and the generic export see it
+        REJECTED = "rejected", "rejected"
+        #: a released dataset's answer: exported and in QC, fills no slot
+        IMPORTED = "imported", "imported"
+
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="annotations")
     item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="annotations")
     worker = models.ForeignKey(Worker, on_delete=models.PROTECT, related_name="annotations")
@@ -523,12 +541,17 @@ class Annotation(models.Model):
     edit_operations = models.JSONField(default=list, blank=True)
     started_at = models.DateTimeField(null=True, blank=True)
     submitted_at = models.DateTimeField(null=True, blank=True)
-    duration_ms = models.PositiveIntegerField(null=True, blank=True)
+    duration_ms = models.PositiveIntegerField(null=True, blank=True)  # the browser's claim
+    # When the server served the item to this worker (the page view), by the server's clock:
+    # served_at -> submitted_at is the server's own measure of the work (qc: timing flags).
+    served_at = models.DateTimeField(null=True, blank=True)
     client_warnings = models.JSONField(default=list, blank=True)  # shown in the browser
     overridden_warnings = models.JSONField(default=list, blank=True)  # submitted anyway
     server_warnings = models.JSONField(default=list, blank=True)  # re-checked on arrival
     review_status = models.CharField(max_length=8, choices=Review.choices,
                                      default=Review.PENDING)
+    # Derived from source, review_status and confirmation; written only by the services.
+    state = models.CharField(max_length=12, choices=State.choices, default=State.COUNTED)
     # Idempotency key sent by the browser: a double submit stores one annotation.
     client_token = models.CharField(max_length=64, null=True, blank=True, unique=True)
     provenance = models.JSONField(default=dict, blank=True)  # file, line, original ids
@@ -549,6 +572,8 @@ class Annotation(models.Model):
         ]
         indexes = [
             models.Index(fields=["item", "worker"], name="annotation_item_worker"),
+            # The work queue and the submit count an item's counted answers: one index range.
+            models.Index(fields=["item", "state"], name="annotation_item_state"),
             models.Index(fields=["project", "submitted_at"], name="annotation_project_time"),
             # With id: a worker's latest annotation in a project is one index probe (the work
             # queue starts after it).
@@ -567,6 +592,13 @@ class Flag(models.Model):
         UPHELD = "upheld", "upheld (work rejected)"
         DISMISSED = "dismissed", "dismissed (work approved)"
 
+    class RaisedBy(models.TextChoices):
+        """Which component raised the flag: each one replaces only its own flags."""
+
+        QC = "qc", "quality control run"
+        COLLECTION = "collection", "MTurk collection"
+        REVIEWER = "reviewer", "reviewer"
+
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="flags")
     annotation = models.ForeignKey(Annotation, null=True, blank=True, on_delete=models.CASCADE,
                                    related_name="flags")
@@ -575,6 +607,7 @@ class Flag(models.Model):
     assignment = models.ForeignKey(Assignment, null=True, blank=True, on_delete=models.CASCADE,
                                    related_name="flags")
     reason = models.CharField(max_length=40)
+    raised_by = models.CharField(max_length=12, choices=RaisedBy.choices, default=RaisedBy.QC)
     score = models.FloatField(default=0.0)
     detail = models.TextField(blank=True)
     # Identifies what was flagged for what, so re-running QC never duplicates a flag.

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 from django import forms
 from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
@@ -19,7 +21,12 @@ from annotation.selectors.batches import (
     batches_with_counts,
 )
 from annotation.services.batches.decide import parse_duration_seconds
-from annotation.services.batches.plan import LaunchOptions, batch_launch, batch_plan
+from annotation.services.batches.plan import (
+    LAUNCH_PROVIDERS,
+    LaunchOptions,
+    batch_launch,
+    batch_plan,
+)
 from annotation.services.batches.publish import batch_resume
 
 app_name = "staff_batches"
@@ -44,7 +51,10 @@ class LaunchForm(forms.Form):
                                        required=False, widget=forms.CheckboxSelectMultiple)
     item_ids = forms.CharField(required=False, help_text="or explicit item ids, comma-separated")
     items_per_hit = forms.IntegerField(min_value=1, max_value=50, initial=5)
-    reward = forms.DecimalField(min_value=0.01, decimal_places=2, initial="0.50",
+    # Decimal bounds: a float 0.01 is a hair above Decimal("0.01"), so min_value=0.01
+    # refused a one-cent reward.
+    reward = forms.DecimalField(min_value=Decimal("0.01"), max_value=Decimal("10000"),
+                                max_digits=7, decimal_places=2, initial="0.50",
                                 help_text="dollars per assignment")
     assignments = forms.IntegerField(min_value=1, max_value=50, required=False,
                                      help_text="per item; default: the project's redundancy")
@@ -55,7 +65,7 @@ class LaunchForm(forms.Form):
     min_approval = forms.IntegerField(min_value=0, max_value=100, required=False)
     min_approved = forms.IntegerField(min_value=0, required=False)
     qualification = forms.ModelChoiceField(queryset=Qualification.objects.all(), required=False)
-    provider = forms.ChoiceField(choices=[("mturk", "MTurk"), ("local", "local annotators")])
+    provider = forms.ChoiceField(choices=list(LAUNCH_PROVIDERS.items()))
     live = forms.BooleanField(required=False, label="Live MTurk (real money, not the sandbox)")
 
     def clean_item_ids(self):

@@ -10,6 +10,7 @@ import json
 import re
 import uuid
 from datetime import timedelta
+from datetime import timezone as dt_timezone
 
 import pytest
 from django.conf import settings
@@ -26,6 +27,7 @@ from annotation.payloads import validate_payload
 from annotation.selectors import annotate as annotate_selectors
 from annotation.services.annotations import annotation_submit
 from annotation.services.work_queue import _choose_sql
+from tests.factories import AnnotationFactory
 from tests.frontend.builders import plausibility_project, rewrite_project
 
 pytestmark = pytest.mark.django_db
@@ -35,7 +37,9 @@ BACKEND = "annotation.auth.WorkerLoadingModelBackend"
 CLIENT_WARNINGS = [{"code": "rating_fast", "message": "You rated this very quickly."},
                    {"code": "rating_extreme", "message": ""}]
 OVERRIDDEN_WARNINGS = [{"code": "rating_fast", "message": "You rated this very quickly."}]
-STARTED_AT = "2026-03-04T05:06:07.123456+02:00"
+# A minute ago, at +02:00: client times outside [now - 30 days, now + 5 min] are ignored.
+STARTED_AT = (timezone.now() - timedelta(minutes=1)).astimezone(
+    dt_timezone(timedelta(hours=2))).isoformat()
 
 
 # --- helpers (the style of test_annotate_views.py, copied so the two files evolve apart) ------
@@ -461,10 +465,9 @@ def test_imported_and_provisional_answers_leave_the_slot_open_for_the_insert(ann
     project = plausibility_project(items=2, redundancy={"train": 2})
     item = project.items.order_by("id").first()
     store(project, item, local_worker("local-one"))
-    Annotation.objects.create(project=project, item=item, worker=local_worker("imp"),
-                              source="import", rating=2)
-    Annotation.objects.create(project=project, item=item, worker=local_worker("turker"),
-                              source="mturk", rating=2, provenance={"verified": False})
+    AnnotationFactory(item=item, worker=local_worker("imp"), source="import", rating=2)
+    AnnotationFactory(item=item, worker=local_worker("turker"), source="mturk", rating=2,
+                      provisional=True)
     with CaptureQueriesContext(connection) as queries:
         response = submit(annotator_client, project, item.pk, {"rating": 4})
     assert response.status_code == 200 and response.json()["status"] == "saved"
