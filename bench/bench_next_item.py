@@ -76,8 +76,8 @@ def worker(items: int, done: int, calls: int) -> dict:
             "overridden_warnings, server_warnings, review_status, provenance, state, created_at) "
             "SELECT %s, i.id, (%s::bigint[])[1 + (i.id + k) %% 200], 'local', "
             "'{\"rating\": 4}', '', 4, '', false, '[]', '[]', '[]', '[]', 'pending', '{}', "
-            "'counted', now() FROM (SELECT id FROM annotation_item WHERE project_id = %s ORDER BY id "
-            "LIMIT %s) i, generate_series(0, 1) k",
+            "'counted', now() FROM (SELECT id FROM annotation_item WHERE project_id = %s "
+            "ORDER BY id LIMIT %s) i, generate_series(0, 1) k",
             [project.pk, [w.pk for w in crowd], project.pk, done // 2])
     seeded_s = time.perf_counter() - started
     planner_statistics_refresh()
@@ -87,7 +87,8 @@ def worker(items: int, done: int, calls: int) -> dict:
             cursor.execute(
                 "INSERT INTO annotation_annotation (project_id, item_id, worker_id, source, "
                 "payload, category, rating, text, skipped, edit_operations, client_warnings, "
-                "overridden_warnings, server_warnings, review_status, provenance, state, created_at) "
+                "overridden_warnings, server_warnings, review_status, provenance, state, "
+                "created_at) "
                 "SELECT %s, i.id, %s, 'local', '{\"rating\": 4}', '', 4, '', false, '[]', "
                 "'[]', '[]', '[]', 'pending', '{}', 'counted', now() FROM (SELECT id FROM "
                 "annotation_item WHERE project_id = %s ORDER BY id OFFSET %s LIMIT %s) i",
