@@ -21,19 +21,25 @@ from urllib.parse import urlsplit
 
 from django.contrib.auth.decorators import login_required
 from django.core import signing
+from django.db import transaction
 from django.http import Http404, JsonResponse
 from django.shortcuts import render
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
-from django.utils.dateparse import parse_datetime
 from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
+from annotation import jsonbody
 from annotation.csp import mturk_submit_origins
 from annotation.models import Annotation, Project, Worker
-from annotation.payloads import PayloadError, clean_warnings, validate_payload
+from annotation.payloads import (
+    PayloadError,
+    clean_client_time,
+    clean_warnings,
+    validate_payload,
+)
 from annotation.selectors import annotate as annotate_selectors
 from annotation.selectors import providers as provider_selectors
 from annotation.services.annotations import (
@@ -76,9 +82,9 @@ def _parse_body(request) -> dict:
     if len(request.body) > MAX_BODY_BYTES:
         raise BadRequest("body", "the submission is too large")
     try:
-        body = json.loads(request.body or b"{}")
-    except (ValueError, UnicodeDecodeError):
-        raise BadRequest("body", "not valid JSON") from None
+        body = jsonbody.loads(request.body or b"{}")
+    except jsonbody.BadJSON as error:
+        raise BadRequest("body", str(error)) from None
     if not isinstance(body, dict):
         raise BadRequest("body", "must be a JSON object")
     return body
@@ -87,13 +93,11 @@ def _parse_body(request) -> dict:
 def _parse_submission(body: dict) -> dict:
     """The common, kind-independent fields of a submission, validated."""
     item_id = body.get("item_id")
-    if isinstance(item_id, bool) or not isinstance(item_id, int):
-        raise BadRequest("item_id", "must be an integer")
+    if isinstance(item_id, bool) or not isinstance(item_id, int) or not 1 <= item_id < 2**63:
+        raise BadRequest("item_id", "must be an integer from 1 to 2^63 - 1")
     token = body.get("client_token")
     if not isinstance(token, str) or not 8 <= len(token) <= 64:
         raise BadRequest("client_token", "must be a string of 8 to 64 characters")
-    started_at = body.get("started_at")
-    started = parse_datetime(started_at) if isinstance(started_at, str) else None
     duration = body.get("duration_ms")
     if isinstance(duration, bool) or not isinstance(duration, int) or not (
         0 <= duration < 2**31
@@ -105,7 +109,7 @@ def _parse_submission(body: dict) -> dict:
     except PayloadError as error:
         raise BadRequest(error.field, error.message) from None
     return {"item_id": item_id, "client_token": token, "payload": body.get("payload"),
-            "started_at": started if isinstance(started, datetime) else None,
+            "started_at": clean_client_time(body.get("started_at"), now=timezone.now()),
             "duration_ms": duration, "client_warnings": client_warnings,
             "overridden_warnings": overridden}
 
@@ -445,21 +449,27 @@ def mturk_submit(request, slug: str):
                            allowed_item_ids=set(annotate_selectors.hit_item_ids(hit=hit)))
     except _Rejected as rejected:
         return JsonResponse(rejected.body, status=rejected.status)
-    if assignment is None:
-        try:
-            assignment = assignment_get_or_create_mturk(
-                hit=hit, worker_external_id=worker_id, provider_assignment_id=assignment_id,
-                confirmed=provider_selectors.assignment_confirmed_by_provider(
-                    hit=hit, assignment_id=assignment_id, worker_id=worker_id))
-        except SubmitRefused as refused:
-            status, answer = _refusal_answer(refused)
-            return JsonResponse(answer, status=status)
-    status, answer = _stored(valid, worker=assignment.worker, submission=submission,
-                             source=Annotation.Source.MTURK, assignment=assignment,
-                             provenance=annotate_selectors.page_provenance(
-                                 assignment=assignment, hit=hit),
-                             assignment_deadline=assignment_deadline(assignment, hit),
-                             served_at=served_at)
+    # The first save creates the Worker and the Assignment (taking a HIT slot) in the same
+    # transaction as the answer: if the answer is refused or fails, neither is left behind.
+    with transaction.atomic():
+        first_save = assignment is None
+        if first_save:
+            try:
+                assignment = assignment_get_or_create_mturk(
+                    hit=hit, worker_external_id=worker_id, provider_assignment_id=assignment_id,
+                    confirmed=provider_selectors.assignment_confirmed_by_provider(
+                        hit=hit, assignment_id=assignment_id, worker_id=worker_id))
+            except SubmitRefused as refused:
+                status, answer = _refusal_answer(refused)
+                return JsonResponse(answer, status=status)
+        status, answer = _stored(valid, worker=assignment.worker, submission=submission,
+                                 source=Annotation.Source.MTURK, assignment=assignment,
+                                 provenance=annotate_selectors.page_provenance(
+                                     assignment=assignment, hit=hit),
+                                 assignment_deadline=assignment_deadline(assignment, hit),
+                                 served_at=served_at)
+        if first_save and status != 200:
+            transaction.set_rollback(True)
     return JsonResponse(answer, status=status)
 
 

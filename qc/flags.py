@@ -82,7 +82,10 @@ class FlagSettings:
 
     @classmethod
     def from_dict(cls, overrides: Mapping[str, Any] | None) -> FlagSettings:
-        """Defaults updated with ``overrides``; unknown keys raise ``ValueError``."""
+        """Defaults updated with ``overrides``; an unknown key or a value of the wrong type (a
+        number for a number, a list of strings for a list) raises ``ValueError``."""
+        if overrides is not None and not isinstance(overrides, Mapping):
+            raise ValueError("must be an object of threshold overrides")
         overrides = dict(overrides or {})
         fields = {field.name: field for field in dataclasses.fields(cls)}
         unknown = sorted(set(overrides) - set(fields))
@@ -92,11 +95,18 @@ class FlagSettings:
         for name, value in overrides.items():
             default = getattr(cls, name)
             if isinstance(default, tuple):
+                if not isinstance(value, list | tuple) or not all(
+                        isinstance(part, str) for part in value):
+                    raise ValueError(f"{name}: must be a list of strings")
                 converted[name] = tuple(value)
-            elif isinstance(default, bool) or not isinstance(default, int | float):
+            elif isinstance(default, bool):
+                if not isinstance(value, bool):
+                    raise ValueError(f"{name}: must be true or false")
                 converted[name] = value
+            elif isinstance(default, int | float):
+                converted[name] = _threshold(name, value, whole=isinstance(default, int))
             else:
-                converted[name] = type(default)(value)
+                converted[name] = value
         return cls(**converted)
 
     def to_dict(self) -> dict[str, Any]:
@@ -107,6 +117,22 @@ class FlagSettings:
 
 
 DEFAULT_SETTINGS = FlagSettings()
+
+
+def _threshold(name: str, value: Any, *, whole: bool) -> int | float:
+    """A numeric setting: a number (not a boolean; a numeric string such as "2.5" too) within
+    ±1e9, whole if ``whole``."""
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            raise ValueError(f"{name}: must be a number") from None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not (
+            -1e9 <= value <= 1e9):  # also False for NaN
+        raise ValueError(f"{name}: must be a number from -1e9 to 1e9")
+    if whole and value != int(value):
+        raise ValueError(f"{name}: must be a whole number")
+    return int(value) if whole else float(value)
 
 
 def robust_z(values) -> np.ndarray:

@@ -72,21 +72,26 @@ def fake_mturk_server() -> Iterator[FakeMTurk]:
         yield server
 
 
-def worker_env(redis_url: str, mturk_url: str, **extra: str) -> dict[str, str]:
-    """The environment of a worker process: the test database, Redis, the stand-in."""
+def service_environment(redis_url: str, django_db_blocker, fake_mturk_server) -> dict:
+    """The environment of a process serving the tests (a Celery worker, beat, gunicorn): the
+    test database, ``redis_url`` (emptied now) and the MTurk stand-in."""
+    import redis
+
+    redis.Redis.from_url(redis_url).flushdb()
+    with django_db_blocker.unblock():
+        database_url = _test_database_url()
     return {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "annotation.settings",
-        "DATABASE_URL": _test_database_url(),
+        "DATABASE_URL": database_url,
         "DATABASE_CONN_MAX_AGE": "0",
         "REDIS_URL": redis_url,
-        "MTURK_ENDPOINT_URL": mturk_url,
+        "MTURK_ENDPOINT_URL": fake_mturk_server.base_url,
         "MTURK_LIVE": "",
         "UNPACK_PUBLIC_URL": PUBLIC_URL,
         "AWS_ACCESS_KEY_ID": "AKIDFAKEFAKEFAKE",
         "AWS_SECRET_ACCESS_KEY": "fake-secret",
         "UNPACK_LOG_LEVEL": "INFO",
-        **extra,
     }
 
 
@@ -107,12 +112,8 @@ def start_worker(env: dict[str, str], *options: str) -> tuple[subprocess.Popen, 
 @pytest.fixture(scope="module")
 def celery_worker(integration_services, django_db_setup, django_db_blocker, fake_mturk_server
                   ) -> Iterator[subprocess.Popen]:
-    import redis
-
     redis_url = integration_services
-    redis.Redis.from_url(redis_url).flushdb()
-    with django_db_blocker.unblock():
-        env = worker_env(redis_url, fake_mturk_server.base_url)
+    env = service_environment(redis_url, django_db_blocker, fake_mturk_server)
     worker, log_path = start_worker(env)
     # The app reads Django settings under the CELERY_ namespace, so override those keys.
     saved = {key: celery_app.conf.get(key) for key in

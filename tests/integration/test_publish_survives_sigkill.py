@@ -19,7 +19,7 @@ from annotation.celery import app as celery_app
 from annotation.models import Batch, Hit
 from annotation.services.batches.plan import LaunchOptions, batch_launch, batch_plan
 from tests.batches.helpers import plausibility_project
-from tests.integration.conftest import start_worker, wait_for, worker_env
+from tests.integration.conftest import service_environment, start_worker, wait_for
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 
@@ -31,8 +31,8 @@ def published() -> int:
     return Hit.objects.filter(provider_hit_id__isnull=False).count()
 
 
-def test_a_worker_killed_mid_publish_is_resumed_without_duplicates(celery_worker, mturk,
-                                                                    integration_services):
+def test_a_worker_killed_mid_publish_is_resumed_without_duplicates(
+        celery_worker, mturk, integration_services, django_db_blocker):
     project = plausibility_project(items=HITS, redundancy={"train": 1, "dev": 1, "test": 1})
     options = LaunchOptions(title="Rate fillers", reward_cents=5, items_per_hit=1,
                             splits=("dev",))
@@ -46,8 +46,9 @@ def test_a_worker_killed_mid_publish_is_resumed_without_duplicates(celery_worker
     assert at_kill < HITS, "the worker finished before it could be killed; raise HITS"
 
     schedule = Path(tempfile.mkdtemp(prefix="celerybeat-")) / "schedule"
-    env = worker_env(integration_services, mturk.base_url, UNPACK_RESUME_QUIET_SECONDS="3",
-                     UNPACK_RESUME_EVERY_SECONDS="1")
+    # (The killed worker's job is dropped with the queue here: only the periodic job remains.)
+    env = {**service_environment(integration_services, django_db_blocker, mturk),
+           "UNPACK_RESUME_QUIET_SECONDS": "3", "UNPACK_RESUME_EVERY_SECONDS": "1"}
     rescuer, log_path = start_worker(env, "-B", "-s", str(schedule))
     started = time.monotonic()
     try:
