@@ -289,6 +289,10 @@ class AnnotationAdmin(ReadOnlyWorkMixin, ReadOnlyRawMixin, admin.ModelAdmin):
     raw_id_fields = ("item", "worker", "assignment")
     actions = ["approve", "reject"]
 
+    def has_delete_permission(self, request, obj=None):
+        # Deleting a hostile or broken answer is cleanup, not a decision (Django's own rule).
+        return admin.ModelAdmin.has_delete_permission(self, request, obj)
+
     @admin.action(description="Approve the selected answers (inside a HIT: the whole HIT)")
     def approve(self, request, queryset):
         return decide_each(self, request, queryset, title="Approve answers",
