@@ -67,48 +67,107 @@ export function mount(section, item, ctx) {
   let gap = null; // insertion position (code points)
   let source = null; // {paragraph, start, end} of the text taken from the page
   let message = "";
+  // The token box is one tab stop (roving tabindex): its stops are the gaps and the words in
+  // sentence order (even = the gap before word stop/2, odd = a word); arrows move the focus and
+  // choose what they land on, Shift+arrows extend the selection from its anchor word.
+  let cursor = tokens.length ? 1 : 0;
+  let anchor = null;
 
   function covered(index) {
     const token = tokens[index];
     return operations.find((op) => op.start < token.end && token.start < op.end);
   }
 
+  function gapPosition(stop) {
+    const index = stop / 2;
+    return index < tokens.length ? tokens[index].start : tokens[tokens.length - 1].end;
+  }
+
   function renderTokens() {
+    const hadFocus = tokenBox.contains(document.activeElement);
     tokenBox.replaceChildren();
-    const gapButton = (position) => {
-      const button = element("button", "gap", "+");
+    const stopButton = (button, stop) => {
       button.type = "button";
+      button.dataset.stop = String(stop);
+      button.tabIndex = stop === cursor ? 0 : -1;
+      tokenBox.append(button);
+    };
+    const gapButton = (stop) => {
+      const position = gapPosition(stop);
+      const button = element("button", "gap", "+");
       button.title = "Add here";
       button.setAttribute("aria-label", `Add at position ${position}`);
       button.dataset.position = String(position);
       if (gap === position) button.classList.add("chosen");
       button.addEventListener("click", () => {
+        cursor = stop;
         gap = gap === position ? null : position;
         selection = null;
         render();
       });
-      return button;
+      stopButton(button, stop);
     };
     tokens.forEach((token, index) => {
-      tokenBox.append(gapButton(token.start));
+      gapButton(2 * index);
       const button = element("button", "tok", token.text);
-      button.type = "button";
       button.dataset.index = String(index);
       const op = covered(index);
       if (op) button.classList.add(`op-${op.op}`);
       if (selection && index >= selection.from && index <= selection.to) button.classList.add("selected");
+      button.setAttribute("aria-pressed", String(button.classList.contains("selected")));
       button.addEventListener("click", () => {
+        cursor = 2 * index + 1;
         gap = null;
         if (selection && selection.from === selection.to && selection.from === index) selection = null;
         else if (selection && selection.from === selection.to) {
           selection = { from: Math.min(selection.from, index), to: Math.max(selection.from, index) };
         } else selection = { from: index, to: index };
+        anchor = selection ? index : null;
         render();
       });
-      tokenBox.append(button);
+      stopButton(button, 2 * index + 1);
     });
-    if (tokens.length) tokenBox.append(gapButton(tokens[tokens.length - 1].end));
+    if (tokens.length) gapButton(2 * tokens.length);
+    if (hadFocus) tokenBox.querySelector(`[data-stop="${cursor}"]`)?.focus();
   }
+
+  // Arrow keys in the token box: Left/Right (Home/End) move to the previous/next gap or word
+  // and choose it; Shift+Left/Right extend the selection by one word from its anchor.
+  function moveInTokens(event) {
+    if (ctx.disabled || !tokens.length || event.altKey || event.ctrlKey || event.metaKey) return;
+    const last = 2 * tokens.length;
+    const step = { ArrowRight: 1, ArrowDown: 1, ArrowLeft: -1, ArrowUp: -1 }[event.key];
+    const clamp = (index) => Math.min(Math.max(index, 0), tokens.length - 1);
+    if (event.shiftKey && step) {
+      let head;
+      if (selection) {
+        if (anchor === null || anchor < selection.from || anchor > selection.to) anchor = selection.from;
+        head = clamp((selection.from === anchor ? selection.to : selection.from) + step);
+      } else {
+        // From a gap, Shift+arrow takes the word on that side; from a word, that word.
+        anchor = clamp(cursor % 2 ? (cursor - 1) / 2 : cursor / 2 - (step < 0 ? 1 : 0));
+        head = anchor;
+      }
+      selection = { from: Math.min(anchor, head), to: Math.max(anchor, head) };
+      gap = null;
+      cursor = 2 * head + 1;
+    } else if (step || event.key === "Home" || event.key === "End") {
+      cursor = event.key === "Home" ? 0 : event.key === "End" ? last
+        : Math.min(Math.max(cursor + step, 0), last);
+      if (cursor % 2) {
+        anchor = (cursor - 1) / 2;
+        selection = { from: anchor, to: anchor };
+        gap = null;
+      } else {
+        selection = null;
+        gap = gapPosition(cursor);
+      }
+    } else return;
+    event.preventDefault();
+    event.stopPropagation();
+    render();
+  }
+  tokenBox.addEventListener("keydown", moveInTokens);
 
   function renderOps() {
     opList.replaceChildren();

@@ -94,6 +94,17 @@ function currentEntry() {
   return entries.find((entry) => !entry.saved && !entry.section.hidden);
 }
 
+// Keyboard first: the current item's first input (decontext: step 1; CANARD/sluice: the text
+// box; plausibility: the slider) has the focus on load, after Next and after each save of a
+// multi-item page, unless a dialog is open.
+function focusCurrent() {
+  const entry = currentEntry();
+  if (!entry || config.preview || document.querySelector("dialog[open]")) return;
+  const field = entry.section.querySelector(
+    "input:not([type=hidden]):not(:disabled), textarea:not(:disabled), select:not(:disabled)");
+  if (field) field.focus({ preventScroll: true });
+}
+
 function updatePageActions() {
   const allSaved = entries.every((entry) => entry.saved);
   if (nextLink) nextLink.hidden = !allSaved;
@@ -112,12 +123,64 @@ function markSaved(entry, response) {
   const next = entries[entries.indexOf(entry) + 1];
   if (next) next.section.hidden = false;
   updatePageActions();
+  if (response) focusCurrent();
+}
+
+// The CSRF token as of now: logging in again (in another tab) rotates it, so the cookie is read
+// at each send; the page's own copy is the fallback (cookies withheld, e.g. MTurk's iframe).
+function csrfToken() {
+  const cookie = document.cookie.split("; ").find((part) => part.startsWith("csrftoken="));
+  return cookie ? decodeURIComponent(cookie.slice("csrftoken=".length)) : csrfInput?.value;
 }
 
 async function postJson(url, body) {
   const headers = { "Content-Type": "application/json", "X-Requested-With": "fetch" };
-  if (csrfInput) headers["X-CSRFToken"] = csrfInput.value;
-  return fetch(url, { method: "POST", headers, body: JSON.stringify(body), credentials: "same-origin" });
+  const token = csrfToken();
+  if (token) headers["X-CSRFToken"] = token;
+  // redirect: "manual": a redirect (to a login page) is never followed into a 200 that could
+  // pass for an answer; it arrives as an "opaqueredirect" response.
+  return fetch(url, {
+    method: "POST", headers, body: JSON.stringify(body), credentials: "same-origin", redirect: "manual",
+  });
+}
+
+// The JSON answer of the server, or null when the answer is not JSON (a login page, a proxy's
+// error page…).
+async function answerJson(response) {
+  if (response.type === "opaqueredirect") return null;
+  if (!(response.headers.get("Content-Type") || "").startsWith("application/json")) return null;
+  try {
+    return await response.json();
+  } catch (error) {
+    return null;
+  }
+}
+
+const CONFIRMED = new Set(["saved", "duplicate", "already_saved"]);
+
+// Not saved because the session ended (or its CSRF token went stale): say so, keep the draft,
+// link to the login page in a new tab and save again (same token) when the annotator comes back.
+function askToLogIn(entry, data) {
+  const status = entry.section.querySelector(".item-status");
+  status.className = "item-status error login-needed";
+  const link = document.createElement("a");
+  link.href = data?.login_url || config.login_url;
+  link.target = "_blank";
+  link.rel = "opener";
+  link.className = "log-in-again";
+  link.textContent = "Log in again (opens a new tab)";
+  status.replaceChildren(
+    `Not saved: ${data?.message || "your session has ended."} Your answer is kept in this browser. `,
+    link,
+    ", then come back here: it is saved again automatically, or press Save.",
+  );
+  entry.awaitingLogin = true;
+}
+
+function retryAfterLogin() {
+  for (const entry of entries) {
+    if (entry.awaitingLogin && !entry.busy) save(entry);
+  }
 }
 
 function showNetworkError(action) {
@@ -163,31 +226,38 @@ async function save(entry) {
   }
   entry.busy = false;
   entry.saveButton.disabled = false;
+  entry.awaitingLogin = false;
   if (response === null || response.status >= 500) {
     setStatus(entry, "Not saved yet.", "error");
     showNetworkError(() => save(entry));
     return;
   }
   netError.hidden = true;
-  let data = {};
-  try {
-    data = await response.json();
-  } catch (error) {
-    data = { message: `Unexpected answer from the server (${response.status}).` };
-  }
-  if ("next" in data) pendingNext = data.next;
-  if (response.ok) {
-    setStatus(entry, data.status === "duplicate" ? "Saved (already stored)." : "Saved.", "ok");
+  const data = await answerJson(response);
+  if (data && "next" in data) pendingNext = data.next;
+  // Only an answer that says this item's answer is stored counts as saved; anything else keeps
+  // the draft and says what happened.
+  if (response.ok && data && CONFIRMED.has(data.status) && data.item_id === entry.itemId) {
+    if (data.status === "already_saved") {
+      setStatus(entry, `Your answer here was not stored: an answer to this item was already saved (from another tab or earlier): \u201c${data.stored.summary}\u201d.`, "warn");
+    } else {
+      setStatus(entry, data.status === "duplicate" ? "Saved (already stored)." : "Saved.", "ok");
+    }
     markSaved(entry, data);
-  } else if (data.error === "item_full") {
+  } else if (response.type === "opaqueredirect" || response.status === 401
+             || data?.error === "csrf_failed") {
+    askToLogIn(entry, data);
+  } else if (data?.error === "item_full") {
     localStorage.removeItem(draftKey(entry.itemId));
     setStatus(entry, `${data.message} Your answer was not needed; please take the next item.`, "warn");
     entry.saved = true;
     entry.widget.disable();
     entry.saveButton.hidden = true;
     updatePageActions();
+  } else if (data?.message) {
+    setStatus(entry, `Not saved: ${data.message} Your answer is kept in this browser.`, "error");
   } else {
-    setStatus(entry, data.message || `The server refused this answer (${response.status}).`, "error");
+    setStatus(entry, `Not saved: unexpected answer from the server (${response.status}). Your answer is kept in this browser.`, "error");
   }
 }
 
@@ -206,9 +276,9 @@ async function finishHit() {
     return;
   }
   netError.hidden = true;
-  const data = await response.json();
-  if (!response.ok) {
-    finishButton.insertAdjacentText("afterend", ` ${data.message || "Could not submit."}`);
+  const data = await answerJson(response);
+  if (!response.ok || !data) {
+    finishButton.insertAdjacentText("afterend", ` ${data?.message || `Could not submit (${response.status}).`}`);
     return;
   }
   const form = document.getElementById("mturk-submit-form");
@@ -224,10 +294,16 @@ async function finishHit() {
   form.submit();
 }
 
+// Inputs that take no text (radios, checkboxes, sliders, buttons) leave the letter and digit
+// shortcuts working: the focus is on such an input when a page opens (decontext's step 1,
+// the rating slider).
+const NO_TEXT_INPUTS = new Set(["radio", "checkbox", "range", "button", "submit", "reset"]);
+
 function isTyping(event) {
   const target = event.target;
-  return target instanceof HTMLElement
-    && (target.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName));
+  if (!(target instanceof HTMLElement)) return false;
+  if (target.tagName === "INPUT") return !NO_TEXT_INPUTS.has(target.type);
+  return target.isContentEditable || ["TEXTAREA", "SELECT"].includes(target.tagName);
 }
 
 function setupInstructions() {
@@ -293,6 +369,7 @@ function showNextItem() {
   mountItem(section, item, new Set());
   updatePageActions();
   window.scrollTo(0, 0);
+  focusCurrent();
   return true;
 }
 
@@ -312,6 +389,7 @@ async function main() {
     entries.forEach((entry, index) => { entry.section.hidden = firstOpen >= 0 && index > firstOpen; });
   }
   netError.querySelector(".retry").addEventListener("click", () => retryAction && retryAction());
+  window.addEventListener("focus", retryAfterLogin);
   if (finishButton) finishButton.addEventListener("click", finishHit);
   if (nextLink) {
     nextLink.addEventListener("click", (event) => {
@@ -321,6 +399,7 @@ async function main() {
     });
   }
   const dialog = setupInstructions();
+  dialog.addEventListener("close", focusCurrent);
   document.addEventListener("keydown", (event) => {
     if (dialog.open) return;
     const entry = currentEntry();
@@ -342,6 +421,7 @@ async function main() {
     }
   });
   updatePageActions();
+  focusCurrent();
   page.dataset.ready = "true";
 }
 
