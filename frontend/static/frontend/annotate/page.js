@@ -53,7 +53,6 @@ function renderWarnings(entry, warnings) {
   const box = entry.section.querySelector(".warnings");
   box.replaceChildren();
   for (const warning of warnings) {
-    entry.shown.set(warning.code, warning);
     const line = document.createElement("p");
     line.className = "warning";
     line.dataset.code = warning.code;
@@ -78,8 +77,14 @@ function saveDraft(entry) {
   }
 }
 
-function changed(entry) {
-  if (entry.section.querySelector(".item-status.error")) setStatus(entry, "");
+// Live checks look at settled input: SETTLE_MS after the last change, when the focus leaves the
+// item, and at save; never at every keystroke ("too short" after one letter, "pinhea" as a new
+// word). The section carries data-checking while a check is pending.
+const SETTLE_MS = 700;
+
+function checkNow(entry) {
+  clearTimeout(entry.checkTimer);
+  delete entry.section.dataset.checking;
   const warnings = entry.widget.warnings();
   renderWarnings(entry, warnings);
   const codes = warnings.map((w) => w.code).join(",");
@@ -87,7 +92,15 @@ function changed(entry) {
     entry.overrideCodes = null;
     entry.saveButton.firstChild.textContent = "Save ";
   }
+  return warnings;
+}
+
+function changed(entry) {
+  if (entry.section.querySelector(".item-status.error")) setStatus(entry, "");
   saveDraft(entry);
+  clearTimeout(entry.checkTimer);
+  entry.section.dataset.checking = "true";
+  entry.checkTimer = setTimeout(() => checkNow(entry), SETTLE_MS);
 }
 
 function currentEntry() {
@@ -195,8 +208,7 @@ async function save(entry) {
     setStatus(entry, problem, "error");
     return;
   }
-  const warnings = entry.widget.warnings();
-  renderWarnings(entry, warnings);
+  const warnings = checkNow(entry);
   const codes = warnings.map((w) => w.code).join(",");
   if (warnings.length && entry.overrideCodes !== codes) {
     // First press over warnings: ask. The second press records the override.
@@ -209,7 +221,8 @@ async function save(entry) {
     item_id: entry.itemId,
     client_token: entry.token,
     payload: entry.widget.payload(),
-    client_warnings: [...entry.shown.values()],
+    // The warnings shown for the final text, now (the page shows them before any save).
+    client_warnings: warnings,
     overridden_warnings: warnings,
     started_at: entry.startedAt,
     duration_ms: Date.now() - Date.parse(entry.startedAt),
@@ -322,7 +335,6 @@ function mountItem(section, item, saved) {
     section,
     itemId: item.item_id,
     saveButton: section.querySelector(".save-item"),
-    shown: new Map(),
     overrideCodes: null,
     saved: false,
     busy: false,
@@ -339,6 +351,11 @@ function mountItem(section, item, saved) {
   });
   if (draft?.state) entry.widget.restore(draft.state);
   entry.saveButton.addEventListener("click", () => save(entry));
+  // Leaving the item settles its input. Not when the focus moves within it (to Save, whose
+  // click would be lost if the warnings appearing above it moved it under the pointer).
+  section.addEventListener("focusout", (event) => {
+    if (section.dataset.checking && !section.contains(event.relatedTarget)) checkNow(entry);
+  });
   entries.push(entry);
   if (saved.has(item.item_id)) {
     setStatus(entry, "Saved earlier.", "ok");
