@@ -38,6 +38,7 @@ from annotation.csp import mturk_submit_origins
 from annotation.models import Annotation, Project, Worker
 from annotation.payloads import PayloadError, clean_warnings, validate_payload
 from annotation.selectors import annotate as annotate_selectors
+from annotation.selectors.progress import annotator_progress
 from annotation.services.annotations import (
     SubmitRefused,
     annotation_submit,
@@ -302,6 +303,7 @@ def annotate(request, slug: str):
         submit_url=reverse("frontend:annotate-submit", args=[project.slug]),
         extra={"next_url": reverse("frontend:annotate", args=[project.slug]),
                "login_url": _login_url(reverse("frontend:annotate", args=[project.slug])),
+               "progress_url": reverse("frontend:annotate-progress", args=[project.slug]),
                "draft_scope": f"local:{worker.pk}"},
     )
     return render(request, "frontend/annotate/page.html", context)
@@ -324,6 +326,17 @@ def annotate_submit(request, slug: str):
         body["next"] = _next_item(request=request, project=project, worker=worker,
                                   after_item_id=submission["item_id"])
     return JsonResponse(body, status=status)
+
+
+@login_required_json
+@require_GET
+def annotate_progress(request, slug: str):
+    """``{"done", "left"}`` of the logged-in annotator in the project. The page asks once after
+    it loads and counts its own saves after that, so neither the page nor a submit pays for
+    counting."""
+    project = _project_or_404(slug)
+    progress = annotator_progress(project=project, worker=worker_for_user(user=request.user))
+    return JsonResponse({"done": progress.done, "left": progress.left})
 
 
 def _next_item(*, request, project: Project, worker: Worker, after_item_id: int

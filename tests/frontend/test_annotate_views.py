@@ -448,3 +448,16 @@ def test_a_different_answer_from_another_tab_is_reported_with_the_stored_one(ann
     assert body["status"] == "already_saved"
     assert body["stored"] == {"payload": first, "summary": "Why did he leave the band?"}
     assert list(Annotation.objects.values_list("text", flat=True)) == [first["full_question"]]
+
+
+def test_progress_counts_what_the_work_queue_could_still_give(annotator_client, annotator_user):
+    project = plausibility_project(items=4, redundancy={"train": 1})
+    items = list(project.items.order_by("id"))
+    store(project, items[0], local_worker("someone"))  # full: not left for anyone
+    assert annotator_client.get(f"/annotate/{project.slug}/progress/").json() == {
+        "done": 0, "left": 3}
+    submit(annotator_client, project, items[1].pk, {"rating": 4})
+    assert annotator_client.get(f"/annotate/{project.slug}/progress/").json() == {
+        "done": 1, "left": 2}
+    Worker.objects.filter(user=annotator_user).update(is_blocked=True)
+    assert annotator_client.get(f"/annotate/{project.slug}/progress/").json()["left"] == 0

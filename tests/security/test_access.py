@@ -165,6 +165,9 @@ TABLE: dict[str, list[Row]] = {
         Row("GET", "/annotate/{slug}/submit/", LOGIN_JSON, 405, 405),
         Row("POST", "/annotate/{slug}/submit/", LOGIN_JSON, 400, 400, data={"not": "valid"},
             json=True)],
+    "annotate/<slug:slug>/progress/": [
+        Row("GET", "/annotate/{slug}/progress/", LOGIN_JSON, 200, 200),
+        Row("POST", "/annotate/{slug}/progress/", LOGIN_JSON, 405, 405, data={})],
     # --- MTurk ExternalQuestion (no login: MTurk workers have none) ----------------------------
     "mturk/task/<slug:slug>/": [
         Row("GET", "/mturk/task/{slug}/?hitId=HIT123&assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE",

@@ -24,8 +24,12 @@ const csrfInput = document.querySelector("input[name=csrfmiddlewaretoken]");
 const netError = page.querySelector(".net-error");
 const nextLink = page.querySelector(".next-item");
 const finishButton = page.querySelector(".finish-hit");
+const progressLine = document.getElementById("progress");
 let entries = [];
 let retryAction = null;
+// A local annotator's {done, left} in the project: asked once after load (config.progress_url),
+// then counted here from this page's own saves.
+let progress = null;
 let kind = null;
 let shared = {};
 // What the last submit answer said comes next: undefined (nothing said), null (none left) or
@@ -124,6 +128,47 @@ function updatePageActions() {
   if (finishButton) finishButton.hidden = !allSaved;
   if (allSaved && nextLink) nextLink.focus();
   if (allSaved && finishButton) finishButton.focus();
+}
+
+// "N done · M left for you" (local), or how far through the task's items this page is (a HIT
+// of MTurk, or any provider's multi-item task).
+function renderProgress() {
+  if (!progressLine) return;
+  if (config.mode === "local") {
+    if (progress) progressLine.textContent = `${progress.done} done \u00b7 ${progress.left} left for you`;
+    return;
+  }
+  const saved = entries.filter((entry) => entry.saved).length;
+  progressLine.textContent = config.preview ? `${entries.length} items in this task`
+    : `${saved} of ${entries.length} saved in this task`;
+}
+
+async function loadProgress() {
+  if (!config.progress_url) return;
+  try {
+    const response = await fetch(config.progress_url, {
+      headers: { "X-Requested-With": "fetch" }, credentials: "same-origin", redirect: "manual",
+    });
+    const data = await answerJson(response);
+    if (response.ok && data) {
+      progress = { done: data.done, left: data.left };
+      renderProgress();
+    }
+  } catch (error) {
+    // Progress is a courtesy: the page works without it.
+  }
+}
+
+// This page's own saves move the count: a new answer is one more done and one fewer left; an
+// item completed by others meanwhile is one fewer left.
+function countSaved(status) {
+  if (progress && status === "saved") {
+    progress.done += 1;
+    progress.left = Math.max(progress.left - 1, 0);
+  } else if (progress && status === "item_full") {
+    progress.left = Math.max(progress.left - 1, 0);
+  }
+  renderProgress();
 }
 
 function markSaved(entry, response) {
@@ -257,6 +302,7 @@ async function save(entry) {
       setStatus(entry, data.status === "duplicate" ? "Saved (already stored)." : "Saved.", "ok");
     }
     markSaved(entry, data);
+    countSaved(data.status);
   } else if (response.type === "opaqueredirect" || response.status === 401
              || data?.error === "csrf_failed") {
     askToLogIn(entry, data);
@@ -267,6 +313,7 @@ async function save(entry) {
     entry.widget.disable();
     entry.saveButton.hidden = true;
     updatePageActions();
+    countSaved("item_full");
   } else if (data?.message) {
     setStatus(entry, `Not saved: ${data.message} Your answer is kept in this browser.`, "error");
   } else {
@@ -439,6 +486,8 @@ async function main() {
   });
   updatePageActions();
   focusCurrent();
+  renderProgress();
+  await loadProgress();
   page.dataset.ready = "true";
 }
 
