@@ -101,6 +101,7 @@ export function mount(section, item, ctx) {
       if (gap === position) button.classList.add("chosen");
       button.addEventListener("click", () => {
         cursor = stop;
+        message = "";
         gap = gap === position ? null : position;
         selection = null;
         render();
@@ -117,6 +118,7 @@ export function mount(section, item, ctx) {
       button.setAttribute("aria-pressed", String(button.classList.contains("selected")));
       button.addEventListener("click", () => {
         cursor = 2 * index + 1;
+        message = "";
         gap = null;
         if (selection && selection.from === selection.to && selection.from === index) selection = null;
         else if (selection && selection.from === selection.to) {
@@ -165,21 +167,47 @@ export function mount(section, item, ctx) {
     } else return;
     event.preventDefault();
     event.stopPropagation();
+    message = "";
     render();
   }
   tokenBox.addEventListener("keydown", moveInTokens);
 
+  // Where an addition goes, in words: before the word at its position, or at the end.
+  function addPlace(position) {
+    const next = tokens.find((token) => token.start >= position);
+    return next ? `before \u201c${next.text}\u201d` : "at the end";
+  }
+
+  function describe(op) {
+    const span = original.slice(op.start, op.end).join("").trim();
+    const text = op.op === "delete" ? `delete \u201c${span}\u201d`
+      : op.op === "add" ? `add \u201c${op.text.trim()}\u201d ${addPlace(op.start)}`
+        : `swap \u201c${span}\u201d \u2192 \u201c${op.text}\u201d`;
+    return text + (op.edit_type ? ` [${op.edit_type}]` : "") + (op.source ? " (from the page)" : "");
+  }
+
   function renderOps() {
     opList.replaceChildren();
-    operations.forEach((op) => {
+    operations.forEach((op, index) => {
       const line = element("li", `op op-${op.op}`);
-      const span = original.slice(op.start, op.end).join("");
-      const describe = op.op === "delete" ? `delete \u201c${span}\u201d`
-        : op.op === "add" ? `add \u201c${op.text.trim()}\u201d at ${op.start}`
-          : `swap \u201c${span}\u201d \u2192 \u201c${op.text}\u201d`;
-      line.textContent = describe + (op.edit_type ? ` [${op.edit_type}]` : "") + (op.source ? " (from the page)" : "");
+      line.append(element("span", "op-text-described", describe(op)));
+      const remove = element("button", "op-remove", "\u00d7");
+      remove.type = "button";
+      remove.title = "Remove this edit";
+      remove.setAttribute("aria-label", `Remove: ${describe(op)}`);
+      remove.disabled = ctx.disabled;
+      // Spans are in the original sentence, so the other edits stay as they are.
+      remove.addEventListener("click", () => removeOperation(index));
+      line.append(" ", remove);
       opList.append(line);
     });
+  }
+
+  function removeOperation(index) {
+    redoStack = [];
+    operations = operations.filter((_, i) => i !== index);
+    message = "";
+    update();
   }
 
   function result() {
@@ -202,7 +230,7 @@ export function mount(section, item, ctx) {
       const tag = kind === window.DIFF_INSERT ? "ins" : kind === window.DIFF_DELETE ? "del" : "span";
       diffBox.append(element(tag, "", chunk));
     }
-    const labels = { IMPOSSIBLE: "Saved as INFEASIBLE.", UNNECESSARY: "Saved as FEASIBLE, no edit needed.", DONE: "Saved as FEASIBLE, edited." };
+    const labels = { IMPOSSIBLE: "Will be saved as INFEASIBLE.", UNNECESSARY: "Will be saved as FEASIBLE, no edit needed.", DONE: "Will be saved as FEASIBLE, edited." };
     categoryBox.textContent = category() ? labels[category()] : "Choose FEASIBLE or INFEASIBLE first.";
     categoryBox.dataset.category = category() || "";
   }
@@ -222,7 +250,7 @@ export function mount(section, item, ctx) {
 
   function push(op) {
     if (overlaps(operations, op)) {
-      message = "That overlaps an earlier edit; undo it first.";
+      message = "That overlaps an earlier edit; remove that edit first (\u00d7 in the list).";
       render();
       return;
     }
@@ -278,6 +306,7 @@ export function mount(section, item, ctx) {
 
   function undo() {
     if (!operations.length) return;
+    message = "";
     redoStack = [...redoStack, operations[operations.length - 1]];
     operations = operations.slice(0, -1);
     update();
@@ -285,6 +314,7 @@ export function mount(section, item, ctx) {
 
   function redo() {
     if (!redoStack.length) return;
+    message = "";
     operations = [...operations, redoStack[redoStack.length - 1]];
     redoStack = redoStack.slice(0, -1);
     update();
@@ -322,6 +352,7 @@ export function mount(section, item, ctx) {
   textInput.addEventListener("input", () => {
     // Typed text is no longer a copy of the page span.
     source = null;
+    message = "";
     render();
   });
   section.querySelectorAll(".step1 input").forEach((radio) => {
