@@ -347,8 +347,18 @@ export function mount(section, item, ctx) {
     render();
   }
 
-  article.addEventListener("mouseup", takeSelectionFromPage);
+  article.addEventListener("pointerup", takeSelectionFromPage);
   article.addEventListener("keyup", takeSelectionFromPage);
+  // A touch selection (long press, then the selection handles) ends with no pointerup on the
+  // page: take it once it has settled.
+  let selectionTimer = null;
+  document.addEventListener("selectionchange", () => {
+    clearTimeout(selectionTimer);
+    selectionTimer = setTimeout(() => {
+      const picked = window.getSelection();
+      if (picked && picked.rangeCount && article.contains(picked.anchorNode)) takeSelectionFromPage();
+    }, 300);
+  });
   textInput.addEventListener("input", () => {
     // Typed text is no longer a copy of the page span.
     source = null;
