@@ -25,6 +25,12 @@ const netError = page.querySelector(".net-error");
 const nextLink = page.querySelector(".next-item");
 const finishButton = page.querySelector(".finish-hit");
 const progressLine = document.getElementById("progress");
+const submitStatus = page.querySelector(".submit-status");
+// A multi-item task (a HIT, a participant's session: any provider) whose answers do not build
+// on each other has ONE Submit for the whole set: it checks every item, asks once about
+// warnings, saves each item (each with its own token) and then submits the task. CANARD keeps a
+// Save per question: saving reveals the answer the next question builds on.
+const submitAllMode = config.mode !== "local" && config.kind !== "rewrite";
 let entries = [];
 let retryAction = null;
 // A local annotator's {done, left} in the project: asked once after load (config.progress_url),
@@ -95,6 +101,11 @@ function checkNow(entry) {
   if (entry.overrideCodes !== null && entry.overrideCodes !== codes) {
     entry.overrideCodes = null;
     entry.saveButton.firstChild.textContent = "Save ";
+    if (finishButton?.dataset.anyway) {
+      // The warnings changed: the next Submit asks again.
+      delete finishButton.dataset.anyway;
+      updatePageActions();
+    }
   }
   return warnings;
 }
@@ -125,7 +136,10 @@ function focusCurrent() {
 function updatePageActions() {
   const allSaved = entries.every((entry) => entry.saved);
   if (nextLink) nextLink.hidden = !allSaved;
-  if (finishButton) finishButton.hidden = !allSaved;
+  if (finishButton) finishButton.hidden = !allSaved && !submitAllMode;
+  if (finishButton && submitAllMode && !finishButton.dataset.anyway) {
+    finishButton.textContent = entries.length > 1 ? `Submit all ${entries.length} items` : "Submit";
+  }
   if (allSaved && nextLink) nextLink.focus();
   if (allSaved && finishButton) finishButton.focus();
 }
@@ -321,6 +335,78 @@ async function save(entry) {
   }
 }
 
+function setSubmitStatus(text, kind = "") {
+  if (!submitStatus) return;
+  submitStatus.textContent = text;
+  submitStatus.className = `submit-status ${kind}`;
+}
+
+function focusField(entry) {
+  const field = entry.section.querySelector(
+    "input:not([type=hidden]):not(:disabled), textarea:not(:disabled), select:not(:disabled)");
+  entry.section.scrollIntoView({ block: "center" });
+  if (field) field.focus({ preventScroll: true });
+}
+
+// Enter (or Skip) in one item of a submit-all page: check that item and go on to the next.
+function itemDone(entry) {
+  const problem = entry.widget.error();
+  if (problem) {
+    setStatus(entry, problem, "error");
+    return;
+  }
+  const warnings = checkNow(entry);
+  if (!warnings.length) setStatus(entry, entry.widget.payload().skipped ? "Skipped." : "Ready.");
+  const next = entries.slice(entries.indexOf(entry) + 1).find((other) => !other.saved);
+  if (next) focusField(next);
+  else finishButton.focus();
+}
+
+async function submitAll() {
+  if (config.preview || finishButton.disabled) return;
+  const open = entries.filter((entry) => !entry.saved);
+  // Every item first: an answer for each, then the warnings, asked about once for the set.
+  const missing = open.filter((entry) => {
+    const problem = entry.widget.error();
+    if (problem) setStatus(entry, problem, "error");
+    return problem;
+  });
+  if (missing.length) {
+    setSubmitStatus(`Not submitted: ${missing.length} item(s) need an answer (marked above).`, "error");
+    focusField(missing[0]);
+    return;
+  }
+  const warned = open.filter((entry) => {
+    const warnings = checkNow(entry);
+    const codes = warnings.map((w) => w.code).join(",");
+    if (!warnings.length || entry.overrideCodes === codes) return false;
+    entry.overrideCodes = codes;
+    setStatus(entry, "Please look at the warnings above.", "warn");
+    return true;
+  });
+  if (warned.length) {
+    finishButton.dataset.anyway = "true";
+    finishButton.textContent = "Submit anyway";
+    setSubmitStatus(`${warned.length} item(s) have warnings. Change them, or press \u201cSubmit anyway\u201d.`, "warn");
+    focusField(warned[0]);
+    return;
+  }
+  finishButton.disabled = true;
+  setSubmitStatus("Saving\u2026");
+  for (const entry of open) {
+    await save(entry);
+    if (!entry.saved) {
+      finishButton.disabled = false;
+      setSubmitStatus("Not submitted: an item could not be saved (see its message).", "error");
+      focusField(entry);
+      return;
+    }
+  }
+  finishButton.disabled = false;
+  setSubmitStatus("");
+  await finishHit();
+}
+
 async function finishHit() {
   if (entries.some((entry) => !entry.saved)) return;
   finishButton.disabled = true;
@@ -394,8 +480,9 @@ function mountItem(section, item, saved) {
     disabled: Boolean(config.preview),
     shared,
     changed: () => changed(entry),
-    requestSave: () => save(entry),
+    requestSave: () => (submitAllMode ? itemDone(entry) : save(entry)),
   });
+  if (submitAllMode) entry.saveButton.hidden = true;
   if (draft?.state) entry.widget.restore(draft.state);
   entry.saveButton.addEventListener("click", () => save(entry));
   // Leaving the item settles its input. Not when the focus moves within it (to Save, whose
@@ -454,7 +541,7 @@ async function main() {
   }
   netError.querySelector(".retry").addEventListener("click", () => retryAction && retryAction());
   window.addEventListener("focus", retryAfterLogin);
-  if (finishButton) finishButton.addEventListener("click", finishHit);
+  if (finishButton) finishButton.addEventListener("click", submitAllMode ? submitAll : finishHit);
   if (nextLink) {
     nextLink.addEventListener("click", (event) => {
       if (event.button !== 0 || event.ctrlKey || event.metaKey || event.shiftKey) return;
@@ -469,7 +556,8 @@ async function main() {
     const entry = currentEntry();
     if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
       event.preventDefault();
-      if (entry) save(entry);
+      if (submitAllMode) submitAll();
+      else if (entry) save(entry);
       return;
     }
     if (entry && entry.widget.onKey && entry.widget.onKey(event, isTyping(event))) {
