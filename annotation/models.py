@@ -505,6 +505,20 @@ class Annotation(models.Model):
         APPROVED = "approved", "approved"
         REJECTED = "rejected", "rejected"
 
+    class State(models.TextChoices):
+        """What the answer is worth to the project; kept by the services from the source, the
+        review status and whether the MTurk page's answer is confirmed
+        (``annotation.services.annotations.annotation_state``, the one definition)."""
+
+        #: fills one of the item's redundancy slots: every reader counts these, and only these
+        COUNTED = "counted", "counted"
+        #: an MTurk task page's answer whose assignment MTurk has not reported (yet): nowhere
+        PROVISIONAL = "provisional", "provisional (not confirmed by MTurk)"
+        #: rejected by a reviewer: no slot, no dataset export; QC and the generic export see it
+        REJECTED = "rejected", "rejected"
+        #: a released dataset's answer: exported and in QC, fills no slot
+        IMPORTED = "imported", "imported"
+
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="annotations")
     item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="annotations")
     worker = models.ForeignKey(Worker, on_delete=models.PROTECT, related_name="annotations")
@@ -529,6 +543,8 @@ class Annotation(models.Model):
     server_warnings = models.JSONField(default=list, blank=True)  # re-checked on arrival
     review_status = models.CharField(max_length=8, choices=Review.choices,
                                      default=Review.PENDING)
+    # Derived from source, review_status and confirmation; written only by the services.
+    state = models.CharField(max_length=12, choices=State.choices, default=State.COUNTED)
     # Idempotency key sent by the browser: a double submit stores one annotation.
     client_token = models.CharField(max_length=64, null=True, blank=True, unique=True)
     provenance = models.JSONField(default=dict, blank=True)  # file, line, original ids
@@ -549,6 +565,8 @@ class Annotation(models.Model):
         ]
         indexes = [
             models.Index(fields=["item", "worker"], name="annotation_item_worker"),
+            # The work queue and the submit count an item's counted answers: one index range.
+            models.Index(fields=["item", "state"], name="annotation_item_state"),
             models.Index(fields=["project", "submitted_at"], name="annotation_project_time"),
             # With id: a worker's latest annotation in a project is one index probe (the work
             # queue starts after it).
@@ -567,6 +585,13 @@ class Flag(models.Model):
         UPHELD = "upheld", "upheld (work rejected)"
         DISMISSED = "dismissed", "dismissed (work approved)"
 
+    class RaisedBy(models.TextChoices):
+        """Which component raised the flag: each one replaces only its own flags."""
+
+        QC = "qc", "quality control run"
+        COLLECTION = "collection", "MTurk collection"
+        REVIEWER = "reviewer", "reviewer"
+
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="flags")
     annotation = models.ForeignKey(Annotation, null=True, blank=True, on_delete=models.CASCADE,
                                    related_name="flags")
@@ -575,6 +600,7 @@ class Flag(models.Model):
     assignment = models.ForeignKey(Assignment, null=True, blank=True, on_delete=models.CASCADE,
                                    related_name="flags")
     reason = models.CharField(max_length=40)
+    raised_by = models.CharField(max_length=12, choices=RaisedBy.choices, default=RaisedBy.QC)
     score = models.FloatField(default=0.0)
     detail = models.TextField(blank=True)
     # Identifies what was flagged for what, so re-running QC never duplicates a flag.

@@ -246,7 +246,14 @@ CELERY_BEAT_SCHEDULE = {
         "task": "annotation.tasks.collect_open_batches",
         "schedule": float(os.environ.get("UNPACK_COLLECT_EVERY_SECONDS", "300")),
     },
+    # PostgreSQL: ANALYZE the hot tables that grew by UNPACK_ANALYZE_GROWTH since their last
+    # analyze (annotation/services/statistics.py); one cheap read of the table counters else.
+    "refresh-planner-statistics": {
+        "task": "annotation.tasks.refresh_planner_statistics",
+        "schedule": float(os.environ.get("UNPACK_ANALYZE_EVERY_SECONDS", "60")),
+    },
 }
+UNPACK_ANALYZE_GROWTH = float(os.environ.get("UNPACK_ANALYZE_GROWTH", "0.2"))
 
 # MTurk: the sandbox unless MTURK_LIVE is set; MTURK_ENDPOINT_URL overrides the endpoint
 # (e.g. the local stateful stand-in, python -m annotation.fake_mturk). Credentials come from

@@ -12,8 +12,11 @@ from __future__ import annotations
 import logging
 
 from celery import shared_task
+from django.conf import settings
+from django.core.cache import cache
 
 from .providers import ProviderThrottled, ProviderTransientError
+from .services import statistics
 from .services.batches import collect, decide, publish
 
 logger = logging.getLogger(__name__)
@@ -41,13 +44,37 @@ def collect_batch(batch_id: int) -> dict:
             "invalid_answers": result.invalid_answers}
 
 
+def beat_turn_take(entry: str) -> bool:
+    """True for the first run of beat entry ``entry`` in 0.9 × its period, False for others.
+
+    A deployment runs one beat; should two run (``worker -B`` on every machine), the shared
+    cache still lets each periodic job run once per period: the first run takes the turn
+    (an atomic add), the other beat's runs within the period find it taken. Without a shared
+    cache there is one process, and the guard is per process.
+    """
+    period = float(settings.CELERY_BEAT_SCHEDULE[entry]["schedule"])
+    return cache.add(f"beat-turn:{entry}", 1, timeout=max(1, int(period * 0.9)))
+
+
 @shared_task(name="annotation.tasks.collect_open_batches")
-def collect_open_batches() -> list[int]:
-    """Periodic (celery beat): one ``collect_batch`` job per open MTurk batch."""
+def collect_open_batches() -> list[int] | None:
+    """Periodic (celery beat): one ``collect_batch`` job per open MTurk batch; None when this
+    period's turn was taken already (``beat_turn_take``)."""
+    if not beat_turn_take("collect-open-batches"):
+        return None
     batch_ids = collect.open_batch_ids()
     for batch_id in batch_ids:
         collect_batch.delay(batch_id)
     return batch_ids
+
+
+@shared_task(name="annotation.tasks.refresh_planner_statistics")
+def refresh_planner_statistics() -> list[str] | None:
+    """Periodic (celery beat): ANALYZE the hot tables that grew (PostgreSQL); None when this
+    period's turn was taken already (``beat_turn_take``)."""
+    if not beat_turn_take("refresh-planner-statistics"):
+        return None
+    return statistics.planner_statistics_refresh_grown()
 
 
 @shared_task(name="annotation.tasks.sync_assignment_decision", **PROVIDER_TASK_OPTIONS)

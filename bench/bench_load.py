@@ -96,8 +96,9 @@ class Annotator:
     """
 
     def __init__(self, port: int, session_key: str, measure_from: float, deadline: float,
-                 reload_every_item: bool = False):
+                 reload_every_item: bool = False, slug: str = SLUG):
         self.port, self.session_key, self.deadline = port, session_key, deadline
+        self.slug = slug
         # True: load the page for every item, ignoring the submit answer's next item (the
         # flow before submits carried it; for comparison).
         self.reload_every_item = reload_every_item
@@ -105,6 +106,7 @@ class Annotator:
         self.csrf = ""
         self.connection: tuple[asyncio.StreamReader, asyncio.StreamWriter] | None = None
         self.submit_ms: list[float] = []
+        self.submit_done_at: list[float] = []  # monotonic, one per submit_ms (time series)
         self.page_ms: list[float] = []
         self.errors = 0
         self.error_kinds: dict[str, int] = {}
@@ -168,7 +170,7 @@ class Annotator:
                 measured = time.monotonic() >= self.measure_from
                 if item_id is None:
                     started = time.perf_counter()
-                    status, page = await self.request("GET", f"/annotate/{SLUG}/")
+                    status, page = await self.request("GET", f"/annotate/{self.slug}/")
                     if measured:
                         self.page_ms.append((time.perf_counter() - started) * 1000)
                     match = ITEM_ID.search(page)
@@ -180,13 +182,15 @@ class Annotator:
                                    "payload": {"rating": 4}}).encode()
                 item_id = None
                 started = time.perf_counter()
-                status, answer = await self.request("POST", f"/annotate/{SLUG}/submit/", body)
+                status, answer = await self.request("POST", f"/annotate/{self.slug}/submit/",
+                                                    body)
                 elapsed = (time.perf_counter() - started) * 1000
                 if status != 200:
                     self.error(f"submit {status}")
                     continue
                 if measured and time.monotonic() <= self.deadline:
                     self.submit_ms.append(elapsed)
+                    self.submit_done_at.append(time.monotonic())
                 following = json.loads(answer).get("next")
                 if following is not None and not self.reload_every_item:
                     item_id = following["item"]["item_id"]

@@ -19,7 +19,12 @@ from annotation.selectors.batches import (
     batches_with_counts,
 )
 from annotation.services.batches.decide import parse_duration_seconds
-from annotation.services.batches.plan import LaunchOptions, batch_launch, batch_plan
+from annotation.services.batches.plan import (
+    LAUNCH_PROVIDERS,
+    LaunchOptions,
+    batch_launch,
+    batch_plan,
+)
 from annotation.services.batches.publish import batch_resume
 
 app_name = "staff_batches"
@@ -55,7 +60,7 @@ class LaunchForm(forms.Form):
     min_approval = forms.IntegerField(min_value=0, max_value=100, required=False)
     min_approved = forms.IntegerField(min_value=0, required=False)
     qualification = forms.ModelChoiceField(queryset=Qualification.objects.all(), required=False)
-    provider = forms.ChoiceField(choices=[("mturk", "MTurk"), ("local", "local annotators")])
+    provider = forms.ChoiceField(choices=list(LAUNCH_PROVIDERS.items()))
     live = forms.BooleanField(required=False, label="Live MTurk (real money, not the sandbox)")
 
     def clean_item_ids(self):

@@ -6,10 +6,13 @@ the input order.
 
 How the released files relate (checked in tests/qc/test_cleaning.py):
 
-- ``conv_sluice_train_dev.csv`` (3,780 rows) -> drop skipped, drop Q1 < 3 words -> the first
-  300 remaining rows in file order are *val* (raw row ids 0-341), the rest *train*. This
-  gives val 300 and train 3,081; the released train file has 3,082 because it kept one
-  skipped row (raw id 3780, empty answer) that the paper's rule drops.
+- ``conv_sluice_train_dev.csv`` (3,780 rows, raw row ids 0-3880) -> drop skipped, drop Q1 < 3
+  words -> the first 300 remaining rows in file order are *val* (raw row ids 0-341), the rest
+  *train* (:func:`train_dev_splits`). This gives val 300, exactly the released file, and train
+  3,081; the released train file has 3,082 because it kept one skipped row (raw id 3780,
+  empty answer). The release only dropped Q1 < 3 words: every other skip of the file has a
+  shorter Q1 (so the released val is the same under either rule); the paper's rule, which we
+  apply, also drops skipped rows, hence the one row.
 - ``conv_sluice_test.csv`` (1,200 rows, 3 per context) -> drop skipped, drop Q1 < 3 words,
   keep each distinct answer once per context (Q1, A1, Q2) -> 793 rows, exactly the
   released test file (each unique answer is a separate reference).
@@ -26,6 +29,7 @@ A1 = "Input.answer_1"
 Q2 = "Input.question_2"
 ANSWER = "Answer.full_question"
 ROW_ID = "row_id"
+COLUMNS = (Q1, A1, Q2, ANSWER)  # a processed file's row, in the release's key order
 
 MIN_Q1_WORDS = 3
 VAL_SIZE = 300
@@ -86,17 +90,41 @@ def clean(rows: Iterable[SluiceRow]) -> list[SluiceRow]:
     return drop_short_q1(drop_skipped(rows))
 
 
-def clean_train_dev(
-    rows: Sequence[SluiceRow], val_size: int = VAL_SIZE
-) -> tuple[list[SluiceRow], list[SluiceRow]]:
-    """``(train, val)`` from the raw train_dev rows: clean, then the first ``val_size`` are val."""
+def train_dev_splits(rows: Sequence[SluiceRow], val_size: int = VAL_SIZE) -> list[str]:
+    """The release's split of the raw train/dev file, one of "dev"/"train" per row.
+
+    Rows up to and including the ``val_size``-th row that :func:`clean` keeps are "dev" (the
+    release's val, raw row ids 0-341), every later row "train". Rows cleaning drops take
+    the split of where they stand; they never reach an export.
+    """
+    splits, kept = [], 0
+    for row in rows:
+        splits.append("dev" if kept < val_size else "train")
+        if clean([row]):
+            kept += 1
+    return splits
+
+
+def clean_split(rows: Iterable[SluiceRow], split: str) -> list[SluiceRow]:
+    """What the export keeps of one split: :func:`clean`, and in test each distinct answer
+    once per context (:func:`dedupe_references`; each is a separate reference)."""
     cleaned = clean(rows)
-    return cleaned[val_size:], cleaned[:val_size]
+    return dedupe_references(cleaned) if split == "test" else cleaned
 
 
-def clean_test(rows: Iterable[SluiceRow]) -> list[SluiceRow]:
-    """Cleaned test rows with duplicate answers per context removed."""
-    return dedupe_references(clean(rows))
+def cross_split_contexts(
+    rows: Iterable[tuple[str, str]],
+) -> dict[str, tuple[str, ...]]:
+    """Contexts found in more than one split: ``{context: sorted splits}``.
+
+    ``rows`` are ``(context, split)``; a context is anything hashable naming (Q1, A1, Q2),
+    e.g. its id. Such a context leaks: a system can see its test reference in training.
+    """
+    splits: dict[str, set[str]] = {}
+    for context, split in rows:
+        splits.setdefault(context, set()).add(split)
+    return {context: tuple(sorted(found)) for context, found in splits.items()
+            if len(found) > 1}
 
 
 def references_by_context(rows: Iterable[SluiceRow]) -> dict[tuple[str, str, str], list[str]]:

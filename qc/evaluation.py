@@ -30,6 +30,7 @@ from qc.textmetrics import (
     sentence_chrf,
     sentence_gleu,
     sentence_match,
+    spacy_tokenize,
     tokenize,
 )
 
@@ -237,10 +238,29 @@ def evaluate_decontext_predictions(examples: Sequence[DecontextExample]) -> Deco
 # --- CLAIRE -----------------------------------------------------------------------------
 
 
-def claire_accuracy(gold: Mapping[str, str], predicted: Mapping[str, str]) -> float:
-    """Share of gold ids whose predicted class equals the gold class (missing = wrong)."""
+def claire_check_ids(gold: Mapping[str, object], predicted: Mapping[str, object], *,
+                     missing_as_wrong: bool = False) -> None:
+    """Refuse predictions that do not cover exactly the gold filler ids, as the official
+    ``scorer.py`` refuses a file of another size: ``ValueError`` naming how many ids are
+    missing (unless ``missing_as_wrong``) or foreign, and one of them."""
+    missing = sorted(set(gold) - set(predicted))
+    if missing and not missing_as_wrong:
+        raise ValueError(f"no prediction for {len(missing)} filler(s), e.g. {missing[0]}")
+    unknown = sorted(set(predicted) - set(gold))
+    if unknown:
+        raise ValueError(f"{len(unknown)} id(s) are not gold fillers, e.g. {unknown[0]}")
+
+
+def claire_accuracy(gold: Mapping[str, str], predicted: Mapping[str, str], *,
+                    missing_as_wrong: bool = False) -> float:
+    """Share of gold ids whose predicted class equals the gold class.
+
+    Every gold id needs a prediction and no other id may occur (:func:`claire_check_ids`);
+    ``missing_as_wrong=True`` scores a missing one as wrong instead.
+    """
     if not gold:
         raise ValueError("no gold labels")
+    claire_check_ids(gold, predicted, missing_as_wrong=missing_as_wrong)
     return sum(predicted.get(key) == label for key, label in gold.items()) / len(gold)
 
 
@@ -275,6 +295,7 @@ def evaluate_claire(
     *,
     predicted_scores: Mapping[str, float] | None = None,
     predicted_labels: Mapping[str, str] | None = None,
+    missing_as_wrong: bool = False,
 ) -> ClaireScores:
     """SemEval-2022 Task 7 measures of one prediction file, by filler id ``<Id>_<n>``.
 
@@ -282,16 +303,19 @@ def evaluate_claire(
     the classes then follow from the thresholds of
     :func:`qc.aggregation.plausibility_label`, so accuracy is reported too) or
     ``predicted_labels`` (classification subtask: accuracy only). Accuracy is over the gold
-    ids, a missing prediction counting as wrong (:func:`claire_accuracy`).
+    ids; a prediction file that misses gold ids or has others is refused, as the official
+    scorer refuses it (:func:`claire_check_ids`), unless ``missing_as_wrong`` (labels only).
     """
     if (predicted_scores is None) == (predicted_labels is None):
         raise ValueError("give predicted_scores or predicted_labels")
     spearman = None
     if predicted_scores is not None:
+        claire_check_ids(gold_labels, predicted_scores)
         spearman = claire_spearman(gold_scores, predicted_scores)
         predicted_labels = {key: plausibility_label(value)
                             for key, value in predicted_scores.items()}
-    return ClaireScores(len(gold_labels), claire_accuracy(gold_labels, predicted_labels),
+    return ClaireScores(len(gold_labels), claire_accuracy(gold_labels, predicted_labels,
+                                                          missing_as_wrong=missing_as_wrong),
                         spearman)
 
 
@@ -314,36 +338,70 @@ def claire_human_upper_bound(ratings) -> float:
 # --- CANARD -----------------------------------------------------------------------------
 
 
+# How CANARD's rewrites are tokenised before BLEU: "spacy" is the official set-up
+# (FormatSeq2Seq.py, then multi-bleu-detok.perl, whose tokenisation is sacrebleu's 13a); "13a"
+# is sacrebleu's 13a alone on the raw text.
+REWRITE_TOKENIZATIONS = ("spacy", "13a")
+
+
 @dataclass(frozen=True)
 class RewriteScores:
     """Corpus BLEU (0-100) of question rewrites over ``n_questions``."""
 
     n_questions: int
     bleu: float
+    tokenization: str = "spacy"
 
 
 def evaluate_rewrites(
-    predictions: Sequence[str], references_per_item: Sequence[Sequence[str]]
+    predictions: Sequence[str], references_per_item: Sequence[Sequence[str]], *,
+    tokenization: str = "spacy",
 ) -> RewriteScores:
-    """Corpus BLEU (sacrebleu, 13a, case-sensitive) of each rewrite against **every**
-    reference rewrite of its question (the multi-reference export: one CANARD record per
-    worker rewrite of the same ``QuAC_dialog_id`` + ``Question_no``).
+    """Corpus BLEU (sacrebleu 13a, case-sensitive, as ``multi-bleu-detok.perl``) of each
+    rewrite against **every** reference rewrite of its question (the multi-reference export:
+    one CANARD record per worker rewrite of the same ``QuAC_dialog_id`` + ``Question_no``).
 
+    ``tokenization="spacy"`` (CANARD's official set-up) first tokenises predictions and
+    references with :func:`qc.textmetrics.spacy_tokenize`; ``"13a"`` scores the raw text.
     References may vary in number per question (:func:`qc.textmetrics.corpus_bleu` pads).
+    Raises ``ValueError`` without questions.
     """
+    if tokenization not in REWRITE_TOKENIZATIONS:
+        raise ValueError(f"unknown tokenization {tokenization!r}; choose from "
+                         f"{', '.join(REWRITE_TOKENIZATIONS)}")
     if any(isinstance(references, str) for references in references_per_item):
         raise TypeError("references_per_item[i] must be a list of strings, not a string")
-    return RewriteScores(len(predictions), corpus_bleu(predictions, references_per_item))
+    if not predictions:
+        raise ValueError("no questions to score")
+    if tokenization == "spacy":
+        predictions = [spacy_tokenize(prediction) for prediction in predictions]
+        references_per_item = [[spacy_tokenize(reference) for reference in references]
+                               for references in references_per_item]
+    return RewriteScores(len(predictions), corpus_bleu(predictions, references_per_item),
+                         tokenization)
 
 
-def evaluate_canard(predictions: Sequence[str], references: Sequence[str]) -> float:
+def evaluate_canard(predictions: Sequence[str], references: Sequence[str], *,
+                    tokenization: str = "spacy") -> float:
     """Corpus BLEU (0-100) of rewrites against the reference rewrites (one per question)."""
-    return evaluate_rewrites(predictions, [[reference] for reference in references]).bleu
+    return evaluate_rewrites(predictions, [[reference] for reference in references],
+                             tokenization=tokenization).bleu
 
 
-def canard_human_agreement(pairs: Sequence[Sequence[str]]) -> float:
-    """BLEU of the first worker's rewrite against the second's (``multiple_refs.json``)."""
-    return corpus_bleu([pair[0] for pair in pairs], [[pair[1]] for pair in pairs])
+def rewrite_human_agreement(
+    rewrites_per_question: Sequence[Sequence[str]], *, tokenization: str = "spacy",
+) -> RewriteScores:
+    """CANARD's human figure: each question's first rewrite scored as a system against its
+    other rewrites (``multiple_refs.json``: the first worker's against the second's; the
+    paper's 59.92). Questions with a single rewrite are left out; raises ``ValueError``
+    when none has two."""
+    pairs = [rewrites for rewrites in rewrites_per_question if len(rewrites) >= 2]
+    if not pairs:
+        raise ValueError("no question has two rewrites: the human figure needs questions "
+                         "rewritten by two workers (e.g. CANARD's multiple_refs.json)")
+    return evaluate_rewrites([rewrites[0] for rewrites in pairs],
+                             [list(rewrites[1:]) for rewrites in pairs],
+                             tokenization=tokenization)
 
 
 # --- WebSplit ---------------------------------------------------------------------------

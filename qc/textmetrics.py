@@ -31,6 +31,25 @@ def tokenize(text: str) -> list[str]:
     return _tokenize_13a(text.strip()).split()
 
 
+@lru_cache(maxsize=1)
+def _spacy_english():
+    """spaCy's blank English pipeline: its rule-based tokenizer only, no model to download.
+    Imported on first use (spaCy takes about a second to import)."""
+    import spacy
+
+    return spacy.blank("en")
+
+
+def spacy_tokenize(text: str) -> str:
+    """CANARD's official tokenisation: the text's spaCy tokens joined by single spaces.
+
+    ``FormatSeq2Seq.py`` of the CANARD repository runs every source and rewrite through
+    ``spacy.lang.en.English()`` (what ``spacy.blank("en")`` builds) before
+    ``multi-bleu-detok.perl`` scores them; "Yeltsin's" becomes "Yeltsin 's", "U.S.?" "U.S. ?".
+    """
+    return " ".join(token.text for token in _spacy_english()(text))
+
+
 def _pad_references(references_per_item: Sequence[Sequence[str]]) -> list[list[str | None]]:
     """Turn per-item reference lists into sacrebleu's reference streams, padding with None."""
     if any(len(refs) == 0 for refs in references_per_item):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import factory
 
 from annotation import models
+from annotation.services.annotations import annotation_state
 
 
 class ProjectFactory(factory.django.DjangoModelFactory):
@@ -119,11 +120,21 @@ class WorkerFactory(factory.django.DjangoModelFactory):
 
 
 class AnnotationFactory(factory.django.DjangoModelFactory):
+    """An annotation whose ``state`` follows the one rule (``annotation_state``) from its
+    source, review status and ``provisional`` (an MTurk page's unconfirmed answer)."""
+
     class Meta:
         model = models.Annotation
+
+    class Params:
+        provisional = False
 
     item = factory.SubFactory(ItemFactory)
     project = factory.SelfAttribute("item.project")
     worker = factory.SubFactory(WorkerFactory)
     source = models.Annotation.Source.LOCAL
     rating = 4
+    state = factory.LazyAttribute(lambda annotation: annotation_state(
+        source=annotation.source, review_status=annotation.review_status,
+        confirmed=not annotation.provisional))
+    review_status = models.Annotation.Review.PENDING

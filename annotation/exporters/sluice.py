@@ -5,18 +5,19 @@ to ``{"Input.question_1", "Input.answer_1", "Input.question_2", "Answer.full_que
 that key order), compact separators, ASCII escapes and ``/`` escaped as ``\\/``. We write the
 same bytes for the same rows. The dev split is called ``val`` as in the release.
 
-The paper's cleaning is applied on the way out with the named operations of ``qc.cleaning``:
-every split drops skipped resolutions and contexts whose Q1 has fewer than 3 words, and the
-test split keeps each distinct answer once per context (each is a separate reference).
-Row keys are positions ``0..n-1`` in the written file (the released files keep the raw CSV's
-row numbers instead; the content of every row is the same).
+The paper's cleaning is applied on the way out (``qc.cleaning.clean_split``): every split
+drops skipped resolutions and contexts whose Q1 has fewer than 3 words, and the test split
+keeps each distinct answer once per context (each is a separate reference). Rows come in
+annotation order, i.e. the imported file's row order (the release's order). Row keys are as
+in the release: train and val keep the raw CSV's row numbers (the importer keeps them in the
+provenance, ``row``) when every row of the file has a distinct one; test, and any split with
+collected work, is numbered ``0..n-1``.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from itertools import groupby
 
 from qc import cleaning
 
@@ -37,19 +38,31 @@ def sluice_row(q1: str, a1: str, q2: str, text: str, skipped: bool) -> dict:
             cleaning.ANSWER: "" if skipped else text}
 
 
-def cleaned_rows(project, split: str) -> Iterator[dict]:
-    """Exportable sluice rows of one split after the paper's cleaning, context by context."""
-    rows = (
-        row for row in qc_selectors.sluice_context_rows(project=project, split=split)
-        if row[8] != Annotation.Review.REJECTED
-    )
-    for _, context_rows in groupby(rows, key=lambda row: (row[3], row[4], row[5])):
-        context = [sluice_row(q1, a1, q2, text, skipped)
-                   for _, _, _, q1, a1, q2, text, skipped, _, _ in context_rows]
-        context = cleaning.clean(context)
-        if split == "test":
-            context = cleaning.dedupe_references(context)
-        yield from context
+ROW_KEY = "row_key"  # the raw CSV row number an imported row came with
+
+
+def cleaned_rows(project, split: str) -> list[dict]:
+    """Exportable sluice rows of one split after the paper's cleaning, in annotation order.
+
+    A split of a sluice project is small (the release's largest has 3,780 rows), so it is
+    cleaned as one list: test references are deduplicated over the whole split.
+    """
+    rows = []
+    for (_, _, _, q1, a1, q2, text, skipped, status,
+         provenance) in qc_selectors.sluice_context_rows(project=project, split=split):
+        if status != Annotation.Review.REJECTED:
+            rows.append({**sluice_row(q1, a1, q2, text, skipped),
+                         ROW_KEY: (provenance or {}).get("row")})
+    return cleaning.clean_split(rows, split)
+
+
+def row_keys(rows: list[dict], split: str) -> list[str]:
+    """The release's keys: raw row numbers in train and val when all rows have distinct ones,
+    else (and always in test, which the release renumbered) positions."""
+    keys = [row[ROW_KEY] for row in rows]
+    if split != "test" and all(keys) and len(set(keys)) == len(keys):
+        return [str(key) for key in keys]
+    return [str(position) for position in range(len(rows))]
 
 
 class SluiceExporter(Exporter):
@@ -61,8 +74,10 @@ class SluiceExporter(Exporter):
                            lambda s=split: self.chunks(s)) for split in SPLITS]
 
     def chunks(self, split: str) -> Iterator[str]:
+        rows = cleaned_rows(self.project, split)
         yield "{"
-        for position, row in enumerate(cleaned_rows(self.project, split)):
+        for position, (key, row) in enumerate(zip(row_keys(rows, split), rows, strict=True)):
             self.count()
-            yield ("," if position else "") + pandas_json(str(position)) + ":" + pandas_json(row)
+            row = {name: row[name] for name in cleaning.COLUMNS}
+            yield ("," if position else "") + pandas_json(key) + ":" + pandas_json(row)
         yield "}"

@@ -32,6 +32,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl
 
+from ..standin_server import BackgroundServer
 from .state import MTurkApiError, MTurkWorld, SimulationError
 
 TARGET_PREFIX = "MTurkRequesterServiceV20170117."
@@ -208,7 +209,7 @@ class FakeMTurkHTTPServer(ThreadingHTTPServer):
             return f"fake-{self._request_counter:012d}"
 
 
-class FakeMTurk:
+class FakeMTurk(BackgroundServer[FakeMTurkHTTPServer]):
     """The stand-in running in a background thread, for tests and benches.
 
     >>> fake = FakeMTurk().start()      # binds 127.0.0.1 on a free port
@@ -218,46 +219,5 @@ class FakeMTurk:
     Also a context manager. ``world`` gives direct access to the state for assertions.
     """
 
-    def __init__(self, port: int = 0, *, verbose: bool = False) -> None:
-        self._port = port
-        self._verbose = verbose
-        self._server: FakeMTurkHTTPServer | None = None
-        self._thread: threading.Thread | None = None
-
-    def start(self) -> FakeMTurk:
-        if self._server is not None:
-            raise RuntimeError("the fake MTurk server is already running")
-        self._server = FakeMTurkHTTPServer(self._port, verbose=self._verbose)
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, name="fake-mturk", daemon=True
-        )
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        if self._server is None:
-            return
-        self._server.shutdown()
-        self._server.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-        self._server = None
-        self._thread = None
-
-    @property
-    def base_url(self) -> str:
-        if self._server is None:
-            raise RuntimeError("the fake MTurk server is not running")
-        return self._server.base_url
-
-    @property
-    def world(self) -> MTurkWorld:
-        if self._server is None:
-            raise RuntimeError("the fake MTurk server is not running")
-        return self._server.world
-
-    def __enter__(self) -> FakeMTurk:
-        return self.start()
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.stop()
+    server_class = FakeMTurkHTTPServer
+    label = "fake MTurk"

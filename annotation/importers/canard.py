@@ -6,6 +6,13 @@ record shows it. Dialogue + turns + one Item per record (``<dialog_id>#<n>``) + 
 an imported annotation. CANARD publishes no worker ids; a HIT was one dialogue, so each
 dialogue gets one pseudonymous import worker (``canard-<hash of the dialogue id>``).
 An exporter rebuilds History from the dialogue's title, section and turns 1..n-1.
+
+``multiple_refs.json`` (a JSON array of ``[rewrite, rewrite]`` pairs: one question rewritten
+by two workers, for the paper's human figure) is recognised by its shape. The release gives
+neither the question nor its dialogue (the pairs are not dev questions), so each pair is a
+one-turn dialogue ``multiple_refs-<index>`` with no title, section or question, whose item
+carries the two rewrites as two annotations by two pseudonymous workers, first worker first.
+Its split defaults to test; ``evaluate SLUG --human`` scores it.
 """
 
 from __future__ import annotations
@@ -32,10 +39,18 @@ KIND = "rewrite"
 def parse(files: list[SourceFile], *, split: str | None, kind: str, quiet: bool) -> Bundle:
     bundle = Bundle(kind=KIND)
     for file in files:
-        file_split = resolve_split(FORMAT, file, split, None)
         records = read_json(FORMAT, file)
         if not isinstance(records, list):
             raise fail(FORMAT, Where(file.name), "expected a JSON array of records")
+        if records and all(isinstance(record, list) for record in records):
+            file_split = resolve_split(FORMAT, file, split, "test")
+            for index, pair in enumerate(records):
+                _parse_rewrite_pair(bundle, Where(file.name, record=str(index)), index, pair,
+                                    file_split)
+            bundle.rows[file.name] = len(records)
+            bundle.file_splits[file.name] = file_split
+            continue
+        file_split = resolve_split(FORMAT, file, split, None)
         for index, record in progress(enumerate(records), total=len(records), desc=file.name,
                                       quiet=quiet):
             _parse_record(bundle, Where(file.name, record=str(index)), record, file_split)
@@ -84,3 +99,27 @@ def _parse_record(bundle: Bundle, where: Where, record, split: str) -> None:
                                "Question_no": number}},
         where=where,
     ))
+
+
+def _parse_rewrite_pair(bundle: Bundle, where: Where, index: int, pair: list,
+                        split: str) -> None:
+    """One pair of ``multiple_refs.json``: a question-less item with two rewrites."""
+    if len(pair) != 2 or not all(isinstance(rewrite, str) and rewrite.strip()
+                                 for rewrite in pair):
+        raise fail(FORMAT, where, "a multiple_refs pair must be two non-empty rewrites")
+    dialogue_id = f"multiple_refs-{index}"
+    put_dialogue(bundle, FORMAT, where, dialogue_id,
+                 {"title": "", "section_title": "", "background": "", "source": "canard",
+                  "source_split": split})
+    put_turn(bundle, FORMAT, where, dialogue_id, 1, "", None)
+    external_id = f"{dialogue_id}#1"
+    bundle.add_item(external_id, ItemRecord(split=split, group_key=dialogue_id, position=1,
+                                            source=("turn", (dialogue_id, 1))), FORMAT, where)
+    for worker, rewrite in enumerate(pair, start=1):
+        bundle.annotations.append(AnnotationRecord(
+            worker=("import", stable_id(dialogue_id, str(worker), prefix="canard-")),
+            item_key=external_id, source="import",
+            fields={"payload": {"rewrite": rewrite}, "text": rewrite,
+                    "provenance": {**where.provenance(), "worker": worker}},
+            where=where,
+        ))

@@ -2,17 +2,26 @@
 
 Raw: ``,Input.question_1,Input.answer_1,Input.question_2,Answer.full_question`` (the first
 column is the row number). Processed: an object keyed by row number whose values carry the
-same four fields. A context (Q1, A1, Q2) is one Dialogue (external id = a stable hash of the
-three) with turns Q1/A1 and Q2, and one Item on turn 2. Every row is an imported annotation.
+same four fields. A context (Q1, A1, Q2) of one split is one Dialogue with turns Q1/A1 and
+Q2, and one Item on turn 2; both have the external id ``<context id>-<split>``, the context
+id being a stable hash of the three texts (also the Item's group key). Every row is an
+imported annotation, and keeps the split of the file it came from.
+
+Splits: ``--split`` wins, else the file name (``val`` is dev). The raw train/dev file
+(``conv_sluice_train_dev.csv``: its name names two splits) is split as the release split it,
+``qc.cleaning.train_dev_splits``: the rows up to the 300th row the paper's cleaning keeps are
+dev (the released val), the rest train. Any other file without a split in its name is train.
+
+A context in several splits is an Item per split. The release has 7 contexts in both the
+train/dev and the test file and one in both val and train; ``annotation.services.imports``
+reports such cross-split contexts after every sluice import as a leakage warning, and
+``make_splits --rule sluice`` offers the leakage-free alternative.
 
 The release has no worker ids. Each annotation gets its own pseudonymous worker, a hash of
 (split, context, answer, how many identical answers to that context came before in the file):
 the same annotation read from the raw and the processed file of one split is then the same
 (worker, item) and is stored once, while two identical answers in one file, or in two splits
 (train row 3144 and test row 254 of the processed files), stay two annotations.
-
-A context seen in several splits (e.g. "Anyone else? / yes / Who") is one Item; its split is
-the one of the first file that brought it.
 
 Skips: the raw files mark them with an empty answer or ``*not enough info*`` (also seen
 without the asterisks); such rows are stored with ``skipped=True``.
@@ -21,6 +30,8 @@ without the asterisks); such rows are stored with ``skipped=True``.
 from __future__ import annotations
 
 import re
+
+from qc.cleaning import train_dev_splits
 
 from .base import (
     AnnotationRecord,
@@ -34,6 +45,7 @@ from .base import (
     read_delimited,
     read_json,
     resolve_split,
+    split_from_name,
     stable_id,
 )
 
@@ -49,48 +61,63 @@ def is_skip(answer: str) -> bool:
 
 
 def context_id(question_1: str, answer_1: str, question_2: str) -> str:
-    """The stable external id of a sluice context, shared by its Dialogue and Item."""
+    """The stable id of a sluice context in any split: the group key of its Items."""
     return stable_id(question_1, answer_1, question_2, prefix="sluice-")
 
 
-def add_context(bundle: Bundle, where: Where, fields: dict, split: str) -> str:
-    """Dialogue, two turns and the Item of one context; returns the context id."""
+def add_context(bundle: Bundle, where: Where, fields: dict, split: str) -> tuple[str, str]:
+    """Dialogue, two turns and the Item of one context in one split; returns the context id
+    and their key."""
     question_1, answer_1 = fields["Input.question_1"], fields["Input.answer_1"]
     question_2 = fields["Input.question_2"]
     context = context_id(question_1, answer_1, question_2)
-    if context not in bundle.dialogues:
-        bundle.dialogues[context] = {"title": "", "section_title": "", "background": "",
-                                     "source": "sluice", "source_split": split}
-        bundle.turns[(context, 1)] = {"question": question_1, "answer": answer_1}
-        bundle.turns[(context, 2)] = {"question": question_2, "answer": ""}
-        bundle.items[context] = ItemRecord(split=split, group_key=context, position=2,
-                                           source=("turn", (context, 2)))
-    return context
+    key = f"{context}-{split}"
+    if key not in bundle.dialogues:
+        bundle.dialogues[key] = {"title": "", "section_title": "", "background": "",
+                                 "source": "sluice", "source_split": split}
+        bundle.turns[(key, 1)] = {"question": question_1, "answer": answer_1}
+        bundle.turns[(key, 2)] = {"question": question_2, "answer": ""}
+        bundle.items[key] = ItemRecord(split=split, group_key=context, position=2,
+                                       source=("turn", (key, 2)))
+    return context, key
+
+
+def is_train_dev_file(name: str) -> bool:
+    """The release's raw train/dev file, or any file whose name names train and dev/val."""
+    lowered = name.lower()
+    return split_from_name(name) is None and "train" in lowered and (
+        "dev" in lowered or "val" in lowered)
 
 
 def parse(files: list[SourceFile], *, split: str | None, kind: str, quiet: bool) -> Bundle:
     bundle = Bundle(kind=KIND)
     for file in files:
-        file_split = resolve_split(FORMAT, file, split, "train")
         if file.name.lower().endswith(".json"):
             rows = list(_json_rows(file))
         else:
             rows = [(Where(file.name, line=line), row.get("", ""), row)
                     for line, row in read_delimited(FORMAT, file, delimiter=",",
                                                     required=FIELDS)]
+        if split is None and is_train_dev_file(file.name):
+            row_splits = train_dev_splits([row for _, _, row in rows])
+            file_split = ""  # several: the ImportRecord names none
+        else:
+            file_split = resolve_split(FORMAT, file, split, "train")
+            row_splits = [file_split] * len(rows)
         seen: dict[tuple[str, str], int] = {}
-        for where, row_id, row in progress(rows, total=len(rows), desc=file.name,
-                                           quiet=quiet):
+        for (where, row_id, row), row_split in progress(
+                zip(rows, row_splits, strict=True), total=len(rows), desc=file.name,
+                quiet=quiet):
             if not row["Input.question_2"].strip():
                 raise fail(FORMAT, where, 'column "Input.question_2" is empty')
-            context = add_context(bundle, where, row, file_split)
+            context, item_key = add_context(bundle, where, row, row_split)
             answer = row["Answer.full_question"]
-            occurrence = seen.get((context, answer), 0)
-            seen[(context, answer)] = occurrence + 1
+            occurrence = seen.get((item_key, answer), 0)
+            seen[(item_key, answer)] = occurrence + 1
             bundle.annotations.append(AnnotationRecord(
-                worker=("import", stable_id(file_split, context, answer, str(occurrence),
+                worker=("import", stable_id(row_split, context, answer, str(occurrence),
                                             prefix="sluice-")),
-                item_key=context, source="import",
+                item_key=item_key, source="import",
                 fields={"payload": {"full_question": answer, "skipped": is_skip(answer)},
                         "text": answer, "skipped": is_skip(answer),
                         "provenance": {**where.provenance(), "row": row_id}},

@@ -1,8 +1,9 @@
 """Providers: the doors through which Unpack publishes work and collects results.
 
 ``get_provider("local")`` (the default) serves annotators logged into the app;
-``get_provider("mturk")`` talks to Amazon Mechanical Turk (sandbox unless ``MTURK_LIVE``).
-The boto3-backed module is imported only when the MTurk provider is asked for.
+``get_provider("mturk")`` talks to Amazon Mechanical Turk (sandbox unless ``MTURK_LIVE``);
+``get_provider("prolific")`` to Prolific (``PROLIFIC_API_URL``, ``PROLIFIC_API_TOKEN``).
+The boto3- and requests-backed modules are imported only when their provider is asked for.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from .base import (
     QualificationRequirementSpec,
 )
 
-PROVIDER_NAMES = ("local", "mturk")
+PROVIDER_NAMES = ("local", "mturk", "prolific")
 
 __all__ = [
     "PROVIDER_NAMES",
@@ -43,7 +44,7 @@ __all__ = [
 
 
 def get_provider(name: str = "local", *, live: bool | None = None) -> AnnotationProvider:
-    """A provider by name: ``"local"`` (default) or ``"mturk"``.
+    """A provider by name: ``"local"`` (default), ``"mturk"`` or ``"prolific"``.
 
     The MTurk provider is configured from Django settings (``MTurkConfig.from_settings``);
     ``live`` (when given) overrides ``MTURK_LIVE`` — a batch records whether it was launched
@@ -62,4 +63,8 @@ def get_provider(name: str = "local", *, live: bool | None = None) -> Annotation
 
         config = MTurkConfig.from_settings()
         return MTurkProvider(config if live is None else replace(config, live=live))
+    if name == "prolific":
+        from .prolific import ProlificConfig, ProlificProvider
+
+        return ProlificProvider(ProlificConfig.from_settings())
     raise ValueError(f"unknown provider {name!r}; expected one of {', '.join(PROVIDER_NAMES)}")

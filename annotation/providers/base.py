@@ -62,7 +62,12 @@ class ProviderError(Exception):
 
 
 class ProviderThrottled(ProviderError):
-    """The provider is rate limiting us; the same call may succeed later."""
+    """The provider is rate limiting us; the same call may succeed later.
+
+    ``retry_after_seconds`` is the wait the provider asked for (HTTP ``Retry-After``), when it
+    said one."""
+
+    retry_after_seconds: float | None = None
 
 
 class ProviderTransientError(ProviderError):

@@ -18,8 +18,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from django.db import connection, connections
-from django.db.models import Prefetch, Q, prefetch_related_objects
+from django.db import connections
+from django.db.models import Prefetch, prefetch_related_objects
 
 from .. import rawload
 from ..models import (
@@ -336,39 +336,13 @@ def mturk_worker(*, external_id: str) -> Worker | None:
 
 # --- provisional MTurk work ------------------------------------------------------------------
 # An ExternalQuestion page cannot authenticate the worker: whoever knows a HIT id can open it
-# with invented assignment and worker ids. Answers the page stores therefore carry
-# ``provenance[VERIFIED_KEY] = False`` until collection sees their assignment at MTurk
-# (``annotation.services.batches``), which sets it True. Exports, QC and coverage leave out
-# annotations where it is False. Collected, imported and local annotations have no such key.
-
-VERIFIED_KEY = "verified"
+# with invented assignment and worker ids. Answers the page stores are therefore stored with
+# ``Annotation.State.PROVISIONAL`` until collection sees their assignment at MTurk
+# (``annotation.services.annotations.annotations_confirm``); their provenance says where they
+# came from.
 
 
 def page_provenance(*, assignment: Assignment, hit: Hit) -> dict:
-    """The provenance of an answer the MTurk page stores: provisional."""
+    """The provenance of an answer the MTurk page stores."""
     return {"provider": "mturk", "via": "page", "assignment_id": assignment.provider_assignment_id,
-            "hit_id": hit.provider_hit_id, VERIFIED_KEY: False}
-
-
-def unverified_q(prefix: str = "") -> Q:
-    """Annotations (``prefix`` e.g. ``"annotations__"`` from another model) saved by the MTurk
-    page whose assignment MTurk has not reported (yet). Only for ``filter``: to leave them
-    out use ``verified_q`` (a negated JSON key test is NULL, not true, where the key is
-    missing, so ``exclude(unverified_q())`` would drop every other annotation too)."""
-    return Q(**{f"{prefix}provenance__{VERIFIED_KEY}": False})
-
-
-def not_provisional_sql(alias: str) -> str:
-    """The SQL twin of :func:`verified_q` for the hot path's hand-written statements: true for
-    every annotation of table alias ``alias`` but the provisional ones (``verified`` false)."""
-    if connection.vendor == "postgresql":
-        return f"({alias}.provenance ->> '{VERIFIED_KEY}') IS DISTINCT FROM 'false'"
-    # SQLite's json_extract gives 0 for JSON false and NULL for a missing key.
-    return f"json_extract({alias}.provenance, '$.{VERIFIED_KEY}') IS NOT 0"
-
-
-def verified_q(prefix: str = "") -> Q:
-    """Every annotation but the provisional ones: no verification key (collected, imported,
-    local work) or verified by collection."""
-    return (~Q(**{f"{prefix}provenance__has_key": VERIFIED_KEY})
-            | Q(**{f"{prefix}provenance__{VERIFIED_KEY}": True}))
+            "hit_id": hit.provider_hit_id}

@@ -3,12 +3,18 @@
 Everything here returns ``values_list`` / ``values`` querysets or plain rows (never model
 instances in bulk), ordered deterministically, so that ``qc/`` gets the plain rows it works
 on and exports can stream with ``iterator(chunk_size=…)`` and stay byte-for-byte
-reproducible. Rejected work (``review_status == rejected``) never reaches a dataset export;
-the generic JSONL export and QC see it with its status.
+reproducible. Which annotations each reader sees is ``Annotation.state`` (kept by
+``annotation.services.annotations.annotation_state``, the one definition):
+
+* progress counts ``counted`` answers, as the work queue and batch planning do;
+* dataset exports take ``counted`` and ``imported`` ones (a rejected answer never reaches a
+  dataset);
+* QC and the generic JSONL export see every answer but the provisional ones, rejected work with
+  its status.
 
 Provisional work -- answers the MTurk task page stored for an assignment MTurk has not reported
-(yet), see ``annotate_selectors.verified_q`` -- is invisible here: no export, no QC row, no
-progress. Collection verifies it (then it appears) or flags it for review.
+(yet) -- is invisible here: no export, no QC row, no progress. Collection confirms it (then it
+appears) or flags it for review.
 """
 
 from __future__ import annotations
@@ -32,7 +38,6 @@ from ..models import (
     TargetSentence,
     Worker,
 )
-from ..selectors.annotate import verified_q
 
 # Rows per database round trip when streaming; big enough to amortise the query, small
 # enough to keep memory flat.
@@ -65,17 +70,19 @@ class AnonymousIds:
         return anonymous
 
 
-def counted_annotations(*, project: Project) -> QuerySet[Annotation]:
-    """The project's annotations but the provisional ones (see the module docstring)."""
-    return Annotation.objects.filter(verified_q(), project=project)
+#: What a dataset export takes: the crowd's counted answers and the released ones imported.
+EXPORTED_STATES = (Annotation.State.COUNTED, Annotation.State.IMPORTED)
+
+
+def qc_annotations(*, project: Project) -> QuerySet[Annotation]:
+    """The project's annotations QC sees: all but the provisional ones (module docstring)."""
+    return Annotation.objects.filter(project=project).exclude(
+        state=Annotation.State.PROVISIONAL)
 
 
 def exportable_annotations(*, project: Project) -> QuerySet[Annotation]:
-    """Annotations that may enter a dataset export: everything not rejected by a reviewer and
-    not provisional."""
-    return counted_annotations(project=project).exclude(
-        review_status=Annotation.Review.REJECTED
-    )
+    """Annotations that may enter a dataset export (see the module docstring)."""
+    return Annotation.objects.filter(project=project, state__in=EXPORTED_STATES)
 
 
 def split_counts(*, project: Project) -> dict[str, int]:
@@ -89,7 +96,7 @@ def split_counts(*, project: Project) -> dict[str, int]:
 def rating_rows(*, project: Project) -> list[tuple[int, int, float]]:
     """``(item_id, worker_id, rating)`` of every crowd rating (imported means excluded)."""
     return list(
-        counted_annotations(project=project).filter(rating__isnull=False)
+        qc_annotations(project=project).filter(rating__isnull=False)
         .exclude(source=Annotation.Source.IMPORT)
         .order_by("id")
         .values_list("item_id", "worker_id", "rating")
@@ -99,7 +106,7 @@ def rating_rows(*, project: Project) -> list[tuple[int, int, float]]:
 def category_rows(*, project: Project) -> list[tuple[int, int, str]]:
     """``(item_id, worker_id, category)`` of decontextualization annotations."""
     return list(
-        counted_annotations(project=project)
+        qc_annotations(project=project)
         .exclude(category="")
         .order_by("id")
         .values_list("item_id", "worker_id", "category")
@@ -109,7 +116,7 @@ def category_rows(*, project: Project) -> list[tuple[int, int, str]]:
 def text_rows(*, project: Project) -> list[tuple[int, int, int, str, bool]]:
     """``(annotation_id, item_id, worker_id, text, skipped)`` of free-text annotations."""
     return list(
-        counted_annotations(project=project)
+        qc_annotations(project=project)
         .order_by("item_id", "id")
         .values_list("id", "item_id", "worker_id", "text", "skipped")
     )
@@ -119,7 +126,7 @@ def timing_rows(*, project: Project) -> list[tuple[int, float]]:
     """``(annotation_id, seconds)`` of annotations with a measured duration."""
     return [
         (annotation_id, duration_ms / 1000.0)
-        for annotation_id, duration_ms in counted_annotations(project=project).filter(
+        for annotation_id, duration_ms in qc_annotations(project=project).filter(
             duration_ms__isnull=False
         )
         .order_by("id")
@@ -131,7 +138,7 @@ def overridden_warning_rows(*, project: Project) -> list[tuple[int, list]]:
     """``(annotation_id, overridden_warnings)`` where the worker submitted despite a warning."""
     return [
         (annotation_id, warnings)
-        for annotation_id, warnings in counted_annotations(project=project)
+        for annotation_id, warnings in qc_annotations(project=project)
         .order_by("id")
         .values_list("id", "overridden_warnings")
         if warnings
@@ -165,7 +172,8 @@ def source_text_rows(*, project: Project) -> dict[int, str]:
 
 def sluice_context_rows(*, project: Project, split: str | None = None) -> Iterator[tuple]:
     """Per sluice annotation: ``(annotation_id, item_id, split, q1, a1, q2, text, skipped,
-    review_status)``, Q1/A1 being turn 1 and Q2 turn 2 of the item's dialogue."""
+    review_status, provenance)``, Q1/A1 being turn 1 and Q2 turn 2 of the item's dialogue;
+    by split, then in annotation order (an imported file's row order)."""
     first_turns = DialogueTurn.objects.filter(order=1)
     q1_by_dialogue = dict(
         first_turns.filter(dialogue__project=project).values_list("dialogue_id", "question")
@@ -173,12 +181,12 @@ def sluice_context_rows(*, project: Project, split: str | None = None) -> Iterat
     a1_by_dialogue = dict(
         first_turns.filter(dialogue__project=project).values_list("dialogue_id", "answer")
     )
-    annotations = counted_annotations(project=project)
+    annotations = qc_annotations(project=project)
     if split is not None:
         annotations = annotations.filter(item__split=split)
     rows = (
         annotations
-        .order_by("item__split", "item__turn__dialogue_id", "id")
+        .order_by("item__split", "id")
         .values_list("id", "item_id", "item__split", "item__turn__dialogue_id",
                      "item__turn__question", "text", "skipped", "review_status", "provenance")
     )
@@ -286,7 +294,7 @@ def fact_rows(*, complex_sentence_ids: list[int]) -> QuerySet:
 def generic_annotation_rows(*, project: Project) -> QuerySet:
     """Every annotation of the project (rejected ones too) with its item, worker and work."""
     return (
-        counted_annotations(project=project)
+        qc_annotations(project=project)
         .order_by("id")
         .values_list(
             "id", "item_id", "item__external_id", "item__split", "item__group_key",
@@ -368,7 +376,7 @@ def worker_agreement_rows(*, project: Project) -> list[tuple[int, int, object]]:
 def duration_seconds(*, project: Project) -> list[float]:
     return [
         duration_ms / 1000.0
-        for duration_ms in counted_annotations(project=project).filter(
+        for duration_ms in qc_annotations(project=project).filter(
             duration_ms__isnull=False)
         .order_by("id")
         .values_list("duration_ms", flat=True)
@@ -377,7 +385,7 @@ def duration_seconds(*, project: Project) -> list[float]:
 
 def rating_values(*, project: Project) -> list[float]:
     return list(
-        counted_annotations(project=project).filter(rating__isnull=False)
+        qc_annotations(project=project).filter(rating__isnull=False)
         .exclude(source=Annotation.Source.IMPORT)
         .order_by("id")
         .values_list("rating", flat=True)
@@ -391,10 +399,8 @@ def progress_by_split(*, project: Project) -> list[dict]:
     """
     per_item = (
         Item.objects.filter(project=project)
-        .annotate(n_annotations=Count("annotations",
-                                      filter=~Q(annotations__source=Annotation.Source.IMPORT)
-                                      & ~Q(annotations__review_status="rejected")
-                                      & verified_q("annotations__")))
+        .annotate(n_annotations=Count(
+            "annotations", filter=Q(annotations__state=Annotation.State.COUNTED)))
         .values_list("split", "n_annotations")
     )
     summary: dict[str, dict] = {}

@@ -7,10 +7,16 @@ capacity re-check under the Item row lock is the concurrency guarantee of the wo
 
 MTurk ExternalQuestion pages cannot authenticate the worker (MTurk's own model: the page gets
 assignmentId/workerId in its URL, and the requester reconciles at collection). So the page's
-answers are stored *provisional* (``provenance["verified"] is False``) until collection sees the
-assignment at MTurk (``annotation.services.batches``); an assignment is created on its first
-saved item only, never beyond the HIT's ``max_assignments`` live ones, and takes no answer once
-it is submitted or decided. See docs/annotating.md, "Trust".
+answers are stored *provisional* (``Annotation.State.PROVISIONAL``) until collection sees the
+assignment at MTurk (``annotations_confirm``); an assignment is created on its first saved item
+only, never beyond the HIT's ``max_assignments`` live ones, and takes no answer once it is
+submitted or decided. See docs/annotating.md, "Trust".
+
+Counted work. ``annotation_state`` is THE rule saying whether an answer fills one of its item's
+redundancy slots; its result is stored in ``Annotation.state`` (indexed with the item) whenever
+one of its inputs changes -- at the INSERT, by ``annotations_confirm`` (collection) and by
+``annotations_set_review_status`` (every reviewer decision, collected remote decisions) -- and
+every reader (work queue, submit, batch planning, dashboard, QC, exports) reads that column.
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.db import IntegrityError, connection, connections, router, transaction
-from django.db.models import Q
+from django.db.models import Case, Q, QuerySet, Value, When
 from django.utils import timezone
 
 from ..models import Annotation, Assignment, Hit, Item, Project, Worker
@@ -29,7 +35,6 @@ from ..selectors.annotate import (
     item_context,
     item_for_submit,
     mturk_assignment_is_theirs,
-    not_provisional_sql,
 )
 
 #: Clock skew and network delay allowed between MTurk and us when deciding that an assignment's
@@ -56,6 +61,51 @@ class SubmitResult:
     item: Item | None = None
 
 
+def annotation_state(*, source: str, review_status: str, confirmed: bool = True) -> str:
+    """What an answer is worth to its project (``Annotation.State``); the one definition of
+    counted work. ``confirmed`` is False for an MTurk task page's answer until collection sees
+    its assignment at MTurk. Provisional wins over everything (a decision on unconfirmed work
+    counts once it is confirmed), then a reviewer's rejection; a released dataset's answer
+    (imported) fills no slot: a project collects its own redundancy on top of it."""
+    if not confirmed:
+        return Annotation.State.PROVISIONAL
+    if review_status == Annotation.Review.REJECTED:
+        return Annotation.State.REJECTED
+    if source == Annotation.Source.IMPORT:
+        return Annotation.State.IMPORTED
+    return Annotation.State.COUNTED
+
+
+def _confirmed_state_expression(review_status=None) -> Case:
+    """SQL for ``annotation_state`` of a confirmed annotation, given its row's source and
+    ``review_status`` (the row's own when None), built from the rule above."""
+    reviews = Annotation.Review.values if review_status is None else [review_status]
+    return Case(*[When(source=source, then=Value(annotation_state(
+                    source=source, review_status=review)),
+                       **({"review_status": review} if review_status is None else {}))
+                  for source in Annotation.Source.values for review in reviews],
+                default=Value(Annotation.State.COUNTED))
+
+
+@transaction.atomic
+def annotations_set_review_status(*, annotations: QuerySet, review_status: str) -> int:
+    """Set the review status of ``annotations`` and their ``state`` with it; the only writer of
+    a review status after the INSERT (reviewer decisions on every entry point, decisions
+    collected from the provider). Provisional answers stay provisional until confirmed. The
+    number of annotations updated."""
+    return annotations.update(review_status=review_status, state=Case(
+        When(state=Annotation.State.PROVISIONAL, then=Value(Annotation.State.PROVISIONAL)),
+        default=_confirmed_state_expression(review_status)))
+
+
+@transaction.atomic
+def annotations_confirm(*, annotations: QuerySet) -> int:
+    """MTurk reported the assignment of these provisional answers: they count from now on
+    (or are rejected, if a reviewer said so meanwhile). The number confirmed."""
+    return annotations.filter(state=Annotation.State.PROVISIONAL).update(
+        state=_confirmed_state_expression())
+
+
 def _existing_for_token(*, client_token: str | None, worker: Worker) -> Annotation | None:
     if not client_token:
         return None
@@ -71,14 +121,12 @@ ITEM_TABLE = Item._meta.db_table
 
 # Everything the submit decides on, in ONE indexed statement (client_token is unique; item_id is
 # indexed): the annotation holding this token and its worker, this worker's own answer to the
-# item, and the slots the item's other non-imported, non-provisional annotations fill (an MTurk
-# page's answer counts once collection has seen its assignment at MTurk). After the row lock.
+# item, and the slots the item's other counted annotations fill. After the row lock.
 _SUBMIT_STATE_SQL = f"""
 SELECT MAX(CASE WHEN a.client_token = %s THEN a.id END),
        MAX(CASE WHEN a.client_token = %s THEN a.worker_id END),
        MAX(CASE WHEN a.item_id = %s AND a.worker_id = %s AND {{same_assignment}} THEN a.id END),
-       COALESCE(SUM(CASE WHEN a.item_id = %s AND a.source <> %s AND a.worker_id <> %s
-                              AND {not_provisional_sql("a")}
+       COALESCE(SUM(CASE WHEN a.item_id = %s AND a.state = %s AND a.worker_id <> %s
                          THEN 1 ELSE 0 END), 0)
 FROM {ANNOTATION_TABLE} a
 WHERE a.client_token = %s OR a.item_id = %s
@@ -98,7 +146,7 @@ def _submit_state(*, item: Item, worker: Worker, assignment: Assignment | None,
     same_assignment = "a.assignment_id IS NULL" if assignment is None else "a.assignment_id = %s"
     params = [client_token, client_token, item.pk, worker.pk,
               *([] if assignment is None else [assignment.pk]),
-              item.pk, Annotation.Source.IMPORT, worker.pk, client_token, item.pk]
+              item.pk, Annotation.State.COUNTED, worker.pk, client_token, item.pk]
     with connection.cursor() as cursor:
         cursor.execute(_SUBMIT_STATE_SQL.format(same_assignment=same_assignment), params)
         token_id, token_worker_id, own_id, collected = cursor.fetchone()
@@ -242,6 +290,10 @@ def _new_annotation(fields: _Submission, *, item: Item, clean: CleanPayload,
         server_warnings=live_check_warnings(context, clean.payload),
         started_at=fields.started_at, submitted_at=timezone.now(),
         duration_ms=fields.duration_ms, provenance=fields.provenance or {},
+        # Stored into an assignment: the MTurk task page's answer, provisional until
+        # collection confirms it.
+        state=annotation_state(source=fields.source, review_status=Annotation.Review.PENDING,
+                               confirmed=fields.assignment is None),
         **clean.columns,
     )
 
@@ -303,15 +355,15 @@ def _concurrent_duplicate(fields: _Submission, *, item: Item | None,
 
 # INSERT … SELECT … WHERE: the new local answer is stored only if, read after the Item row lock
 # (so exactly), its token is not stored yet, the worker has no local answer to the item, and
-# fewer than ``required`` of the item's slots are filled by others' non-imported,
-# non-provisional annotations -- what ``_submit_state`` would establish. No row: the caller
+# fewer than ``required`` of the item's slots are filled by others' counted annotations -- what
+# ``_submit_state`` would establish. No row: the caller
 # finds out why with ``_submit_state``.
 _INSERT_IF_OPEN_SQL = """INSERT INTO {table} ({columns}) SELECT {values}
 WHERE NOT EXISTS (SELECT 1 FROM {table} t WHERE t.client_token = %s)
   AND NOT EXISTS (SELECT 1 FROM {table} o WHERE o.item_id = %s AND o.worker_id = %s
                   AND o.assignment_id IS NULL)
-  AND (SELECT COUNT(*) FROM {table} a WHERE a.item_id = %s AND a.source <> %s
-       AND a.worker_id <> %s AND {not_provisional}) < %s
+  AND (SELECT COUNT(*) FROM {table} a WHERE a.item_id = %s AND a.state = %s
+       AND a.worker_id <> %s) < %s
 RETURNING {pk}"""
 
 
@@ -324,8 +376,7 @@ def _insert_if_open_statement(using: str) -> tuple[tuple, str]:
     # Only model metadata (table and column names) is formatted in; values are parameters.
     return fields, _INSERT_IF_OPEN_SQL.format(
         table=quote(meta.db_table), columns=", ".join(quote(f.column) for f in fields),
-        values=", ".join(["%s"] * len(fields)), pk=quote(meta.pk.column),
-        not_provisional=not_provisional_sql("a"))
+        values=", ".join(["%s"] * len(fields)), pk=quote(meta.pk.column))
 
 
 def _insert_if_open(annotation: Annotation, *, required: int) -> bool:
@@ -339,7 +390,7 @@ def _insert_if_open(annotation: Annotation, *, required: int) -> bool:
     values = [field.get_db_prep_save(field.pre_save(annotation, add=True), connection)
               for field in fields]
     params = [*values, annotation.client_token, annotation.item_id, annotation.worker_id,
-              annotation.item_id, Annotation.Source.IMPORT, annotation.worker_id, required]
+              annotation.item_id, Annotation.State.COUNTED, annotation.worker_id, required]
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         row = cursor.fetchone()
@@ -388,7 +439,7 @@ def assignment_get_or_create_mturk(*, hit: Hit, worker_external_id: str,
     The Hit row is locked while counting, so two first saves cannot both take the last slot.
     The MTurk collector get-or-creates by the same AssignmentId, so whichever runs first wins
     and the other finds the row. Created assignments are provisional until collection sees
-    them at MTurk (the caller stores the answers with ``provenance["verified"] = False``).
+    them at MTurk (``annotation_submit`` stores answers into an assignment provisional).
     """
     with transaction.atomic():
         locked_hit = Hit.objects.select_for_update().select_related("batch").get(pk=hit.pk)

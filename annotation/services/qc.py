@@ -12,7 +12,12 @@ Flag storage contract (``flags_store``):
 - a flag still raised keeps its row: an open one gets the new score/detail, a decided one
   (upheld or dismissed) keeps its decision untouched;
 - an *open* flag that the rules no longer raise (thresholds changed, work re-checked) is
-  deleted; decided flags are never deleted.
+  deleted; decided flags are never deleted;
+- QC owns only the flags it raised (``Flag.raised_by == qc``): flags that collection or a
+  reviewer raised are never updated or deleted here.
+
+QC reads the annotations ``annotation.selectors.qc`` gives it: every answer but the
+provisional ones for agreement and flags, the exportable ones for aggregation.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from qc import aggregation, agreement, cleaning, flags, textmetrics
 
 from ..models import Annotation, Flag, Project, TaskKind
 from ..selectors import qc as qc_selectors
+from .splits import describe_cross_split_contexts, sluice_cross_split_contexts
 
 WORKER = "worker"
 ANNOTATION = "annotation"
@@ -139,8 +145,7 @@ def plausibility_aggregation(project: Project) -> dict:
     """Labels per filler (crowd mean, or the released mean of imported rows) and plausible
     fillers per sentence."""
     rows = (
-        Annotation.objects.filter(project=project, rating__isnull=False)
-        .exclude(review_status=Annotation.Review.REJECTED)
+        qc_selectors.exportable_annotations(project=project).filter(rating__isnull=False)
         .values_list("item_id", "item__filler__cloze_id", "rating", "source")
     )
     crowd: dict[int, list[float]] = defaultdict(list)
@@ -170,8 +175,7 @@ def decontext_aggregation(project: Project) -> dict:
     """How many examples get a median-length human output (≥ 2 feasible, no IMPOSSIBLE
     majority) — the examples the scorer can use."""
     rows = (
-        Annotation.objects.filter(project=project)
-        .exclude(review_status=Annotation.Review.REJECTED)
+        qc_selectors.exportable_annotations(project=project)
         .exclude(category="")
         .order_by("item_id", "id")
         .values_list("item_id", "item__target_sentence__text", "category", "text", "payload")
@@ -268,7 +272,7 @@ def gold_rows(project: Project) -> tuple[list[tuple], dict]:
     answers = [
         (worker_id, item_id, rating if rating is not None else (category or text))
         for worker_id, item_id, rating, category, text in
-        Annotation.objects.filter(project=project, item_id__in=list(gold))
+        qc_selectors.qc_annotations(project=project).filter(item_id__in=list(gold))
         .values_list("worker_id", "item_id", "rating", "category", "text")
     ]
     answers = [(worker, item, int(answer) if isinstance(answer, float) and answer.is_integer()
@@ -287,7 +291,8 @@ def flags_store(*, project: Project, candidates: list[FlagCandidate]) -> dict[st
     existing = {
         fingerprint: (flag_id, status)
         for flag_id, fingerprint, status in Flag.objects.select_for_update()
-        .filter(project=project).values_list("id", "fingerprint", "status")
+        .filter(project=project, raised_by=Flag.RaisedBy.QC)
+        .values_list("id", "fingerprint", "status")
     }
     annotation_targets = qc_selectors.annotation_targets(
         annotation_ids=[c.target_id for c in by_fingerprint.values()
@@ -296,7 +301,7 @@ def flags_store(*, project: Project, candidates: list[FlagCandidate]) -> dict[st
     to_create, to_update = [], []
     for fingerprint, candidate in sorted(by_fingerprint.items()):
         fields = {"reason": candidate.reason, "score": candidate.score,
-                  "detail": candidate.detail}
+                  "detail": candidate.detail, "raised_by": Flag.RaisedBy.QC}
         if candidate.target_kind == ANNOTATION:
             worker_id, assignment_id = annotation_targets[candidate.target_id]
             fields.update(annotation_id=candidate.target_id, worker_id=worker_id,
@@ -327,7 +332,7 @@ def project_qc_run(*, project: Project, store_flags: bool = True) -> dict:
         "project": project.slug,
         "task": project.kind,
         "items_per_split": qc_selectors.split_counts(project=project),
-        "annotations": Annotation.objects.filter(project=project).count(),
+        "annotations": qc_selectors.qc_annotations(project=project).count(),
         "flag_settings": settings.to_dict(),
     }
     if project.kind == TaskKind.PLAUSIBILITY:
@@ -340,6 +345,12 @@ def project_qc_run(*, project: Project, store_flags: bool = True) -> dict:
         report["agreement"] = text_agreement(project)
     if project.kind == TaskKind.SLUICE:
         report["cleaning"] = sluice_cleaning_report(project)
+        leaks = sluice_cross_split_contexts(project)
+        report["leakage"] = {"contexts_in_several_splits": len(leaks),
+                             "contexts": {context: list(splits)
+                                          for context, splits in sorted(leaks.items())}}
+        if leaks:
+            report["warnings"] = [describe_cross_split_contexts(leaks)]
     candidates = flag_candidates(project, settings)
     report["flags_raised"] = dict(sorted(Counter(c.reason for c in candidates).items()))
     if store_flags:

@@ -25,6 +25,7 @@ from django.utils import timezone
 
 from .. import tasks
 from ..models import Annotation, Assignment, Bonus, Flag, Worker
+from .annotations import annotations_set_review_status
 
 MAX_BONUS_CENTS = 10_000  # a typo guard: $100 for one assignment is never intended
 
@@ -50,9 +51,9 @@ def _decide_assignment(*, assignment: Assignment, reviewer, approve: bool,
     assignment.decision_synced = False
     assignment.save(update_fields=["status", "review_message", "reviewed_at",
                                    "decision_synced"])
-    assignment.annotations.update(
-        review_status=Annotation.Review.APPROVED if approve else Annotation.Review.REJECTED
-    )
+    annotations_set_review_status(
+        annotations=assignment.annotations.all(),
+        review_status=Annotation.Review.APPROVED if approve else Annotation.Review.REJECTED)
     _close_flags(
         Flag.objects.filter(Q(assignment=assignment) | Q(annotation__assignment=assignment)),
         status=Flag.Status.DISMISSED if approve else Flag.Status.UPHELD,
@@ -88,9 +89,10 @@ def annotation_decide(*, annotation: Annotation, reviewer, approve: bool,
         return annotation
     if not approve and not message.strip():
         raise ValidationError("a rejection needs a message")
-    annotation.review_status = (Annotation.Review.APPROVED if approve
-                                else Annotation.Review.REJECTED)
-    annotation.save(update_fields=["review_status"])
+    annotations_set_review_status(
+        annotations=Annotation.objects.filter(pk=annotation.pk),
+        review_status=Annotation.Review.APPROVED if approve else Annotation.Review.REJECTED)
+    annotation.refresh_from_db(fields=["review_status", "state"])
     _close_flags(annotation.flags.all(),
                  status=Flag.Status.DISMISSED if approve else Flag.Status.UPHELD,
                  reviewer=reviewer, note=message)

@@ -9,6 +9,10 @@
   train (``qc.splits.websplit_split``); the manifest is keyed by complex-sentence id;
 - ``canard``: by dialogue — QuAC dev dialogues → test, a seeded 10% of QuAC train → dev, the
   rest → train. Dialogues imported from CANARD itself keep the split CANARD released them in.
+- ``sluice``: the leakage-free alternative to the release's split: every item keeps its
+  split, except that a context (group key) with items in several splits moves wholly into
+  the most held-out one (test > dev > train). Seed and fractions play no part. Imported
+  items are annotated, so moving them needs ``force``: an explicit choice.
 
 Safety: the same rule and seed give the same manifest, and re-running then changes nothing.
 A frozen manifest that would change is refused unless ``force``; so is moving an item that
@@ -24,11 +28,13 @@ from dataclasses import dataclass
 from django.db import transaction
 from django.db.models import Count
 
+from qc import cleaning
 from qc import splits as qc_splits
 
-from ..models import ComplexSentence, Item, Project, SplitManifest
+from ..models import ComplexSentence, Item, Project, SplitManifest, TaskKind
+from .statistics import planner_statistics_refresh
 
-RULES = ("group", "websplit", "canard")
+RULES = ("group", "websplit", "canard", "sluice")
 QUAC_DEV_NAMES = frozenset({"dev", "val", "validation"})
 UPDATE_BATCH = 1000
 
@@ -97,8 +103,44 @@ def _canard_assignment(project: Project, seed: int, fractions: dict) -> tuple[di
     return item_splits, mapping
 
 
+def sluice_cross_split_contexts(project: Project) -> dict[str, tuple[str, ...]]:
+    """Sluice contexts (Item group keys) with Items in several splits: ``{context: splits}``.
+
+    Every sluice import reports them and ``qc_report`` warns of them: a context whose test
+    reference is also in train leaks.
+    """
+    if project.kind != TaskKind.SLUICE:
+        return {}
+    return cleaning.cross_split_contexts(
+        Item.objects.filter(project=project).values_list("group_key", "split"))
+
+
+def describe_cross_split_contexts(found: dict[str, tuple[str, ...]], *, shown: int = 10) -> str:
+    """One line for a person: how many contexts leak, and which (ids and their splits)."""
+    listed = ", ".join(f"{context} ({'+'.join(splits)})"
+                       for context, splits in sorted(found.items())[:shown])
+    more = f", and {len(found) - shown} more" if len(found) > shown else ""
+    return (f"leakage: {len(found)} sluice context(s) are in several splits: {listed}{more} "
+            "(make_splits --rule sluice moves each into one split)")
+
+
+def _sluice_assignment(project: Project, seed: int, fractions: dict) -> tuple[dict, dict]:
+    """The items' current splits, except that a context in several splits moves wholly into
+    the most held-out of them (test > dev > train): no test context is then seen in train."""
+    if project.kind != TaskKind.SLUICE:
+        raise ValueError(f"the sluice rule is for sluice projects; {project.slug} is a "
+                         f"{project.kind} project")
+    rows = list(Item.objects.filter(project=project).values_list("id", "group_key", "split"))
+    rank = {"train": 0, "dev": 1, "test": 2}
+    held_out: dict[str, str] = {}
+    for _, context, split in rows:
+        if rank[split] >= rank[held_out.get(context, "train")]:
+            held_out[context] = split
+    return {item_id: held_out[context] for item_id, context, _ in rows}, held_out
+
+
 ASSIGNERS = {"group": _group_assignment, "websplit": _websplit_assignment,
-             "canard": _canard_assignment}
+             "canard": _canard_assignment, "sluice": _sluice_assignment}
 
 
 @transaction.atomic
@@ -139,6 +181,9 @@ def project_split(*, project: Project, rule: str, seed: int, fractions: dict | N
     for split, item_ids in by_split.items():
         for start in range(0, len(item_ids), UPDATE_BATCH):
             Item.objects.filter(id__in=item_ids[start:start + UPDATE_BATCH]).update(split=split)
+    if moved:
+        # The work queue's plans depend on how items spread over splits.
+        transaction.on_commit(lambda: planner_statistics_refresh(of=[Item]))
     counts: dict[str, int] = defaultdict(int)
     for split in item_splits.values():
         counts[split] += 1

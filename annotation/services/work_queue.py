@@ -3,7 +3,8 @@
 Contract of ``work_queue_next_item``: an item of the project that
 
 * this worker has not annotated yet, and
-* still has an open slot: fewer non-imported annotations than
+* still has an open slot: fewer counted annotations (``Annotation.State.COUNTED``, see
+  ``annotation.services.annotations.annotation_state``) than
   ``project.redundancy_for(item.split)``;
 
 or ``None`` when there is none or the worker is blocked.
@@ -30,7 +31,7 @@ from __future__ import annotations
 from django.db import connection
 
 from ..models import Annotation, Item, Project, Split, TaskKind, Worker
-from ..selectors.annotate import ITEM_ALIAS, load_items, not_provisional_sql
+from ..selectors.annotate import ITEM_ALIAS, load_items
 
 # Where a worker starts looking in a project's id range: the fractional part of pk × the golden
 # ratio conjugate scatters consecutive workers evenly over [0, 1), so concurrent annotators start
@@ -66,8 +67,7 @@ _OPEN = f"""i.project_id = %s
   AND (SELECT d.id FROM {ANNOTATION_TABLE} d WHERE d.worker_id = %s AND d.item_id = i.id
        LIMIT 1) IS NULL
   AND (SELECT COUNT(*) FROM {ANNOTATION_TABLE} c
-       WHERE c.item_id = i.id AND c.source <> %s
-         AND {not_provisional_sql("c")}) < {{required}}"""  # noqa: S608
+       WHERE c.item_id = i.id AND c.state = %s) < {{required}}"""  # noqa: S608
 _LAST = f"""(SELECT m.item_id FROM {ANNOTATION_TABLE} m WHERE m.worker_id = %s
   AND m.project_id = %s ORDER BY m.id DESC LIMIT 1)"""  # noqa: S608
 _GROUP_OF = f"""i.group_key = (SELECT h.group_key FROM {ITEM_TABLE} h WHERE h.id = {{last}})"""  # noqa: S608
@@ -92,7 +92,7 @@ def open_items_where(*, project: Project, worker: Worker) -> tuple[str, list]:
     ``project`` — the rule this queue chooses by, for readers that count (progress)."""
     required, required_params = _required_sql(project)
     return (_OPEN.format(required=required),
-            [project.pk, worker.pk, Annotation.Source.IMPORT, *required_params])
+            [project.pk, worker.pk, Annotation.State.COUNTED, *required_params])
 
 
 def _choose_sql(project: Project, worker: Worker, *, lock: bool,

@@ -11,10 +11,12 @@ from datetime import timedelta
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import pytest
+from django.test import Client
 from django.utils import timezone
 
 from annotation.models import Annotation, Assignment, Flag
 from annotation.selectors.qc import exportable_annotations, rating_rows
+from annotation.services.annotations import annotations_confirm
 from annotation.services.batches import collect, decide
 from annotation.services.batches.plan import LaunchOptions, batch_launch, batch_plan
 from tests.batches.helpers import page_work, plausibility_project
@@ -45,7 +47,7 @@ def page_assignments(*ids: str):
 
 
 def test_collection_verifies_reported_work_and_releases_the_rest(
-        fake, simulator, client, settings, django_capture_on_commit_callbacks):
+        fake, simulator, client, staff_user, settings, django_capture_on_commit_callbacks):
     settings.UNPACK_MTURK_SUBMIT_ORIGINS = (fake.base_url,)
     project = plausibility_project(items=2)
     batch = launch(project, django_capture_on_commit_callbacks)
@@ -86,6 +88,13 @@ def test_collection_verifies_reported_work_and_releases_the_rest(
     assert set(Flag.objects.values_list("reason", "assignment__provider_assignment_id")) == {
         ("not_reported_by_mturk", "3INVENTED0000000000000000000"),
         ("not_reported_by_mturk", gone["assignment_id"])}
+    # "Run QC now" replaces only the flags QC raised itself: collection's stay open.
+    staff = Client()
+    staff.force_login(staff_user)
+    staff.post(f"/staff/review/{project.slug}/qc/")
+    assert set(Flag.objects.filter(status=Flag.Status.OPEN).values_list(
+        "reason", "raised_by")) == {("not_reported_by_mturk", Flag.RaisedBy.COLLECTION)}
+    assert Flag.objects.count() == 2
     assert sorted(counted.values_list("rating", flat=True)) == [5, 5]
     assert Assignment.objects.get(provider_assignment_id=real["assignment_id"]).status == \
         "submitted"
@@ -112,7 +121,7 @@ def test_provisional_answers_fill_no_slot_when_planning_more_work(
     # The invented answer is stored but fills no slot: the item still needs its one answer.
     assert batch_plan(project=project, options=options).estimate.assignments == 1
     # Once verified (collection saw it at MTurk), the same answer fills the slot.
-    Annotation.objects.update(provenance={"verified": True})
+    annotations_confirm(annotations=Annotation.objects.all())
     assert batch_plan(project=project, options=options).estimate.assignments == 0
 
 

@@ -3,8 +3,13 @@ idempotent launch. No provider is involved (the launch's publish job is not run)
 
 from __future__ import annotations
 
+import importlib
+import io
+
 import pytest
+from django.apps import apps as django_apps
 from django.core.exceptions import ValidationError
+from django.core.management import CommandError, call_command
 
 from annotation.models import Batch, Hit, HitItem, TaskKind
 from annotation.services.batches.decide import parse_duration_seconds
@@ -196,3 +201,31 @@ def test_durations(text, seconds):
 def test_bad_duration():
     with pytest.raises(ValueError, match="not a duration"):
         parse_duration_seconds("soon")
+
+
+@pytest.mark.django_db
+def test_local_batches_are_refused_and_old_ones_stop_blocking_mturk_planning():
+    """Finding 4: a ``--provider local`` batch published HITs no page serves, stayed
+    "published" forever and its slots hid its items from MTurk planning. Local annotators
+    need no batch (the local queue serves every item), so the option is gone, and the
+    migration cancels the local batches launched before."""
+    project = plausibility_project(items=2)
+    with pytest.raises(CommandError, match="local annotators need no batch"):
+        call_command("launch_batch", project.slug, "--split", "dev", "--reward", "0.10",
+                     "--title", "Local", "--provider", "local", "--yes", stdout=io.StringIO())
+    with pytest.raises(ValidationError, match="local annotators need no batch"):
+        options(provider="local").validate()
+    assert not Batch.objects.exists()
+    # A local batch launched before: published, its HITs served by nothing.
+    stale = Batch.objects.create(project=project, provider="local", title="Local",
+                                 status=Batch.Status.PUBLISHED)
+    hit = Hit.objects.create(batch=stale, unique_request_token="local-1", max_assignments=4,
+                             provider_hit_id="LOCALH1", status=Hit.Status.ASSIGNABLE)
+    HitItem.objects.bulk_create(HitItem(hit=hit, item=item) for item in project.items.all())
+    assert batch_plan(project=project, options=options()).estimate.assignments == 0
+    migration = importlib.import_module("annotation.migrations.0004_i10b_counted_work")
+    migration.fill(django_apps, None)
+    stale.refresh_from_db()
+    assert stale.status == Batch.Status.CANCELLED and "docs/batches.md" in stale.error
+    plan = batch_plan(project=project, options=options())
+    assert not plan.skipped_item_ids and plan.hits[0].max_assignments == 4

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from annotation import models
+from annotation.services.annotations import annotation_state
 from tests.factories import (
     ClozeFillerFactory,
     ClozeItemFactory,
@@ -18,8 +19,11 @@ from tests.factories import (
 
 
 def annotate(item, worker, **fields):
+    source = fields.pop("source", "local")
+    state = annotation_state(source=source,
+                             review_status=fields.get("review_status", "pending"))
     return models.Annotation.objects.create(project=item.project, item=item, worker=worker,
-                                            source=fields.pop("source", "local"), **fields)
+                                            source=source, state=state, **fields)
 
 
 def claire_project(slug="claire-small", split="dev"):

@@ -13,9 +13,9 @@ from django.test.utils import CaptureQueriesContext
 from annotation.models import Annotation, Item, Worker
 from annotation.payloads import validate_payload
 from annotation.selectors.annotate import item_context, item_for_submit
-from annotation.services.annotations import SubmitRefused, annotation_submit
+from annotation.services.annotations import SubmitRefused, annotation_submit, annotations_confirm
 from annotation.services.work_queue import work_queue_next_item
-from tests.factories import WorkerFactory
+from tests.factories import AnnotationFactory
 from tests.frontend.builders import (
     BUILDERS,
     decontext_project,
@@ -78,10 +78,8 @@ def test_queue_respects_redundancy_per_split_and_skips_done_items():
 def test_imported_annotations_do_not_fill_slots_and_blocked_workers_get_nothing():
     project = plausibility_project(items=1)
     item = project.items.get()
-    Annotation.objects.create(project=project, item=item, worker=WorkerFactory(),
-                              source="import", rating=2)
-    Annotation.objects.create(project=project, item=item, worker=WorkerFactory(),
-                              source="import", rating=3)
+    AnnotationFactory(item=item, source="import", rating=2)
+    AnnotationFactory(item=item, source="import", rating=3)
     assert work_queue_next_item(project=project, worker=local_worker("a")) == item
     blocked = Worker.objects.create(provider="local", external_id="b", is_blocked=True)
     assert work_queue_next_item(project=project, worker=blocked) is None
@@ -400,19 +398,15 @@ def test_provisional_mturk_answers_fill_no_local_slot_until_verified():
     exports, QC and batch planning); until then a local annotator may still take the slot."""
     project = plausibility_project(items=1, redundancy={"train": 1})
     item = project.items.get()
-    provisional = Annotation.objects.create(
-        project=project, item=item, worker=WorkerFactory(), source="mturk", rating=4,
-        provenance={"verified": False})
+    provisional = AnnotationFactory(item=item, source="mturk", rating=4, provisional=True)
     local = local_worker("local")
     assert work_queue_next_item(project=project, worker=local) == item
-    provisional.provenance = {"verified": True}
-    provisional.save(update_fields=["provenance"])
+    annotations_confirm(annotations=Annotation.objects.filter(pk=provisional.pk))
     assert work_queue_next_item(project=project, worker=local) is None
     with pytest.raises(SubmitRefused) as refused:
         store(project, item, local)
     assert refused.value.code == "item_full"
-    provisional.provenance = {"verified": False}
-    provisional.save(update_fields=["provenance"])
+    Annotation.objects.filter(pk=provisional.pk).update(state=Annotation.State.PROVISIONAL)
     assert store(project, item, local).annotation.worker == local
 
 

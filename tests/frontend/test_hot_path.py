@@ -26,6 +26,7 @@ from annotation.payloads import validate_payload
 from annotation.selectors import annotate as annotate_selectors
 from annotation.services.annotations import annotation_submit
 from annotation.services.work_queue import _choose_sql
+from tests.factories import AnnotationFactory
 from tests.frontend.builders import plausibility_project, rewrite_project
 
 pytestmark = pytest.mark.django_db
@@ -462,10 +463,9 @@ def test_imported_and_provisional_answers_leave_the_slot_open_for_the_insert(ann
     project = plausibility_project(items=2, redundancy={"train": 2})
     item = project.items.order_by("id").first()
     store(project, item, local_worker("local-one"))
-    Annotation.objects.create(project=project, item=item, worker=local_worker("imp"),
-                              source="import", rating=2)
-    Annotation.objects.create(project=project, item=item, worker=local_worker("turker"),
-                              source="mturk", rating=2, provenance={"verified": False})
+    AnnotationFactory(item=item, worker=local_worker("imp"), source="import", rating=2)
+    AnnotationFactory(item=item, worker=local_worker("turker"), source="mturk", rating=2,
+                      provisional=True)
     with CaptureQueriesContext(connection) as queries:
         response = submit(annotator_client, project, item.pk, {"rating": 4})
     assert response.status_code == 200 and response.json()["status"] == "saved"

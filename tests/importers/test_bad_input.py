@@ -36,6 +36,9 @@ CASES = [
      'canard canard_type_dev.json record 2: field "Question_no" must be an integer, not str'),
     ("canard", ["canard_missing_dev.json"],
      'canard canard_missing_dev.json record 3: field "Rewrite" is missing'),
+    ("canard", ["canard_multiple_refs_pair.json"],
+     "canard canard_multiple_refs_pair.json record 1: a multiple_refs pair must be two "
+     "non-empty rewrites"),
     ("canard", ["canard_conflict_dev.json"],
      "canard canard_conflict_dev.json record 2: dialogue 'C_2d211835213b45588ad5ca868ce7fabd_0'"
      " turn 1: question 'Who disbanded?' differs"),

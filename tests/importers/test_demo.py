@@ -63,6 +63,8 @@ def test_demo_serves_pages_and_static_files_on_a_fresh_database(tmp_path):
             try:
                 with urllib.request.urlopen(f"{base}/admin/login/", timeout=5) as response:
                     assert response.status == 200
+                    # The production server (gunicorn.conf.py), not Django's runserver.
+                    assert response.headers["Server"] == "gunicorn"
                     break
             except OSError:
                 if server.poll() is not None or time.monotonic() > deadline:

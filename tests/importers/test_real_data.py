@@ -179,6 +179,19 @@ def test_sluice_processed_files_and_overlap_with_raw(shared_data):
     assert test_annotations.count() == 1200 - 793
 
 
+def test_canard_multiple_refs_pairs_are_items_with_two_rewrites(shared_data):
+    path = shared_data / "canard" / "multiple_refs.json"
+    run_import("canard", path, project="canard-refs")
+    project = Project.objects.get(slug="canard-refs")
+    pairs = json.loads(path.read_text(encoding="utf-8"))
+    items = Item.objects.filter(project=project)
+    assert items.count() == 100 and set(items.values_list("split", flat=True)) == {"test"}
+    item = items.get(external_id="multiple_refs-1#1")
+    # The first worker's rewrite first: the human figure scores it against the second.
+    assert list(item.annotations.order_by("id").values_list("text", flat=True)) == pairs[1]
+    assert Annotation.objects.filter(project=project).values("worker").distinct().count() == 200
+
+
 def test_reimporting_real_files_is_a_no_op(shared_data):
     path = shared_data / "canard" / "dev.json"
     run_import("canard", path, project="canard")

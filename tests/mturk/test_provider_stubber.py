@@ -341,7 +341,7 @@ def test_client_is_built_lazily_against_the_configured_endpoint():
 def test_get_provider_factory():
     assert isinstance(get_provider(), LocalProvider)
     with pytest.raises(ValueError, match="unknown provider"):
-        get_provider("prolific")
+        get_provider("crowdflower")
 
 
 def test_amounts_must_be_decimal_cents(stubbed):

@@ -42,13 +42,17 @@ def test_canard_history_shape(canard_dev):
 
 
 def test_canard_pronoun_sub_bleu(canard_dev):
-    """Paper Table 3: Pronoun Sub 47.72 on dev (title = History[0])."""
+    """Paper Table 3: Pronoun Sub 47.72 on dev (title = History[0]), with CANARD's spaCy
+    tokenisation; sacrebleu's 13a alone on the raw text gives 47.92."""
     predictions = [pronoun_sub(row["Question"], row["History"][0]) for row in canard_dev]
-    score = evaluate_canard(predictions, [row["Rewrite"] for row in canard_dev])
-    assert score == pytest.approx(47.72, abs=0.5)
+    references = [row["Rewrite"] for row in canard_dev]
+    assert round(evaluate_canard(predictions, references), 2) == 47.72
+    assert round(evaluate_canard(predictions, references, tokenization="13a"), 2) == 47.92
 
 
 def test_canard_copy_baseline_via_evaluation(canard_dev):
+    """Paper Table 3: Copy 33.84 on dev; the official set-up gives 33.83 (13a alone 34.76)."""
     predictions = [copy(row["Question"]) for row in canard_dev]
-    score = evaluate_canard(predictions, [row["Rewrite"] for row in canard_dev])
-    assert score == pytest.approx(33.84, abs=1.0)
+    references = [row["Rewrite"] for row in canard_dev]
+    assert round(evaluate_canard(predictions, references), 2) == 33.83
+    assert round(evaluate_canard(predictions, references, tokenization="13a"), 2) == 34.76

@@ -10,14 +10,16 @@ from qc.cleaning import (
     Q1,
     Q2,
     ROW_ID,
-    clean_test,
-    clean_train_dev,
+    clean,
+    clean_split,
+    cross_split_contexts,
     dedupe_references,
     drop_short_q1,
     drop_skipped,
     is_skipped,
     read_sluice_csv,
     references_by_context,
+    train_dev_splits,
 )
 
 
@@ -57,7 +59,10 @@ def released(shared_data, split):
 def test_cleaning_reproduces_released_train_and_val(shared_data):
     raw = read_sluice_csv(shared_data / "sluice" / "raw" / "conv_sluice_train_dev.csv")
     assert len(raw) == 3780
-    train, val = clean_train_dev(raw)
+    splits = train_dev_splits(raw)
+    assert splits == sorted(splits)  # dev is a prefix of the file, then train
+    val = clean(r for r, split in zip(raw, splits, strict=True) if split == "dev")
+    train = clean(r for r, split in zip(raw, splits, strict=True) if split == "train")
     released_train, released_val = released(shared_data, "train"), released(shared_data, "val")
     assert len(val) == len(released_val) == 300
     assert [r[ROW_ID] for r in val] == list(released_val)
@@ -69,8 +74,31 @@ def test_cleaning_reproduces_released_train_and_val(shared_data):
 def test_cleaning_reproduces_released_test(shared_data):
     raw = read_sluice_csv(shared_data / "sluice" / "raw" / "conv_sluice_test.csv")
     assert len(raw) == 1200
-    test = clean_test(raw)
+    test = clean_split(raw, "test")
     released_test = released(shared_data, "test").values()
     assert len(test) == len(released_test) == 793
     as_tuples = [(r[Q1], r[A1], r[Q2], r[ANSWER]) for r in test]
     assert as_tuples == [(r[Q1], r[A1], r[Q2], r[ANSWER]) for r in released_test]
+
+
+def test_train_dev_split_keeps_dropped_rows_where_they_stand():
+    rows = [row("Who?", "x"), row("Did anyone else come?", "Who else came?"),
+            row("Did anyone come over?", ""), row("Did someone else come?", "Who else?"),
+            row("Did anybody come?", "Who came?")]
+    assert train_dev_splits(rows, val_size=2) == ["dev", "dev", "dev", "dev", "train"]
+
+
+def test_cross_split_contexts(shared_data):
+    assert cross_split_contexts([("a", "train"), ("a", "train"), ("b", "dev"),
+                                 ("b", "test"), ("b", "train")]) == {"b": ("dev", "test", "train")}
+    raw = shared_data / "sluice" / "raw"
+    train_dev = read_sluice_csv(raw / "conv_sluice_train_dev.csv")
+    test = read_sluice_csv(raw / "conv_sluice_test.csv")
+    rows = [((r[Q1], r[A1], r[Q2]), split)
+            for r, split in zip(train_dev, train_dev_splits(train_dev), strict=True)]
+    rows += [((r[Q1], r[A1], r[Q2]), "test") for r in test]
+    leaks = cross_split_contexts(rows)
+    # 7 contexts of the train/dev file are also test contexts, one more is in val and train.
+    assert sum("test" in splits for splits in leaks.values()) == 7
+    assert leaks[("Does he have any other talents?", "yes", "What")] == ("dev", "train")
+    assert len(leaks) == 8

@@ -12,7 +12,6 @@ from qc.evaluation import (
     DecontextClassification,
     DecontextExample,
     RewriteScores,
-    canard_human_agreement,
     claire_accuracy,
     claire_human_upper_bound,
     claire_spearman,
@@ -25,6 +24,7 @@ from qc.evaluation import (
     evaluate_rewrites,
     evaluate_sluice,
     evaluate_websplit,
+    rewrite_human_agreement,
     sluice_annotator_agreement,
 )
 
@@ -146,7 +146,13 @@ def test_decontext_classification_scores():
 
 def test_claire_measures():
     gold = {"1_1": "PLAUSIBLE", "1_2": "NEUTRAL", "1_3": "IMPLAUSIBLE"}
-    assert claire_accuracy(gold, {"1_1": "PLAUSIBLE", "1_2": "PLAUSIBLE"}) == pytest.approx(1 / 3)
+    partial = {"1_1": "PLAUSIBLE", "1_2": "PLAUSIBLE"}
+    # As the official scorer: a file missing a gold id is refused, unless asked otherwise.
+    with pytest.raises(ValueError, match="no prediction for 1 filler"):
+        claire_accuracy(gold, partial)
+    assert claire_accuracy(gold, partial, missing_as_wrong=True) == pytest.approx(1 / 3)
+    with pytest.raises(ValueError, match=r"1 id\(s\) are not gold fillers, e.g. 9_1"):
+        claire_accuracy(gold, {**gold, "9_1": "NEUTRAL"})
     assert claire_spearman({"a": 1.0, "b": 2.0, "c": 3.0}, {"a": 10, "b": 20, "c": 30}) == 1.0
     with pytest.raises(ValueError):
         claire_spearman({"a": 1.0}, {})
@@ -163,8 +169,11 @@ def test_claire_evaluation_of_scores_and_of_labels():
                              predicted_scores={"1_1": 4.0, "1_2": 2.5, "1_3": 1.0})
     assert scores == ClaireScores(n_fillers=3, accuracy=2 / 3, spearman=1.0)
     assert scores.as_dict() == {"n_fillers": 3, "accuracy": 2 / 3, "spearman": 1.0}
-    # Labels: accuracy only, a missing id is wrong; no "spearman" key.
-    labels = evaluate_claire(gold_labels, gold_scores, predicted_labels={"1_1": "PLAUSIBLE"})
+    # Labels: accuracy only; no "spearman" key. A missing id is refused by default.
+    with pytest.raises(ValueError, match="no prediction for 2 filler"):
+        evaluate_claire(gold_labels, gold_scores, predicted_labels={"1_1": "PLAUSIBLE"})
+    labels = evaluate_claire(gold_labels, gold_scores, predicted_labels={"1_1": "PLAUSIBLE"},
+                             missing_as_wrong=True)
     assert labels.as_dict() == {"n_fillers": 3, "accuracy": 1 / 3}
     with pytest.raises(ValueError):
         evaluate_claire(gold_labels, gold_scores)
@@ -177,7 +186,10 @@ def test_rewrites_are_scored_against_every_reference():
     references = [["Where was Bean born ?", "Where was he born ?"], ["What did she write ?"]]
     scores = evaluate_rewrites(predictions, references)
     streams = [["Where was Bean born ?", "What did she write ?"], ["Where was he born ?", None]]
+    # Already spaCy-tokenised text: the official tokenisation changes nothing here.
     assert scores == RewriteScores(2, sacrebleu.corpus_bleu(predictions, streams).score)
+    assert evaluate_rewrites(predictions, references, tokenization="13a") == RewriteScores(
+        2, scores.bleu, "13a")
     assert scores.bleu > evaluate_rewrites(predictions, [r[:1] for r in references]).bleu
     assert evaluate_canard(predictions, ["Where was Bean born ?", "What did she write ?"]) == (
         evaluate_rewrites(predictions, [r[:1] for r in references]).bleu)
@@ -185,8 +197,22 @@ def test_rewrites_are_scored_against_every_reference():
         evaluate_rewrites(predictions, ["Where was Bean born ?", "What did she write ?"])
 
 
-def test_canard_human_agreement_identical_pairs():
-    assert canard_human_agreement([["What did he do ?", "What did he do ?"]]) == pytest.approx(100)
+def test_rewrites_are_spacy_tokenised_first_unless_13a_is_asked():
+    prediction, reference = "What was Yeltsin's view?", "What was Yeltsin 's view ?"
+    assert evaluate_rewrites([prediction], [[reference]]).bleu == pytest.approx(100)
+    assert evaluate_rewrites([prediction], [[reference]], tokenization="13a").bleu < 100
+    with pytest.raises(ValueError, match="unknown tokenization"):
+        evaluate_rewrites([prediction], [[reference]], tokenization="moses")
+    with pytest.raises(ValueError, match="no questions"):
+        evaluate_rewrites([], [])
+
+
+def test_rewrite_human_agreement():
+    assert rewrite_human_agreement([["What did he do ?", "What did he do ?"],
+                                    ["Only one rewrite ?"]]).bleu == pytest.approx(100)
+    assert rewrite_human_agreement([["What did he do ?", "What did he do ?"]]).n_questions == 1
+    with pytest.raises(ValueError, match="no question has two rewrites"):
+        rewrite_human_agreement([["Only one rewrite ?"]])
 
 
 def test_websplit_measures():

@@ -208,8 +208,8 @@ def test_an_invented_assignment_stays_provisional_and_is_flagged(client, hit_pro
     assert set(counted.values_list("worker__external_id", flat=True)) == {"AWREAL"}
     assert counted.count() == 2
     assert progress_by_split(project=project)[0]["annotations"] == 2
-    assert {a.provenance["verified"] for a in Annotation.objects.filter(
-        assignment__provider_assignment_id="AREAL")} == {True}
+    assert {a.state for a in Annotation.objects.filter(
+        assignment__provider_assignment_id="AREAL")} == {Annotation.State.COUNTED}
 
 
 def test_an_assignment_mturk_reports_for_someone_else_stays_out(client, hit_project):

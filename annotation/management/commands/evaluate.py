@@ -74,7 +74,14 @@ def read_tsv_values(path: Path) -> dict[str, str]:
     return values
 
 
-def evaluate_rewrite(export_dir: Path, split: str, system: Path | None, baseline):
+def nothing_to_score(split: str, what: str) -> CommandError:
+    """The error for an empty split: scoring nothing would print a meaningless 0 or NaN."""
+    return CommandError(f"the {split} split has no {what} to score (its export is empty); "
+                        "pick another --split or import/collect annotations first")
+
+
+def evaluate_rewrite(export_dir: Path, split: str, system: Path | None, baseline, *,
+                     tokenization: str = "spacy", human: bool = False):
     records = json.loads((export_dir / f"{split}.json").read_text(encoding="utf-8"))
     references: dict[tuple, list[str]] = {}
     first: dict[tuple, dict] = {}
@@ -82,6 +89,11 @@ def evaluate_rewrite(export_dir: Path, split: str, system: Path | None, baseline
         key = (record["QuAC_dialog_id"], record["Question_no"])
         references.setdefault(key, []).append(record["Rewrite"])
         first.setdefault(key, record)
+    if not references:
+        raise nothing_to_score(split, "rewritten question")
+    if human:
+        return dataclasses.asdict(evaluation.rewrite_human_agreement(
+            list(references.values()), tokenization=tokenization))
     if system is not None:
         outputs = {(r["QuAC_dialog_id"], r["Question_no"]): r["Rewrite"]
                    for r in json.loads(system.read_text(encoding="utf-8"))}
@@ -92,41 +104,44 @@ def evaluate_rewrite(export_dir: Path, split: str, system: Path | None, baseline
     if missing:
         raise CommandError(f"the system output has no rewrite for {len(missing)} question(s), "
                            f"e.g. {missing[0]}")
-    return dataclasses.asdict(evaluation.evaluate_rewrites([outputs[key] for key in keys],
-                                                           [references[key] for key in keys]))
+    return dataclasses.asdict(evaluation.evaluate_rewrites(
+        [outputs[key] for key in keys], [references[key] for key in keys],
+        tokenization=tokenization))
 
 
-def evaluate_plausibility(export_dir: Path, split: str, system: Path | None, baseline):
+def evaluate_plausibility(export_dir: Path, split: str, system: Path | None, baseline, *,
+                          missing_as_wrong: bool = False):
     if system is None:
         raise CommandError("CLAIRE has no built-in baseline: pass --system a scores/labels TSV")
     gold_scores = {k: float(v) for k, v in read_tsv_values(export_dir /
                                                            f"{split}_scores.tsv").items()}
     gold_labels = read_tsv_values(export_dir / f"{split}_labels.tsv")
+    if not gold_labels:
+        raise nothing_to_score(split, "rated filler")
     predicted = read_tsv_values(system)
-    # As the official scorer, which refuses a file of another size: every gold filler needs a
-    # prediction (a missing one would otherwise count as wrong, or break Spearman), and an id
-    # that is not in the split is a sign of the wrong file or split.
-    missing = sorted(set(gold_labels) - set(predicted))
-    if missing:
-        raise CommandError(f"{system}: no prediction for {len(missing)} filler(s) of the "
-                           f"{split} split, e.g. {missing[0]}")
-    unknown = sorted(set(predicted) - set(gold_labels))
-    if unknown:
-        raise CommandError(f"{system}: {len(unknown)} id(s) not in the {split} split, "
-                           f"e.g. {unknown[0]}")
     try:
         predicted_scores = {k: float(v) for k, v in predicted.items()}
     except ValueError:  # not all numbers: a labels file
+        predicted_scores = None
+    # As the official scorer, which refuses a file of another size, qc refuses predictions
+    # that miss fillers of the split or name others (the wrong file or split).
+    try:
+        if predicted_scores is None:
+            return evaluation.evaluate_claire(gold_labels, gold_scores,
+                                              predicted_labels=predicted,
+                                              missing_as_wrong=missing_as_wrong).as_dict()
         return evaluation.evaluate_claire(gold_labels, gold_scores,
-                                          predicted_labels=predicted).as_dict()
-    return evaluation.evaluate_claire(gold_labels, gold_scores,
-                                      predicted_scores=predicted_scores).as_dict()
+                                          predicted_scores=predicted_scores).as_dict()
+    except ValueError as error:
+        raise CommandError(f"{system}: {error} (the {split} split)") from None
 
 
 def evaluate_sluice(export_dir: Path, split: str, system: Path | None, baseline):
     rows = json.loads((export_dir / f"sluice_{FILE_SPLIT_NAMES[split]}_filtered.json")
                       .read_text(encoding="utf-8")).values()
     contexts = cleaning.references_by_context(rows)
+    if not contexts:
+        raise nothing_to_score(split, "sluice context")
     if system is not None:
         outputs = {(r["Input.question_1"], r["Input.answer_1"], r["Input.question_2"]):
                    r["Answer.full_question"]
@@ -178,7 +193,7 @@ def evaluate_decontext(export_dir: Path, split: str, system: Path | None, baseli
                        write_predictions: Path | None = None):
     examples = read_jsonl(export_dir / f"{split}.jsonl")
     if not examples:
-        raise CommandError(f"the {split} split has no annotated example")
+        raise nothing_to_score(split, "annotated example")
     if system is not None:
         predictions = read_decontext_predictions(system)
     else:
@@ -210,6 +225,8 @@ def evaluate_decontext(export_dir: Path, split: str, system: Path | None, baseli
 
 def evaluate_websplit(export_dir: Path, split: str, system: Path | None, baseline):
     records = [r for r in read_jsonl(export_dir / f"{split}.jsonl") if r["references"]]
+    if not records:
+        raise nothing_to_score(split, "complex sentence with a reference")
     if system is not None:
         outputs = {row["complex_id"]: row["simple_sentences"] for row in read_jsonl(system)}
     else:
@@ -226,9 +243,22 @@ EVALUATORS = {"rewrite": evaluate_rewrite, "plausibility": evaluate_plausibility
 
 
 def evaluate_project(*, project: Project, split: str, system: Path | None,
-                     baseline_name: str | None, write_predictions: Path | None = None) -> dict:
+                     baseline_name: str | None, write_predictions: Path | None = None,
+                     human: bool = False, tokenization: str | None = None,
+                     missing_as_wrong: bool = False) -> dict:
     baseline = None
-    if system is None:
+    extra: dict = {}
+    if tokenization is not None or human:
+        if project.kind != "rewrite":
+            raise CommandError("--tokenize and --human are for rewrite (CANARD) projects")
+        extra["tokenization"] = tokenization or "spacy"
+    if missing_as_wrong:
+        if project.kind != "plausibility":
+            raise CommandError("--missing-as-wrong is for plausibility (CLAIRE) projects")
+        extra["missing_as_wrong"] = True
+    if human:
+        extra["human"] = True
+    elif system is None:
         choices = BASELINES.get(project.kind, {})
         if baseline_name not in choices:
             raise CommandError(f"--baseline for a {project.kind} project: "
@@ -243,13 +273,14 @@ def evaluate_project(*, project: Project, split: str, system: Path | None,
         export_dir = Path(folder)
         export_project(project=project, format_name=FORMAT_OF_KIND[project.kind],
                        out_dir=export_dir)
-        extra = {"write_predictions": write_predictions} if write_predictions else {}
+        if write_predictions:
+            extra["write_predictions"] = write_predictions
         try:
             scores = EVALUATORS[project.kind](export_dir, split, system, baseline, **extra)
         except ValueError as error:  # what qc refuses to score, said plainly
             raise CommandError(str(error)) from error
-    return {"project": project.slug, "split": split,
-            "system": str(system) if system else f"baseline:{baseline_name}", **scores}
+    source = "human" if human else str(system) if system else f"baseline:{baseline_name}"
+    return {"project": project.slug, "split": split, "system": source, **scores}
 
 
 class Command(BaseCommand):
@@ -260,12 +291,23 @@ class Command(BaseCommand):
         source = parser.add_mutually_exclusive_group(required=True)
         source.add_argument("--system", type=Path)
         source.add_argument("--baseline")
+        source.add_argument("--human", action="store_true",
+                            help="rewrite: the human figure, each question's first rewrite "
+                                 "scored against its others (CANARD's multiple_refs.json)")
         parser.add_argument("--split", default="test", choices=("train", "dev", "test"))
+        parser.add_argument("--tokenize", choices=evaluation.REWRITE_TOKENIZATIONS,
+                            help="rewrite: spacy (default; CANARD's official set-up, spaCy's "
+                                 "blank English tokenizer before BLEU) or 13a (sacrebleu's "
+                                 "13a alone, on the raw text)")
+        parser.add_argument("--missing-as-wrong", action="store_true",
+                            help="plausibility: score a filler without a prediction as wrong "
+                                 "instead of refusing the file (as the official scorer does)")
         parser.add_argument("--write-predictions", type=Path, metavar="FILE",
                             help="decontext: also write the scored outputs as the official "
                                  "scorer's prediction JSONL (one line per example)")
 
-    def handle(self, *args, slug, system, baseline, split, write_predictions, **options):
+    def handle(self, *args, slug, system, baseline, human, split, write_predictions, tokenize,
+               missing_as_wrong, **options):
         try:
             project = project_selectors.project_get(slug=slug)
         except Project.DoesNotExist:
@@ -273,5 +315,7 @@ class Command(BaseCommand):
         if FORMAT_OF_KIND.get(project.kind) not in EXPORTERS:
             raise CommandError(f"no evaluation for {project.kind} projects")
         result = evaluate_project(project=project, split=split, system=system,
-                                  baseline_name=baseline, write_predictions=write_predictions)
+                                  baseline_name=baseline, write_predictions=write_predictions,
+                                  human=human, tokenization=tokenize,
+                                  missing_as_wrong=missing_as_wrong)
         self.stdout.write(json.dumps(result, indent=2, sort_keys=True))

@@ -44,3 +44,5 @@ class Command(BaseCommand):
             + f": {created or 'nothing new'}"))
         if result.files_skipped:
             self.stdout.write(f"already imported, skipped: {', '.join(result.files_skipped)}")
+        for warning in result.warnings:
+            self.stderr.write(self.style.WARNING(f"warning: {warning}"))

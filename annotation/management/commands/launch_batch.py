@@ -11,7 +11,12 @@ from django.core.management.base import BaseCommand, CommandError
 from annotation.models import Project
 from annotation.services.batches.common import DEFAULT_LOCALES
 from annotation.services.batches.decide import parse_duration_seconds
-from annotation.services.batches.plan import LaunchOptions, batch_launch, batch_plan
+from annotation.services.batches.plan import (
+    LAUNCH_PROVIDERS,
+    LaunchOptions,
+    batch_launch,
+    batch_plan,
+)
 from annotation.services.batches.publish import batch_resume
 
 
@@ -57,7 +62,9 @@ class Command(BaseCommand):
         parser.add_argument("--min-approved", type=int, default=None, help="approved HITs")
         parser.add_argument("--qualification-test", type=int, default=None,
                             help="id of a Qualification whose test workers must pass")
-        parser.add_argument("--provider", choices=["mturk", "local"], default="mturk")
+        parser.add_argument("--provider", default="mturk",
+                            help=f"one of: {', '.join(LAUNCH_PROVIDERS)} (local annotators need "
+                                 "no batch: they work from /annotate/<project>/)")
         parser.add_argument("--live", action="store_true",
                             help="real MTurk with real money (default: the sandbox)")
         parser.add_argument("--yes", action="store_true", help="confirm the estimate and launch")
@@ -106,8 +113,7 @@ class Command(BaseCommand):
         except ValidationError as error:
             raise CommandError("; ".join(error.messages)) from error
         estimate = plan.estimate
-        where = "LIVE MTurk (real money)" if launch.live else (
-            "MTurk sandbox" if launch.provider == "mturk" else "local annotators")
+        where = "LIVE MTurk (real money)" if launch.live else "MTurk sandbox"
         if launch.provider == "mturk" and settings.MTURK_ENDPOINT_URL:
             # Say where the requests really go: a rehearsal against the stand-in is no sandbox.
             where = f"the MTurk endpoint {settings.MTURK_ENDPOINT_URL}"

@@ -68,6 +68,8 @@ def render(report: dict) -> str:
         lines += ["", "Cleaning (applied by export_data --format sluice)"]
         for split, counts in report["cleaning"].items():
             lines.append(f"  {split}: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
+    for warning in report.get("warnings", []):
+        lines += ["", f"WARNING: {warning}"]
     lines += ["", "Flags"]
     lines.append("  raised: " + (", ".join(f"{reason} {n}" for reason, n in
                                           report["flags_raised"].items()) or "none"))

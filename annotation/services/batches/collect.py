@@ -26,8 +26,14 @@ from ...providers import (
     AnnotationProvider,
     CollectedAssignment,
 )
-from ...selectors.annotate import VERIFIED_KEY, page_provenance, unverified_q
-from ..annotations import ASSIGNMENT_GRACE, RELEASED_ASSIGNMENT_STATUSES
+from ..annotations import (
+    ASSIGNMENT_GRACE,
+    RELEASED_ASSIGNMENT_STATUSES,
+    annotation_state,
+    annotations_confirm,
+    annotations_set_review_status,
+)
+from ..statistics import planner_statistics_refresh_grown
 from .common import (
     OPEN_HIT_STATUSES,
     REMOTE_ASSIGNMENT_STATUS,
@@ -185,8 +191,7 @@ def _verify(hit: Hit, assignment: Assignment) -> int:
     """MTurk reports this assignment of this worker on this HIT: the answers the task page
     stored for it stop being provisional (exports, QC and coverage count them from now on).
     1 when this collection verified it."""
-    verified = assignment.annotations.filter(unverified_q()).update(
-        provenance=page_provenance(assignment=assignment, hit=hit) | {VERIFIED_KEY: True})
+    verified = annotations_confirm(annotations=assignment.annotations.all())
     if verified:
         record_status_event(batch=hit.batch, hit=hit, assignment=assignment,
                             kind="assignment_verified", detail={"annotations": verified})
@@ -205,6 +210,7 @@ def _flag_mismatch(hit: Hit, assignment: Assignment, collected: CollectedAssignm
         project=project, fingerprint=f"assignment_mismatch:{assignment.pk}",
         defaults={"assignment": assignment, "worker": assignment.worker,
                   "reason": "assignment_mismatch", "score": 1.0,
+                  "raised_by": Flag.RaisedBy.COLLECTION,
                   "detail": (f"MTurk reports assignment {assignment.provider_assignment_id} for "
                              f"worker {collected.worker_id} on HIT {collected.hit_id}; the task "
                              "page stored it for another worker or HIT. Its answers are left "
@@ -240,6 +246,7 @@ def _release_unreported(hit: Hit, reported: set[str], *, listed_at: datetime) ->
                     project=hit.batch.project, fingerprint=f"not_reported:{assignment.pk}",
                     defaults={"assignment": assignment, "worker": assignment.worker,
                               "reason": "not_reported_by_mturk", "score": 1.0,
+                              "raised_by": Flag.RaisedBy.COLLECTION,
                               "detail": (
                                   f"The task page stored {answers} answer(s) for assignment "
                                   f"{assignment.provider_assignment_id} (worker "
@@ -269,7 +276,8 @@ def _copy_remote_status(assignment: Assignment, remote_status: str) -> int:
         fields.append("reviewed_at")
         review = (Annotation.Review.APPROVED if remote_status == Assignment.Status.APPROVED
                   else Annotation.Review.REJECTED)
-        assignment.annotations.filter(review_status=Annotation.Review.PENDING).update(
+        annotations_set_review_status(
+            annotations=assignment.annotations.filter(review_status=Annotation.Review.PENDING),
             review_status=review)
     assignment.save(update_fields=fields)
     record_status_event(batch=assignment.hit.batch, hit=assignment.hit, assignment=assignment,
@@ -307,6 +315,7 @@ def _store_annotations(hit: Hit, assignment: Assignment, worker: Worker,
         annotations.append(Annotation(
             project=item.project, item=item, worker=worker, assignment=assignment,
             source=Annotation.Source.MTURK, payload=payload, review_status=review,
+            state=annotation_state(source=Annotation.Source.MTURK, review_status=review),
             submitted_at=collected.submit_time, started_at=collected.accept_time,
             duration_ms=_int_or_none(meta.get("duration_ms")),
             client_warnings=_warning_list(meta.get("client_warnings")),
@@ -364,6 +373,8 @@ def batch_collect(*, batch_id: int, provider: AnnotationProvider | None = None) 
             result.merge(assignment_record_collected(hit=hit, collected=collected))
         result.assignments_released += _release_unreported(hit, reported, listed_at=listed_at)
     _complete_if_done(batch)
+    planner_statistics_refresh_grown(written={Annotation: result.annotations_created,
+                                              Assignment: result.assignments_created})
     return result
 
 

@@ -25,6 +25,7 @@ from ...providers import (
     AnnotationProvider,
     ProviderPermanentError,
 )
+from ..annotations import annotations_set_review_status
 from .common import (
     MAX_ASSIGNMENTS_PER_HIT,
     REMOTE_ASSIGNMENT_STATUS,
@@ -70,7 +71,7 @@ def assignment_decide(*, assignment_id: int, approve: bool, message: str = "",
     assignment.decision_synced = False
     assignment.save(update_fields=["status", "review_message", "reviewed_at",
                                    "decision_synced"])
-    assignment.annotations.update(review_status=(
+    annotations_set_review_status(annotations=assignment.annotations.all(), review_status=(
         Annotation.Review.APPROVED if approve else Annotation.Review.REJECTED))
     record_status_event(batch=assignment.hit.batch, hit=assignment.hit, assignment=assignment,
                         kind="assignment_decided", old=old, new=new_status,

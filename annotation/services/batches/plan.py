@@ -28,7 +28,6 @@ from ...models import (
 from ...providers import (
     QualificationRequirementSpec,
 )
-from ...selectors.annotate import verified_q
 from .common import (
     ACTIVE_BATCH_STATUSES,
     DEFAULT_LOCALES,
@@ -48,6 +47,11 @@ logger = logging.getLogger(__name__)
 
 
 # --- Planning ----------------------------------------------------------------------------------
+
+#: Where a batch can be launched. Local annotators need no batch: the local work queue serves
+#: every item of a project to any logged-in annotator until the item's redundancy is met, so a
+#: local "batch" would only be a second, disagreeing count of the same work (docs/batches.md).
+LAUNCH_PROVIDERS = {"mturk": "MTurk"}
 
 
 @dataclass(frozen=True)
@@ -96,8 +100,9 @@ class LaunchOptions:
             errors["min_approved"] = "must not be negative"
         if any(len(code) != 2 or not code.isalpha() for code in self.locales):
             errors["locale"] = "use two-letter ISO country codes, e.g. US,GB"
-        if self.provider not in ("mturk", "local"):
-            errors["provider"] = "must be mturk or local"
+        if self.provider not in LAUNCH_PROVIDERS:
+            errors["provider"] = (f"must be one of: {', '.join(LAUNCH_PROVIDERS)} (local "
+                                  "annotators need no batch: they work from /annotate/<project>/)")
         if self.live and self.provider != "mturk":
             errors["live"] = "only MTurk batches can be live"
         if errors:
@@ -178,10 +183,9 @@ def _selected_items(project: Project, options: LaunchOptions) -> list[Item]:
 
 
 def _coverage_by_item(item_ids: Sequence[int]) -> dict[int, int]:
-    """Annotations an item has or will get: collected (not imported) annotations outside active
-    HITs that were not rejected and are not provisional (see ``annotate_selectors.verified_q``),
-    plus the assignment slots of active HITs (minus their rejected assignments, which MTurk
-    won't redo)."""
+    """Annotations an item has or will get: its counted annotations (``Annotation.State``, the
+    one definition) outside active HITs, plus the assignment slots of active HITs (minus their
+    rejected assignments, which MTurk won't redo)."""
     coverage: dict[int, int] = defaultdict(int)
     active_hit_items = HitItem.objects.filter(
         item_id__in=item_ids, hit__batch__status__in=ACTIVE_BATCH_STATUSES,
@@ -194,12 +198,7 @@ def _coverage_by_item(item_ids: Sequence[int]) -> dict[int, int]:
                 .values("hit__hititem__item_id").annotate(n=Count("pk")))
     for row in rejected:
         coverage[row["hit__hititem__item_id"]] -= row["n"]
-    # Imported annotations (a dataset's released answers) fill no slot, as in the work queue:
-    # a project collects its own redundancy on top of what it imported. Answers the MTurk page
-    # stored for an assignment MTurk never reported fill none either.
-    outside = (Annotation.objects.filter(verified_q(), item_id__in=item_ids)
-               .exclude(source=Annotation.Source.IMPORT)
-               .exclude(review_status=Annotation.Review.REJECTED)
+    outside = (Annotation.objects.filter(item_id__in=item_ids, state=Annotation.State.COUNTED)
                .exclude(assignment__hit__batch__status__in=ACTIVE_BATCH_STATUSES)
                .values("item_id").annotate(n=Count("pk")))
     for row in outside:

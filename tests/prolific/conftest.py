@@ -1,0 +1,98 @@
+"""Fixtures for the Prolific door: the stand-in, a provider bound to it, a recording transport."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import pytest
+import requests
+from requests.adapters import BaseAdapter
+
+from annotation.fake_prolific import FakeProlific, FakeProlificSimulator
+from annotation.providers.prolific import ProlificConfig, ProlificProvider, StudyTemplate, study_url
+
+WORKSPACE = "wsp0000000000000000000001"
+
+
+@pytest.fixture(scope="session")
+def fake_prolific_server() -> Iterator[FakeProlific]:
+    with FakeProlific() as server:
+        yield server
+
+
+@pytest.fixture
+def fake_prolific(fake_prolific_server: FakeProlific) -> FakeProlific:
+    """The running stand-in, emptied before each test."""
+    fake_prolific_server.world.reset()
+    return fake_prolific_server
+
+
+@pytest.fixture
+def simulator(fake_prolific: FakeProlific) -> FakeProlificSimulator:
+    return FakeProlificSimulator(fake_prolific.base_url)
+
+
+def make_template(**overrides) -> StudyTemplate:
+    fields = {
+        "name": "Rate fillers", "description": "Rate how plausible each filler is.",
+        "external_study_url": study_url("https://unpack.example/prolific/task/demo/"),
+        "reward_cents": 150, "estimated_completion_minutes": 10, "maximum_allowed_minutes": 30,
+        "completion_code": "CDONE1234", "failed_check_code": "CFAIL5678",
+        "internal_name": "unpack batch 1",
+        "filters": ({"filter_id": "approval_rate", "selected_range": {"lower": 95,
+                                                                      "upper": 100}},),
+    }
+    fields.update(overrides)
+    return StudyTemplate(**fields)
+
+
+@pytest.fixture
+def template() -> StudyTemplate:
+    return make_template()
+
+
+@pytest.fixture
+def provider(fake_prolific: FakeProlific, template: StudyTemplate) -> ProlificProvider:
+    """The real requests client, through the provider, talking to the stand-in."""
+    config = ProlificConfig(api_url=fake_prolific.base_url, api_token="test-token",
+                            workspace_id=WORKSPACE, page_size=7)
+    return ProlificProvider(config, template=template)
+
+
+class RecordingAdapter(BaseAdapter):
+    """A requests transport that records every request and answers from a queue."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.requests: list[requests.PreparedRequest] = []
+        self.answers: list[tuple[int, object, dict]] = []
+
+    def answer(self, status: int, body: object = None, headers: dict | None = None) -> None:
+        self.answers.append((status, body, headers or {}))
+
+    def send(self, request, **kwargs):
+        self.requests.append(request)
+        status, body, headers = self.answers.pop(0) if self.answers else (200, {}, {})
+        response = requests.Response()
+        response.status_code = status
+        response._content = b"" if body is None else json.dumps(body).encode()
+        response.headers.update({"Content-Type": "application/json", **headers})
+        response.url = request.url
+        response.request = request
+        return response
+
+    def close(self) -> None:
+        pass
+
+    def body(self, index: int = -1) -> dict:
+        return json.loads(self.requests[index].body)
+
+
+@pytest.fixture
+def recorded(template: StudyTemplate) -> tuple[ProlificProvider, RecordingAdapter]:
+    adapter = RecordingAdapter()
+    session = requests.Session()
+    session.mount("https://", adapter)
+    config = ProlificConfig(api_token="secret-token", workspace_id=WORKSPACE)
+    return ProlificProvider(config, template=template, session=session), adapter
