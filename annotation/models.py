@@ -454,6 +454,10 @@ class Assignment(models.Model):
     review_message = models.TextField(blank=True)
     # Set once the decision reached the provider; the outbox for approve/reject jobs.
     decision_synced = models.BooleanField(default=True)
+    # When the provider vouched for it (this worker, this HIT): at collection, or at the first
+    # save when the provider can see work in progress. Only a confirmed assignment holds one
+    # of the HIT's slots (services/annotations.py, live_assignments_q).
+    confirmed_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -537,7 +541,10 @@ class Annotation(models.Model):
     edit_operations = models.JSONField(default=list, blank=True)
     started_at = models.DateTimeField(null=True, blank=True)
     submitted_at = models.DateTimeField(null=True, blank=True)
-    duration_ms = models.PositiveIntegerField(null=True, blank=True)
+    duration_ms = models.PositiveIntegerField(null=True, blank=True)  # the browser's claim
+    # When the server served the item to this worker (the page view), by the server's clock:
+    # served_at -> submitted_at is the server's own measure of the work (qc: timing flags).
+    served_at = models.DateTimeField(null=True, blank=True)
     client_warnings = models.JSONField(default=list, blank=True)  # shown in the browser
     overridden_warnings = models.JSONField(default=list, blank=True)  # submitted anyway
     server_warnings = models.JSONField(default=list, blank=True)  # re-checked on arrival

@@ -19,10 +19,12 @@ Payload shapes (shared with the browser, the collector and the exporters):
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from itertools import pairwise
 from typing import Any
 
 from diff_match_patch import diff_match_patch
+from django.utils.dateparse import parse_datetime
 
 from qc import livechecks
 
@@ -34,6 +36,10 @@ OPERATIONS = ("delete", "add", "swap")
 MAX_TEXT = 2000
 MAX_OPERATIONS = 50
 MAX_SIMPLE_SENTENCES = 20
+# The window a browser-reported time must fall in, around the server's clock: a page may stay
+# open (or a draft be resumed) for weeks, and a client clock may run a few minutes fast.
+CLIENT_TIME_MAX_AGE = timedelta(days=30)
+CLIENT_TIME_MAX_AHEAD = timedelta(minutes=5)
 
 
 class PayloadError(ValueError):
@@ -306,3 +312,26 @@ def clean_warnings(raw: Any, name: str) -> list[dict]:
             raise PayloadError(f"{name}[{index}].message", "must be a string")
         cleaned.append({"code": code, "message": message})
     return cleaned
+
+
+def clean_client_time(raw: Any, *, now: datetime) -> datetime | None:
+    """A browser-reported time (ISO 8601, e.g. ``started_at``), or None: absent, malformed,
+    impossible (month 13), or outside ``[now - CLIENT_TIME_MAX_AGE, now + CLIENT_TIME_MAX_AHEAD]``.
+
+    Such a time is ignored rather than refused, so a browser with a wrong clock never loses an
+    answer; it is never stored, since an extreme one (year 1 at +14:00, year 9999 at -05:00)
+    is a timestamp PostgreSQL keeps but Python cannot read back. A time without an offset is
+    taken as UTC (browsers send ``toISOString()``, which ends in Z)."""
+    if not isinstance(raw, str) or len(raw) > 64:
+        return None
+    try:
+        value = parse_datetime(raw)
+    except ValueError:
+        return None
+    if value is None:
+        return None
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    if not now - CLIENT_TIME_MAX_AGE <= value <= now + CLIENT_TIME_MAX_AHEAD:
+        return None
+    return value.astimezone(UTC)

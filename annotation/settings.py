@@ -127,8 +127,13 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
+# Django's standard set: not too like the username or e-mail, at least 8 characters, not a
+# common password, not all digits (password forms and `createsuperuser`).
 AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 
 LANGUAGE_CODE = "en-us"
@@ -147,6 +152,12 @@ WHITENOISE_AUTOREFRESH = DEBUG
 # Django's own account check; loading a user also loads their Worker (one query instead of
 # two on every annotator request).
 AUTHENTICATION_BACKENDS = ["annotation.auth.WorkerLoadingModelBackend"]
+
+# Failed logins (login pages, API authentication) per client address and per username: this
+# many within the window lock both out until it ends, without checking passwords
+# (annotation/login_throttle.py).
+UNPACK_LOGIN_FAILURE_LIMIT = int(os.environ.get("UNPACK_LOGIN_FAILURE_LIMIT", "10"))
+UNPACK_LOGIN_LOCKOUT_SECONDS = int(os.environ.get("UNPACK_LOGIN_LOCKOUT_SECONDS", "900"))
 
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/"
@@ -203,11 +214,20 @@ SESSION_COOKIE_HTTPONLY = True
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    # The browser's session; HTTP Basic (a password on every request) only when asked for with
+    # UNPACK_API_BASIC_AUTH=true. Either way password checks are throttled (login_throttle).
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.SessionAuthentication",
-        "rest_framework.authentication.BasicAuthentication",
+        *(["rest_framework.authentication.BasicAuthentication"]
+          if env_bool("UNPACK_API_BASIC_AUTH", False) else []),
     ],
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    "DEFAULT_PAGINATION_CLASS": "annotation.api.pagination.BoundedLimitOffsetPagination",
+    # JSON bodies are checked for what the database cannot keep (annotation/jsonbody.py).
+    "DEFAULT_PARSER_CLASSES": [
+        "annotation.jsonbody.UntrustedJSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "PAGE_SIZE": 100,
 }
 SPECTACULAR_SETTINGS = {
@@ -218,6 +238,9 @@ SPECTACULAR_SETTINGS = {
     # Swagger UI's files are served from our own static files, not a CDN.
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    # One name for the train/dev/test choices (items, launch options); the schema is checked
+    # with `manage.py spectacular --validate --fail-on-warn` in the tests.
+    "ENUM_NAME_OVERRIDES": {"SplitEnum": "annotation.models.Split"},
 }
 
 # Celery: a real broker when REDIS_URL is set, otherwise tasks run inline in the caller.

@@ -53,7 +53,7 @@ def beat_turn_take(entry: str) -> bool:
     cache there is one process, and the guard is per process.
     """
     period = float(settings.CELERY_BEAT_SCHEDULE[entry]["schedule"])
-    return cache.add(f"beat-turn:{entry}", 1, timeout=max(1, int(period * 0.9)))
+    return cache.add(f"beat-turn:{entry}", 1, timeout=period * 0.9)
 
 
 @shared_task(name="annotation.tasks.collect_open_batches")

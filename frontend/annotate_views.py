@@ -17,29 +17,38 @@ from __future__ import annotations
 import functools
 import json
 import re
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.core import signing
+from django.db import transaction
 from django.http import Http404, JsonResponse
 from django.shortcuts import render
 from django.template.loader import render_to_string
 from django.urls import reverse
-from django.utils.dateparse import parse_datetime
+from django.utils import timezone
 from django.utils.http import urlencode
 from django.views import csrf as django_csrf
 from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
+from annotation import jsonbody
 from annotation.csp import mturk_submit_origins
 from annotation.models import Annotation, Project, Worker
-from annotation.payloads import PayloadError, clean_warnings, validate_payload
+from annotation.payloads import (
+    PayloadError,
+    clean_client_time,
+    clean_warnings,
+    validate_payload,
+)
 from annotation.selectors import annotate as annotate_selectors
+from annotation.selectors import providers as provider_selectors
 from annotation.selectors.progress import annotator_progress
 from annotation.services.annotations import (
+    ASSIGNMENT_GRACE,
     SubmitRefused,
     annotation_submit,
     annotation_submit_item,
@@ -48,6 +57,7 @@ from annotation.services.annotations import (
     assignment_mark_submitted,
 )
 from annotation.services.batches.collect import ANSWER_FIELD_META, ANSWER_FIELD_PAYLOADS
+from annotation.services.serving import item_record_served, item_served_at
 from annotation.services.work_queue import work_queue_next_item
 from annotation.services.workers import worker_for_user
 from qc.livechecks import load_rules
@@ -111,9 +121,9 @@ def _parse_body(request) -> dict:
     if len(request.body) > MAX_BODY_BYTES:
         raise BadRequest("body", "the submission is too large")
     try:
-        body = json.loads(request.body or b"{}")
-    except (ValueError, UnicodeDecodeError):
-        raise BadRequest("body", "not valid JSON") from None
+        body = jsonbody.loads(request.body or b"{}")
+    except jsonbody.BadJSON as error:
+        raise BadRequest("body", str(error)) from None
     if not isinstance(body, dict):
         raise BadRequest("body", "must be a JSON object")
     return body
@@ -122,13 +132,11 @@ def _parse_body(request) -> dict:
 def _parse_submission(body: dict) -> dict:
     """The common, kind-independent fields of a submission, validated."""
     item_id = body.get("item_id")
-    if isinstance(item_id, bool) or not isinstance(item_id, int):
-        raise BadRequest("item_id", "must be an integer")
+    if isinstance(item_id, bool) or not isinstance(item_id, int) or not 1 <= item_id < 2**63:
+        raise BadRequest("item_id", "must be an integer from 1 to 2^63 - 1")
     token = body.get("client_token")
     if not isinstance(token, str) or not 8 <= len(token) <= 64:
         raise BadRequest("client_token", "must be a string of 8 to 64 characters")
-    started_at = body.get("started_at")
-    started = parse_datetime(started_at) if isinstance(started_at, str) else None
     duration = body.get("duration_ms")
     if isinstance(duration, bool) or not isinstance(duration, int) or not (
         0 <= duration < 2**31
@@ -140,7 +148,7 @@ def _parse_submission(body: dict) -> dict:
     except PayloadError as error:
         raise BadRequest(error.field, error.message) from None
     return {"item_id": item_id, "client_token": token, "payload": body.get("payload"),
-            "started_at": started if isinstance(started, datetime) else None,
+            "started_at": clean_client_time(body.get("started_at"), now=timezone.now()),
             "duration_ms": duration, "client_warnings": client_warnings,
             "overridden_warnings": overridden}
 
@@ -183,7 +191,7 @@ def _validated(*, project: Project, submission: dict, allowed_item_ids=None):
 
 
 def _stored(valid, *, worker: Worker, submission: dict, source: str, assignment=None,
-            provenance=None, assignment_deadline=None) -> tuple[int, dict]:
+            provenance=None, assignment_deadline=None, served_at=None) -> tuple[int, dict]:
     """Store a validated submission; the HTTP status and JSON answer for the page."""
     item, context, clean = valid
     try:
@@ -194,6 +202,7 @@ def _stored(valid, *, worker: Worker, submission: dict, source: str, assignment=
             overridden_warnings=submission["overridden_warnings"],
             started_at=submission["started_at"], duration_ms=submission["duration_ms"],
             provenance=provenance, assignment_deadline=assignment_deadline,
+            served_at=served_at,
         )
     except SubmitRefused as refused:
         return _refusal_answer(refused)
@@ -211,7 +220,8 @@ def _store_local(*, project: Project, worker: Worker, submission: dict) -> tuple
             client_token=submission["client_token"],
             client_warnings=submission["client_warnings"],
             overridden_warnings=submission["overridden_warnings"],
-            started_at=submission["started_at"], duration_ms=submission["duration_ms"])
+            started_at=submission["started_at"], duration_ms=submission["duration_ms"],
+            served_at=item_served_at(worker_id=worker.pk, item_id=submission["item_id"]))
     except PayloadError as error:
         return 400, _error_body("invalid", error.message, error.field)
     except SubmitRefused as refused:
@@ -297,6 +307,7 @@ def annotate(request, slug: str):
     item = work_queue_next_item(project=project, worker=worker)
     if item is None:
         return render(request, "frontend/annotate/done.html", {"project": project})
+    item_record_served(worker_id=worker.pk, item_id=item.pk)
     items = [item]
     context = _page_context(
         project=project, items=items, mode="local",
@@ -351,6 +362,7 @@ def _next_item(*, request, project: Project, worker: Worker, after_item_id: int
     item = work_queue_next_item(project=project, worker=worker, after_item_id=after_item_id)
     if item is None:
         return None
+    item_record_served(worker_id=worker.pk, item_id=item.pk)
     [data] = _page_items([item])
     html = render_to_string("frontend/annotate/item.html", {
         "item": data, "index": 0, "count": 1, "kind_template": _kind_template(project),
@@ -374,18 +386,30 @@ def _mturk_id_valid(value: str) -> bool:
 
 
 def _mturk_signature(*, assignment_id: str, hit_id: str, worker_id: str) -> str:
-    return signing.dumps([assignment_id, hit_id, worker_id], salt=MTURK_SIGNING_SALT,
+    """The page's task token: its ids and when the server served the page (epoch seconds)."""
+    served = int(timezone.now().timestamp())
+    return signing.dumps([assignment_id, hit_id, worker_id, served], salt=MTURK_SIGNING_SALT,
                          compress=True)
 
 
-def _mturk_identity(body: dict) -> tuple[str, str, str]:
-    """(assignment, hit, worker) ids from a signed MTurk page token, or BadRequest."""
+def _mturk_identity(body: dict) -> tuple[str, str, str, datetime]:
+    """(assignment, hit, worker ids, when the page was served) from a signed MTurk page
+    token, or BadRequest."""
     try:
-        assignment_id, hit_id, worker_id = signing.loads(
+        assignment_id, hit_id, worker_id, served = signing.loads(
             str(body.get("task_token", "")), salt=MTURK_SIGNING_SALT)
-    except (signing.BadSignature, ValueError, TypeError):
+        served_at = datetime.fromtimestamp(served, tz=UTC)
+    except (signing.BadSignature, ValueError, TypeError, OverflowError):
         raise BadRequest("task_token", "this page is not a valid task page; reload it") from None
-    return assignment_id, hit_id, worker_id
+    return assignment_id, hit_id, worker_id, served_at
+
+
+def _token_expired(*, hit, served_at: datetime) -> bool:
+    """A token lives as long as the assignment it was served for can: the batch's assignment
+    duration (counted by MTurk from its AcceptTime, before the page was served) plus
+    ``ASSIGNMENT_GRACE``."""
+    lifetime = timedelta(seconds=hit.batch.assignment_duration_seconds) + ASSIGNMENT_GRACE
+    return timezone.now() > served_at + lifetime
 
 
 def _refused(request, project: Project, reason: str, status: int):
@@ -462,16 +486,20 @@ def _mturk_assignment(*, hit, assignment_id: str, worker_id: str):
 
 
 def _mturk_hit_and_assignment(project: Project, body: dict):
-    """``(hit, existing assignment or None, assignment id, worker id)`` of a signed page token.
+    """``(hit, existing assignment or None, assignment id, worker id, served at)`` of a signed
+    page token.
 
     Raises BadRequest (not a token of ours, or no such HIT in this project) or SubmitRefused
-    (see ``_mturk_assignment``)."""
-    assignment_id, hit_id, worker_id = _mturk_identity(body)
+    (``assignment_closed`` once the token outlived its assignment; see ``_mturk_assignment``)."""
+    assignment_id, hit_id, worker_id, served_at = _mturk_identity(body)
     hit = annotate_selectors.hit_for_task(project=project, provider_hit_id=hit_id)
     if hit is None:
         raise BadRequest("task_token", "no such HIT in this project")
+    if _token_expired(hit=hit, served_at=served_at):
+        raise SubmitRefused("assignment_closed",
+                            "The time for this assignment is over; please return the HIT.")
     assignment = _mturk_assignment(hit=hit, assignment_id=assignment_id, worker_id=worker_id)
-    return hit, assignment, assignment_id, worker_id
+    return hit, assignment, assignment_id, worker_id, served_at
 
 
 @csrf_exempt  # cookies are withheld in MTurk's iframe; the signed task_token replaces them
@@ -485,28 +513,39 @@ def mturk_submit(request, slug: str):
     try:
         body = _parse_body(request)
         submission = _parse_submission(body)
-        hit, assignment, assignment_id, worker_id = _mturk_hit_and_assignment(project, body)
+        hit, assignment, assignment_id, worker_id, served_at = _mturk_hit_and_assignment(
+            project, body)
     except BadRequest as error:
         return _error(400, "invalid", error.message, error.field)
     except SubmitRefused as refused:
-        return _error(403, refused.code, refused.message)
+        status, answer = _refusal_answer(refused)
+        return JsonResponse(answer, status=status)
     try:
         valid = _validated(project=project, submission=submission,
                            allowed_item_ids=set(annotate_selectors.hit_item_ids(hit=hit)))
     except _Rejected as rejected:
         return JsonResponse(rejected.body, status=rejected.status)
-    if assignment is None:
-        try:
-            assignment = assignment_get_or_create_mturk(
-                hit=hit, worker_external_id=worker_id, provider_assignment_id=assignment_id)
-        except SubmitRefused as refused:
-            status, answer = _refusal_answer(refused)
-            return JsonResponse(answer, status=status)
-    status, answer = _stored(valid, worker=assignment.worker, submission=submission,
-                             source=Annotation.Source.MTURK, assignment=assignment,
-                             provenance=annotate_selectors.page_provenance(
-                                 assignment=assignment, hit=hit),
-                             assignment_deadline=assignment_deadline(assignment, hit))
+    # The first save creates the Worker and the Assignment (taking a HIT slot) in the same
+    # transaction as the answer: if the answer is refused or fails, neither is left behind.
+    with transaction.atomic():
+        first_save = assignment is None
+        if first_save:
+            try:
+                assignment = assignment_get_or_create_mturk(
+                    hit=hit, worker_external_id=worker_id, provider_assignment_id=assignment_id,
+                    confirmed=provider_selectors.assignment_confirmed_by_provider(
+                        hit=hit, assignment_id=assignment_id, worker_id=worker_id))
+            except SubmitRefused as refused:
+                status, answer = _refusal_answer(refused)
+                return JsonResponse(answer, status=status)
+        status, answer = _stored(valid, worker=assignment.worker, submission=submission,
+                                 source=Annotation.Source.MTURK, assignment=assignment,
+                                 provenance=annotate_selectors.page_provenance(
+                                     assignment=assignment, hit=hit),
+                                 assignment_deadline=assignment_deadline(assignment, hit),
+                                 served_at=served_at)
+        if first_save and status != 200:
+            transaction.set_rollback(True)
     return JsonResponse(answer, status=status)
 
 
@@ -522,7 +561,8 @@ def mturk_finish(request, slug: str):
     except BadRequest as error:
         return _error(400, "invalid", error.message, error.field)
     except SubmitRefused as refused:
-        return _error(403, refused.code, refused.message)
+        status, answer = _refusal_answer(refused)
+        return JsonResponse(answer, status=status)
     wanted = set(annotate_selectors.hit_item_ids(hit=hit))
     saved = ({} if assignment is None
              else annotate_selectors.assignment_annotations(assignment=assignment))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 from django import forms
 from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
@@ -49,7 +51,10 @@ class LaunchForm(forms.Form):
                                        required=False, widget=forms.CheckboxSelectMultiple)
     item_ids = forms.CharField(required=False, help_text="or explicit item ids, comma-separated")
     items_per_hit = forms.IntegerField(min_value=1, max_value=50, initial=5)
-    reward = forms.DecimalField(min_value=0.01, decimal_places=2, initial="0.50",
+    # Decimal bounds: a float 0.01 is a hair above Decimal("0.01"), so min_value=0.01
+    # refused a one-cent reward.
+    reward = forms.DecimalField(min_value=Decimal("0.01"), max_value=Decimal("10000"),
+                                max_digits=7, decimal_places=2, initial="0.50",
                                 help_text="dollars per assignment")
     assignments = forms.IntegerField(min_value=1, max_value=50, required=False,
                                      help_text="per item; default: the project's redundancy")

@@ -550,6 +550,11 @@ class MTurkWorld:
     def op_GetAssignment(self, params: dict) -> dict:
         _required(params, "AssignmentId")
         assignment = self._assignment(params["AssignmentId"])
+        if assignment.status not in {"Submitted", "Approved", "Rejected"}:
+            # As MTurk: GetAssignment only retrieves submitted, approved or rejected work, so
+            # an assignment still being worked on is unknown to it.
+            raise _request_error(
+                "This operation can be called with a status of: Submitted, Approved, Rejected")
         return {
             "Assignment": assignment.to_api(),
             "HIT": self._hit_api(self.hits[assignment.hit_id]),

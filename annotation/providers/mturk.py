@@ -383,6 +383,25 @@ class MTurkProvider(AnnotationProvider):
     def get_hit(self, hit_id: str) -> PublishedHit:
         return _published_hit(self._call("get_hit", HITId=hit_id)["HIT"])
 
+    #: GetAssignment "retrieves an assignment with an AssignmentStatus value of Submitted,
+    #: Approved, or Rejected" (MTurk API reference): a worker still answering is unknown to it.
+    confirms_work_in_progress = False
+    LIVE_ASSIGNMENT_STATUSES = frozenset({"Submitted", "Approved", "Rejected"})
+
+    def assignment_is_live(self, *, assignment_id: str, hit_id: str, worker_id: str) -> bool:
+        """GetAssignment: True when MTurk reports this assignment for this worker and HIT.
+        MTurk answers a RequestError for an id it does not know, one of another requester,
+        and one not yet submitted: all False."""
+        try:
+            response = self._call("get_assignment", AssignmentId=assignment_id)
+        except ProviderPermanentError as error:
+            if error.code == "RequestError":
+                return False
+            raise
+        assignment = response.get("Assignment", {})
+        return (assignment.get("WorkerId") == worker_id and assignment.get("HITId") == hit_id
+                and assignment.get("AssignmentStatus") in self.LIVE_ASSIGNMENT_STATUSES)
+
     def update_expiration(self, hit_id: str, *, expire_at: datetime) -> None:
         self._call("update_expiration_for_hit", HITId=hit_id, ExpireAt=expire_at)
 

@@ -6,6 +6,7 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 from urllib.parse import parse_qs, urlencode
 
 import pytest
+from django.utils import timezone
 
 from annotation.models import Annotation, Assignment, Worker
 from annotation.services.batches.collect import parse_answer_payloads
@@ -136,7 +137,9 @@ def test_a_full_hit_says_so_and_stores_nothing(page, live_server, turk):
     project = sluice_project()
     hit = publish_hit(project, max_assignments=1)
     taken = Worker.objects.create(provider="mturk", external_id="AFIRST")
-    Assignment.objects.create(hit=hit, worker=taken, provider_assignment_id="ASSIGNFIRST")
+    # MTurk has vouched for it (collection saw it): it holds the HIT's only slot.
+    Assignment.objects.create(hit=hit, worker=taken, provider_assignment_id="ASSIGNFIRST",
+                              confirmed_at=timezone.now())
     open_task(page, task_url(live_server, project, assignmentId="ASSIGN4", hitId="HIT123",
                              workerId="ASECOND", turkSubmitTo=origin))
     item = page.locator(".task-item").first

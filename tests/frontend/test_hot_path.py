@@ -10,6 +10,7 @@ import json
 import re
 import uuid
 from datetime import timedelta
+from datetime import timezone as dt_timezone
 
 import pytest
 from django.conf import settings
@@ -36,7 +37,9 @@ BACKEND = "annotation.auth.WorkerLoadingModelBackend"
 CLIENT_WARNINGS = [{"code": "rating_fast", "message": "You rated this very quickly."},
                    {"code": "rating_extreme", "message": ""}]
 OVERRIDDEN_WARNINGS = [{"code": "rating_fast", "message": "You rated this very quickly."}]
-STARTED_AT = "2026-03-04T05:06:07.123456+02:00"
+# A minute ago, at +02:00: client times outside [now - 30 days, now + 5 min] are ignored.
+STARTED_AT = (timezone.now() - timedelta(minutes=1)).astimezone(
+    dt_timezone(timedelta(hours=2))).isoformat()
 
 
 # --- helpers (the style of test_annotate_views.py, copied so the two files evolve apart) ------
