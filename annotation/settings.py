@@ -44,6 +44,8 @@ if not SECRET_KEY:
     SECRET_KEY = DEVELOPMENT_SECRET_KEY
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", "localhost,127.0.0.1,[::1],testserver")
 CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS")
+# Task pages' fetches get a JSON answer they can act on (log in again, resubmit), not a page.
+CSRF_FAILURE_VIEW = "frontend.annotate_views.csrf_failure"
 
 INSTALLED_APPS = [
     "django.contrib.admin",

@@ -157,7 +157,8 @@ def test_an_assignment_mturk_has_but_the_page_never_finished_is_closed_and_compl
         == [2, 3]
     # The page's late save of the second item gets MTurk's answer back; nothing changes.
     late = save(second, 5)
-    assert late.status_code == 200 and late.json()["status"] == "duplicate"
+    assert late.status_code == 200 and late.json()["status"] == "already_saved"
+    assert late.json()["stored"]["summary"] == "rating 3"
     assert sorted(Annotation.objects.values_list("rating", flat=True)) == [2, 3]
     with django_capture_on_commit_callbacks(execute=True):
         decisions.assignment_approve(assignment_id=assignment.pk)

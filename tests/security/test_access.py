@@ -5,9 +5,11 @@ so a new URL without a row fails ``test_every_url_pattern_has_a_row`` and access
 never silently regress. Each row names the request to make and the status each role gets.
 
 Statuses: 200 served; 302 → a login page (``login_required`` / ``staff_member_required``) or
-back to the page after a staff form; 400 refused bad input; 403 DRF refusal (session auth gives
-403, not 401); 404 unknown object; 405 method not allowed. A refused request changes nothing:
-``test_refused_requests_change_nothing`` compares a snapshot of the database.
+back to the page after a staff form; 401 JSON naming the login page (the endpoints task pages
+call with ``fetch``, which must never follow a redirect into a page); 400 refused bad input;
+403 DRF refusal (session auth gives 403, not 401); 404 unknown object; 405 method not allowed.
+A refused request changes nothing: ``test_refused_requests_change_nothing`` compares a
+snapshot of the database.
 """
 
 from __future__ import annotations
@@ -59,6 +61,7 @@ class Row:
 LOGIN = 302   # redirected to a login page
 BACK = 302    # a staff form redirecting back to its page
 DRF_NO = 403  # DRF refusal
+LOGIN_JSON = 401  # a fetch endpoint's "log in again" answer
 
 # One entry per URL pattern (as the resolver prints it), each with the requests to try.
 TABLE: dict[str, list[Row]] = {
@@ -195,9 +198,12 @@ TABLE: dict[str, list[Row]] = {
     "annotate/<slug:slug>/": [Row("GET", "/annotate/{slug}/", LOGIN, 200, 200),
                               Row("POST", "/annotate/{slug}/", LOGIN, 405, 405, data={})],
     "annotate/<slug:slug>/submit/": [
-        Row("GET", "/annotate/{slug}/submit/", LOGIN, 405, 405),
-        Row("POST", "/annotate/{slug}/submit/", LOGIN, 400, 400, data={"not": "valid"},
+        Row("GET", "/annotate/{slug}/submit/", LOGIN_JSON, 405, 405),
+        Row("POST", "/annotate/{slug}/submit/", LOGIN_JSON, 400, 400, data={"not": "valid"},
             json=True)],
+    "annotate/<slug:slug>/progress/": [
+        Row("GET", "/annotate/{slug}/progress/", LOGIN_JSON, 200, 200),
+        Row("POST", "/annotate/{slug}/progress/", LOGIN_JSON, 405, 405, data={})],
     # --- MTurk ExternalQuestion (no login: MTurk workers have none) ----------------------------
     "mturk/task/<slug:slug>/": [
         Row("GET", "/mturk/task/{slug}/?hitId=HIT123&assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE",
@@ -324,7 +330,8 @@ def test_access(route, index, role, world, staff_user, annotator_user):
 
 REFUSED = [pytest.param(route, k, role, id=f"{role}-{row.method}-{row.url}")
            for route, rows in TABLE.items() for k, row in enumerate(rows) for role in ROLES
-           if row.method != "GET" and row.expected(role) in (LOGIN, DRF_NO, 400, 404, 405)
+           if row.method != "GET"
+           and row.expected(role) in (LOGIN, LOGIN_JSON, DRF_NO, 400, 404, 405)
            and route != "accounts/logout/" and not (role == "staff" and row.staff == BACK)]
 
 
