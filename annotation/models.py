@@ -330,6 +330,8 @@ class Worker(models.Model):
                                 on_delete=models.SET_NULL, related_name="worker")
     is_blocked = models.BooleanField(default=False)
     blocked_reason = models.TextField(blank=True)
+    # Set once the provider's block list matches is_blocked; the outbox for block jobs.
+    block_synced = models.BooleanField(default=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -454,6 +456,10 @@ class Assignment(models.Model):
     review_message = models.TextField(blank=True)
     # Set once the decision reached the provider; the outbox for approve/reject jobs.
     decision_synced = models.BooleanField(default=True)
+    # When the provider vouched for it (this worker, this HIT): at collection, or at the first
+    # save when the provider can see work in progress. Only a confirmed assignment holds one
+    # of the HIT's slots (services/annotations.py, live_assignments_q).
+    confirmed_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -537,7 +543,10 @@ class Annotation(models.Model):
     edit_operations = models.JSONField(default=list, blank=True)
     started_at = models.DateTimeField(null=True, blank=True)
     submitted_at = models.DateTimeField(null=True, blank=True)
-    duration_ms = models.PositiveIntegerField(null=True, blank=True)
+    duration_ms = models.PositiveIntegerField(null=True, blank=True)  # the browser's claim
+    # When the server served the item to this worker (the page view), by the server's clock:
+    # served_at -> submitted_at is the server's own measure of the work (qc: timing flags).
+    served_at = models.DateTimeField(null=True, blank=True)
     client_warnings = models.JSONField(default=list, blank=True)  # shown in the browser
     overridden_warnings = models.JSONField(default=list, blank=True)  # submitted anyway
     server_warnings = models.JSONField(default=list, blank=True)  # re-checked on arrival
@@ -661,13 +670,23 @@ class Qualification(models.Model):
 
 
 class StatusEvent(models.Model):
-    """An audit trail of every state change of batches, HITs and assignments."""
+    """The audit trail: one row for every state change of a batch, HIT, assignment, worker,
+    annotation or flag, whoever made it (``actor`` is the staff user; empty for jobs)."""
 
-    batch = models.ForeignKey(Batch, on_delete=models.CASCADE, related_name="events")
+    batch = models.ForeignKey(Batch, null=True, blank=True, on_delete=models.CASCADE,
+                              related_name="events")
     hit = models.ForeignKey(Hit, null=True, blank=True, on_delete=models.CASCADE,
                             related_name="events")
     assignment = models.ForeignKey(Assignment, null=True, blank=True, on_delete=models.CASCADE,
                                    related_name="events")
+    worker = models.ForeignKey(Worker, null=True, blank=True, on_delete=models.CASCADE,
+                               related_name="events")
+    annotation = models.ForeignKey(Annotation, null=True, blank=True, on_delete=models.CASCADE,
+                                   related_name="events")
+    flag = models.ForeignKey(Flag, null=True, blank=True, on_delete=models.CASCADE,
+                             related_name="events")
+    actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
+                              on_delete=models.SET_NULL, related_name="+")
     kind = models.CharField(max_length=40)
     old_status = models.CharField(max_length=20, blank=True)
     new_status = models.CharField(max_length=20, blank=True)

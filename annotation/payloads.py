@@ -19,10 +19,12 @@ Payload shapes (shared with the browser, the collector and the exporters):
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from itertools import pairwise
 from typing import Any
 
 from diff_match_patch import diff_match_patch
+from django.utils.dateparse import parse_datetime
 
 from qc import livechecks
 
@@ -34,6 +36,10 @@ OPERATIONS = ("delete", "add", "swap")
 MAX_TEXT = 2000
 MAX_OPERATIONS = 50
 MAX_SIMPLE_SENTENCES = 20
+# The window a browser-reported time must fall in, around the server's clock: a page may stay
+# open (or a draft be resumed) for weeks, and a client clock may run a few minutes fast.
+CLIENT_TIME_MAX_AGE = timedelta(days=30)
+CLIENT_TIME_MAX_AHEAD = timedelta(minutes=5)
 
 
 class PayloadError(ValueError):
@@ -74,6 +80,18 @@ def _text(raw: Any, name: str, *, allow_empty: bool = False) -> str:
     if len(value) > MAX_TEXT:
         raise PayloadError(name, f"longer than {MAX_TEXT} characters")
     return value
+
+
+def single_line(text: str) -> str:
+    """``text`` on one line: every run of line breaks (with the spaces around it) becomes one
+    space. Single-line answers (a rewrite, a full question, a simple sentence) never store a
+    newline, whatever the browser sent (pages also turn pasted line breaks into spaces)."""
+    return " ".join(line.strip() for line in text.splitlines() if line.strip())
+
+
+def _line(raw: Any, name: str, *, allow_empty: bool = False) -> str:
+    """A single-line text field: ``_text``, then ``single_line``."""
+    return single_line(_text(raw, name, allow_empty=allow_empty))
 
 
 def _int(raw: Any, name: str) -> int:
@@ -207,7 +225,7 @@ def validate_plausibility(raw: dict, context: ItemContext) -> CleanPayload:
 
 
 def validate_rewrite(raw: dict, context: ItemContext) -> CleanPayload:
-    rewrite = _text(raw.get("rewrite"), "rewrite")
+    rewrite = _line(raw.get("rewrite"), "rewrite")
     return CleanPayload({"rewrite": rewrite}, {"text": rewrite})
 
 
@@ -215,7 +233,7 @@ def validate_sluice(raw: dict, context: ItemContext) -> CleanPayload:
     skipped = raw.get("skipped", False)
     if not isinstance(skipped, bool):
         raise PayloadError("skipped", "must be true or false")
-    full_question = _text(raw.get("full_question", ""), "full_question", allow_empty=skipped)
+    full_question = _line(raw.get("full_question", ""), "full_question", allow_empty=skipped)
     if skipped:
         full_question = ""
     return CleanPayload({"full_question": full_question, "skipped": skipped},
@@ -227,7 +245,7 @@ def validate_split_rephrase(raw: dict, context: ItemContext) -> CleanPayload:
     if not isinstance(sentences_raw, list) or len(sentences_raw) > MAX_SIMPLE_SENTENCES:
         raise PayloadError("simple_sentences",
                            f"must be a list of at most {MAX_SIMPLE_SENTENCES} sentences")
-    sentences = [_text(s, f"simple_sentences[{i}]", allow_empty=True)
+    sentences = [_line(s, f"simple_sentences[{i}]", allow_empty=True)
                  for i, s in enumerate(sentences_raw)]
     sentences = [s for s in sentences if s]
     if len(sentences) < 2:
@@ -294,3 +312,26 @@ def clean_warnings(raw: Any, name: str) -> list[dict]:
             raise PayloadError(f"{name}[{index}].message", "must be a string")
         cleaned.append({"code": code, "message": message})
     return cleaned
+
+
+def clean_client_time(raw: Any, *, now: datetime) -> datetime | None:
+    """A browser-reported time (ISO 8601, e.g. ``started_at``), or None: absent, malformed,
+    impossible (month 13), or outside ``[now - CLIENT_TIME_MAX_AGE, now + CLIENT_TIME_MAX_AHEAD]``.
+
+    Such a time is ignored rather than refused, so a browser with a wrong clock never loses an
+    answer; it is never stored, since an extreme one (year 1 at +14:00, year 9999 at -05:00)
+    is a timestamp PostgreSQL keeps but Python cannot read back. A time without an offset is
+    taken as UTC (browsers send ``toISOString()``, which ends in Z)."""
+    if not isinstance(raw, str) or len(raw) > 64:
+        return None
+    try:
+        value = parse_datetime(raw)
+    except ValueError:
+        return None
+    if value is None:
+        return None
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    if not now - CLIENT_TIME_MAX_AGE <= value <= now + CLIENT_TIME_MAX_AHEAD:
+        return None
+    return value.astimezone(UTC)

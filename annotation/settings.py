@@ -44,6 +44,8 @@ if not SECRET_KEY:
     SECRET_KEY = DEVELOPMENT_SECRET_KEY
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", "localhost,127.0.0.1,[::1],testserver")
 CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS")
+# Task pages' fetches get a JSON answer they can act on (log in again, resubmit), not a page.
+CSRF_FAILURE_VIEW = "frontend.annotate_views.csrf_failure"
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -125,8 +127,13 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
+# Django's standard set: not too like the username or e-mail, at least 8 characters, not a
+# common password, not all digits (password forms and `createsuperuser`).
 AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 
 LANGUAGE_CODE = "en-us"
@@ -145,6 +152,12 @@ WHITENOISE_AUTOREFRESH = DEBUG
 # Django's own account check; loading a user also loads their Worker (one query instead of
 # two on every annotator request).
 AUTHENTICATION_BACKENDS = ["annotation.auth.WorkerLoadingModelBackend"]
+
+# Failed logins (login pages, API authentication) per client address and per username: this
+# many within the window lock both out until it ends, without checking passwords
+# (annotation/login_throttle.py).
+UNPACK_LOGIN_FAILURE_LIMIT = int(os.environ.get("UNPACK_LOGIN_FAILURE_LIMIT", "10"))
+UNPACK_LOGIN_LOCKOUT_SECONDS = int(os.environ.get("UNPACK_LOGIN_LOCKOUT_SECONDS", "900"))
 
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/"
@@ -201,11 +214,20 @@ SESSION_COOKIE_HTTPONLY = True
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    # The browser's session; HTTP Basic (a password on every request) only when asked for with
+    # UNPACK_API_BASIC_AUTH=true. Either way password checks are throttled (login_throttle).
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.SessionAuthentication",
-        "rest_framework.authentication.BasicAuthentication",
+        *(["rest_framework.authentication.BasicAuthentication"]
+          if env_bool("UNPACK_API_BASIC_AUTH", False) else []),
     ],
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    "DEFAULT_PAGINATION_CLASS": "annotation.api.pagination.BoundedLimitOffsetPagination",
+    # JSON bodies are checked for what the database cannot keep (annotation/jsonbody.py).
+    "DEFAULT_PARSER_CLASSES": [
+        "annotation.jsonbody.UntrustedJSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "PAGE_SIZE": 100,
 }
 SPECTACULAR_SETTINGS = {
@@ -216,6 +238,9 @@ SPECTACULAR_SETTINGS = {
     # Swagger UI's files are served from our own static files, not a CDN.
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    # One name for the train/dev/test choices (items, launch options); the schema is checked
+    # with `manage.py spectacular --validate --fail-on-warn` in the tests.
+    "ENUM_NAME_OVERRIDES": {"SplitEnum": "annotation.models.Split"},
 }
 
 # Celery: a real broker when REDIS_URL is set, otherwise tasks run inline in the caller.
@@ -239,10 +264,29 @@ CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# A job whose worker died (SIGKILL, OOM, a lost host) is delivered again by Redis after the
+# visibility timeout. It must exceed the longest a job may wait unacknowledged: a retry held
+# for its countdown (up to 600 s, tasks.ProviderJob.retry_backoff_max) plus the job's run
+# time, or Redis would deliver the waiting job a second time. Recovery does not wait for it:
+# resume_unfinished_work re-sends unfinished publishing after UNPACK_RESUME_QUIET_SECONDS.
+UNPACK_JOB_VISIBILITY_TIMEOUT = int(os.environ.get("UNPACK_JOB_VISIBILITY_TIMEOUT", "1200"))
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": UNPACK_JOB_VISIBILITY_TIMEOUT}
+# Queueing a job with the broker down fails within about a second (not kombu's default
+# retries): the launch checks the broker first, and the periodic resume job re-sends the rest.
+CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 1, "interval_start": 0.2,
+                                    "interval_step": 0.2, "interval_max": 0.5}
+CELERY_BROKER_CONNECTION_TIMEOUT = 2.0
+# How long a publishing batch (or an unsynced decision, an unpaid bonus) may sit untouched
+# before the periodic job sends its job again; a running publish touches its batch per HIT.
+UNPACK_RESUME_QUIET_SECONDS = int(os.environ.get("UNPACK_RESUME_QUIET_SECONDS", "120"))
 CELERY_BEAT_SCHEDULE = {
     "collect-open-batches": {
         "task": "annotation.tasks.collect_open_batches",
         "schedule": float(os.environ.get("UNPACK_COLLECT_EVERY_SECONDS", "300")),
+    },
+    "resume-unfinished-work": {
+        "task": "annotation.tasks.resume_unfinished_work",
+        "schedule": float(os.environ.get("UNPACK_RESUME_EVERY_SECONDS", "60")),
     },
     # PostgreSQL: ANALYZE the hot tables that grew by UNPACK_ANALYZE_GROWTH since their last
     # analyze (annotation/services/statistics.py); one cheap read of the table counters else.

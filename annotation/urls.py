@@ -3,17 +3,24 @@ from django.contrib.auth import views as auth_views
 from django.templatetags.static import static
 from django.urls import include, path
 from django.views.generic import RedirectView
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularSwaggerView
+
+from annotation.api.schema import CachedSchemaView
+from frontend.login import LoginView, ThrottledAdminAuthenticationForm
+
+# The admin's login page counts failed logins like the site's (annotation/login_throttle.py).
+admin.site.login_form = ThrottledAdminAuthenticationForm
 
 urlpatterns = [
     path("admin/", admin.site.urls),
     # Browsers ask every site for /favicon.ico, pages or not (the admin, the API, a JSON answer).
     path("favicon.ico", RedirectView.as_view(url=static("frontend/favicon.svg"), permanent=True)),
-    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/login/", LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("api/", include("annotation.api.batches")),
+    path("api/", include("annotation.api.decisions")),
     path("api/", include("annotation.api.projects")),
-    path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("api/schema/", CachedSchemaView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("staff/review/", include("frontend.review_urls")),
     path("staff/batches/", include("frontend.staff_batches")),

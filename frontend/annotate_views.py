@@ -14,27 +14,41 @@ for exactly that (assignment, HIT, worker), embedded in the page.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from urllib.parse import urlsplit
 
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.core import signing
+from django.db import transaction
 from django.http import Http404, JsonResponse
 from django.shortcuts import render
 from django.template.loader import render_to_string
 from django.urls import reverse
-from django.utils.dateparse import parse_datetime
+from django.utils import timezone
+from django.utils.http import urlencode
+from django.views import csrf as django_csrf
 from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
+from annotation import jsonbody
 from annotation.csp import mturk_submit_origins
 from annotation.models import Annotation, Project, Worker
-from annotation.payloads import PayloadError, clean_warnings, validate_payload
+from annotation.payloads import (
+    PayloadError,
+    clean_client_time,
+    clean_warnings,
+    validate_payload,
+)
 from annotation.selectors import annotate as annotate_selectors
+from annotation.selectors import providers as provider_selectors
+from annotation.selectors.progress import annotator_progress
 from annotation.services.annotations import (
+    ASSIGNMENT_GRACE,
     SubmitRefused,
     annotation_submit,
     annotation_submit_item,
@@ -43,6 +57,7 @@ from annotation.services.annotations import (
     assignment_mark_submitted,
 )
 from annotation.services.batches.collect import ANSWER_FIELD_META, ANSWER_FIELD_PAYLOADS
+from annotation.services.serving import item_record_served, item_served_at
 from annotation.services.work_queue import (
     LEASE_SECONDS,
     item_leases_renew,
@@ -72,13 +87,47 @@ def _error(status: int, code: str, message: str, field_name: str = "") -> JsonRe
     return JsonResponse(_error_body(code, message, field_name), status=status)
 
 
+def _login_url(next_path: str) -> str:
+    return f"{settings.LOGIN_URL}?{urlencode({'next': next_path})}"
+
+
+def login_required_json(view):
+    """``login_required`` for the endpoints a page calls with ``fetch``: an anonymous request
+    (the session ended: logged out in another tab, or expired) gets 401 JSON naming the login
+    page, never a redirect. A fetch follows a redirect to the login form's 200, which a page
+    would take for a save."""
+
+    @functools.wraps(view)
+    def wrapped(request, *args, **kwargs):
+        if not request.user.is_authenticated:
+            body = _error_body("login_required",
+                               "Your session has ended: log in again to save this answer.")
+            body["login_url"] = _login_url(reverse("frontend:annotate", args=[kwargs["slug"]]))
+            return JsonResponse(body, status=401)
+        return view(request, *args, **kwargs)
+
+    return wrapped
+
+
+def csrf_failure(request, reason: str = ""):
+    """``CSRF_FAILURE_VIEW``: pages' fetches (``X-Requested-With: fetch``) get 403 JSON the
+    page can act on (log in again, then resubmit); everything else Django's own page."""
+    if request.headers.get("X-Requested-With") == "fetch":
+        body = _error_body("csrf_failed",
+                           "This page's security token is out of date (you logged in or out "
+                           "in another tab): log in again to save this answer.")
+        body["login_url"] = _login_url(request.path.removesuffix("submit/"))
+        return JsonResponse(body, status=403)
+    return django_csrf.csrf_failure(request, reason=reason)
+
+
 def _parse_body(request) -> dict:
     if len(request.body) > MAX_BODY_BYTES:
         raise BadRequest("body", "the submission is too large")
     try:
-        body = json.loads(request.body or b"{}")
-    except (ValueError, UnicodeDecodeError):
-        raise BadRequest("body", "not valid JSON") from None
+        body = jsonbody.loads(request.body or b"{}")
+    except jsonbody.BadJSON as error:
+        raise BadRequest("body", str(error)) from None
     if not isinstance(body, dict):
         raise BadRequest("body", "must be a JSON object")
     return body
@@ -87,13 +136,11 @@ def _parse_body(request) -> dict:
 def _parse_submission(body: dict) -> dict:
     """The common, kind-independent fields of a submission, validated."""
     item_id = body.get("item_id")
-    if isinstance(item_id, bool) or not isinstance(item_id, int):
-        raise BadRequest("item_id", "must be an integer")
+    if isinstance(item_id, bool) or not isinstance(item_id, int) or not 1 <= item_id < 2**63:
+        raise BadRequest("item_id", "must be an integer from 1 to 2^63 - 1")
     token = body.get("client_token")
     if not isinstance(token, str) or not 8 <= len(token) <= 64:
         raise BadRequest("client_token", "must be a string of 8 to 64 characters")
-    started_at = body.get("started_at")
-    started = parse_datetime(started_at) if isinstance(started_at, str) else None
     duration = body.get("duration_ms")
     if isinstance(duration, bool) or not isinstance(duration, int) or not (
         0 <= duration < 2**31
@@ -105,7 +152,7 @@ def _parse_submission(body: dict) -> dict:
     except PayloadError as error:
         raise BadRequest(error.field, error.message) from None
     return {"item_id": item_id, "client_token": token, "payload": body.get("payload"),
-            "started_at": started if isinstance(started, datetime) else None,
+            "started_at": clean_client_time(body.get("started_at"), now=timezone.now()),
             "duration_ms": duration, "client_warnings": client_warnings,
             "overridden_warnings": overridden}
 
@@ -148,7 +195,7 @@ def _validated(*, project: Project, submission: dict, allowed_item_ids=None):
 
 
 def _stored(valid, *, worker: Worker, submission: dict, source: str, assignment=None,
-            provenance=None, assignment_deadline=None) -> tuple[int, dict]:
+            provenance=None, assignment_deadline=None, served_at=None) -> tuple[int, dict]:
     """Store a validated submission; the HTTP status and JSON answer for the page."""
     item, context, clean = valid
     try:
@@ -159,10 +206,11 @@ def _stored(valid, *, worker: Worker, submission: dict, source: str, assignment=
             overridden_warnings=submission["overridden_warnings"],
             started_at=submission["started_at"], duration_ms=submission["duration_ms"],
             provenance=provenance, assignment_deadline=assignment_deadline,
+            served_at=served_at,
         )
     except SubmitRefused as refused:
         return _refusal_answer(refused)
-    return 200, _saved_body(result)
+    return 200, _saved_body(result, client_token=submission["client_token"])
 
 
 def _store_local(*, project: Project, worker: Worker, submission: dict) -> tuple[int, dict]:
@@ -176,23 +224,48 @@ def _store_local(*, project: Project, worker: Worker, submission: dict) -> tuple
             client_token=submission["client_token"],
             client_warnings=submission["client_warnings"],
             overridden_warnings=submission["overridden_warnings"],
-            started_at=submission["started_at"], duration_ms=submission["duration_ms"])
+            started_at=submission["started_at"], duration_ms=submission["duration_ms"],
+            served_at=item_served_at(worker_id=worker.pk, item_id=submission["item_id"]))
     except PayloadError as error:
         return 400, _error_body("invalid", error.message, error.field)
     except SubmitRefused as refused:
         return _refusal_answer(refused)
-    return 200, _saved_body(result)
+    return 200, _saved_body(result, client_token=submission["client_token"])
 
 
-def _saved_body(result) -> dict:
+def _answer_summary(annotation: Annotation) -> str:
+    """The stored answer in words, for a page that sent a different one."""
+    if annotation.skipped:
+        return "(skipped)"
+    if annotation.rating is not None:
+        return f"rating {annotation.rating:g}"
+    if annotation.category and annotation.category != Annotation.Category.DONE:
+        return annotation.category
+    return annotation.text
+
+
+def _saved_body(result, *, client_token: str) -> dict:
+    """The answer to a submit that stored, or had already stored, an answer of this worker to
+    the item. ``status``: ``saved`` (stored now), ``duplicate`` (this very answer, same token:
+    a retry or a double click) or ``already_saved`` (another answer of theirs is stored, from
+    another tab or earlier; ``stored`` says what it is, and this one was not stored)."""
     annotation = result.annotation
-    return {
-        "status": "saved" if result.created else "duplicate",
+    if result.created:
+        status = "saved"
+    elif annotation.client_token == client_token:
+        status = "duplicate"
+    else:
+        status = "already_saved"
+    body = {
+        "status": status,
         "annotation_id": annotation.pk,
         "item_id": result.item.pk,
         "server_warnings": annotation.server_warnings,
         "reveal": annotate_selectors.revealed_after_submit(result.item),
     }
+    if status == "already_saved":
+        body["stored"] = {"payload": annotation.payload, "summary": _answer_summary(annotation)}
+    return body
 
 
 def _project_or_404(slug: str) -> Project:
@@ -238,11 +311,14 @@ def annotate(request, slug: str):
     item = work_queue_next_item(project=project, worker=worker)
     if item is None:
         return render(request, "frontend/annotate/done.html", {"project": project})
+    item_record_served(worker_id=worker.pk, item_id=item.pk)
     items = [item]
     context = _page_context(
         project=project, items=items, mode="local",
         submit_url=reverse("frontend:annotate-submit", args=[project.slug]),
         extra={"next_url": reverse("frontend:annotate", args=[project.slug]),
+               "login_url": _login_url(reverse("frontend:annotate", args=[project.slug])),
+               "progress_url": reverse("frontend:annotate-progress", args=[project.slug]),
                "draft_scope": f"local:{worker.pk}",
                "lease_url": reverse("frontend:annotate-lease", args=[project.slug]),
                "lease_renew_seconds": LEASE_SECONDS // 3},
@@ -250,7 +326,7 @@ def annotate(request, slug: str):
     return render(request, "frontend/annotate/page.html", context)
 
 
-@login_required
+@login_required_json
 @require_POST
 def annotate_submit(request, slug: str):
     # Project first, then the item joined with only its kind's source material.
@@ -273,7 +349,7 @@ def annotate_submit(request, slug: str):
 MAX_LEASED_ITEMS = 10
 
 
-@login_required
+@login_required_json
 @require_POST
 def annotate_lease(request, slug: str):
     """Renew the leases on the items the annotator's page shows (``{"item_ids": [...]}``); the
@@ -295,6 +371,17 @@ def annotate_lease(request, slug: str):
                                                        item_ids=item_ids)})
 
 
+@login_required_json
+@require_GET
+def annotate_progress(request, slug: str):
+    """``{"done", "left"}`` of the logged-in annotator in the project. The page asks once after
+    it loads and counts its own saves after that, so neither the page nor a submit pays for
+    counting."""
+    project = _project_or_404(slug)
+    progress = annotator_progress(project=project, worker=worker_for_user(user=request.user))
+    return JsonResponse({"done": progress.done, "left": progress.left})
+
+
 def _next_item(*, request, project: Project, worker: Worker, after_item_id: int
                ) -> dict | None:
     """The item the page shows next, chosen now (after the submit committed) exactly as a GET
@@ -307,6 +394,7 @@ def _next_item(*, request, project: Project, worker: Worker, after_item_id: int
     item = work_queue_next_item(project=project, worker=worker, after_item_id=after_item_id)
     if item is None:
         return None
+    item_record_served(worker_id=worker.pk, item_id=item.pk)
     [data] = _page_items([item])
     html = render_to_string("frontend/annotate/item.html", {
         "item": data, "index": 0, "count": 1, "kind_template": _kind_template(project),
@@ -330,18 +418,30 @@ def _mturk_id_valid(value: str) -> bool:
 
 
 def _mturk_signature(*, assignment_id: str, hit_id: str, worker_id: str) -> str:
-    return signing.dumps([assignment_id, hit_id, worker_id], salt=MTURK_SIGNING_SALT,
+    """The page's task token: its ids and when the server served the page (epoch seconds)."""
+    served = int(timezone.now().timestamp())
+    return signing.dumps([assignment_id, hit_id, worker_id, served], salt=MTURK_SIGNING_SALT,
                          compress=True)
 
 
-def _mturk_identity(body: dict) -> tuple[str, str, str]:
-    """(assignment, hit, worker) ids from a signed MTurk page token, or BadRequest."""
+def _mturk_identity(body: dict) -> tuple[str, str, str, datetime]:
+    """(assignment, hit, worker ids, when the page was served) from a signed MTurk page
+    token, or BadRequest."""
     try:
-        assignment_id, hit_id, worker_id = signing.loads(
+        assignment_id, hit_id, worker_id, served = signing.loads(
             str(body.get("task_token", "")), salt=MTURK_SIGNING_SALT)
-    except (signing.BadSignature, ValueError, TypeError):
+        served_at = datetime.fromtimestamp(served, tz=UTC)
+    except (signing.BadSignature, ValueError, TypeError, OverflowError):
         raise BadRequest("task_token", "this page is not a valid task page; reload it") from None
-    return assignment_id, hit_id, worker_id
+    return assignment_id, hit_id, worker_id, served_at
+
+
+def _token_expired(*, hit, served_at: datetime) -> bool:
+    """A token lives as long as the assignment it was served for can: the batch's assignment
+    duration (counted by MTurk from its AcceptTime, before the page was served) plus
+    ``ASSIGNMENT_GRACE``."""
+    lifetime = timedelta(seconds=hit.batch.assignment_duration_seconds) + ASSIGNMENT_GRACE
+    return timezone.now() > served_at + lifetime
 
 
 def _refused(request, project: Project, reason: str, status: int):
@@ -418,16 +518,20 @@ def _mturk_assignment(*, hit, assignment_id: str, worker_id: str):
 
 
 def _mturk_hit_and_assignment(project: Project, body: dict):
-    """``(hit, existing assignment or None, assignment id, worker id)`` of a signed page token.
+    """``(hit, existing assignment or None, assignment id, worker id, served at)`` of a signed
+    page token.
 
     Raises BadRequest (not a token of ours, or no such HIT in this project) or SubmitRefused
-    (see ``_mturk_assignment``)."""
-    assignment_id, hit_id, worker_id = _mturk_identity(body)
+    (``assignment_closed`` once the token outlived its assignment; see ``_mturk_assignment``)."""
+    assignment_id, hit_id, worker_id, served_at = _mturk_identity(body)
     hit = annotate_selectors.hit_for_task(project=project, provider_hit_id=hit_id)
     if hit is None:
         raise BadRequest("task_token", "no such HIT in this project")
+    if _token_expired(hit=hit, served_at=served_at):
+        raise SubmitRefused("assignment_closed",
+                            "The time for this assignment is over; please return the HIT.")
     assignment = _mturk_assignment(hit=hit, assignment_id=assignment_id, worker_id=worker_id)
-    return hit, assignment, assignment_id, worker_id
+    return hit, assignment, assignment_id, worker_id, served_at
 
 
 @csrf_exempt  # cookies are withheld in MTurk's iframe; the signed task_token replaces them
@@ -441,28 +545,39 @@ def mturk_submit(request, slug: str):
     try:
         body = _parse_body(request)
         submission = _parse_submission(body)
-        hit, assignment, assignment_id, worker_id = _mturk_hit_and_assignment(project, body)
+        hit, assignment, assignment_id, worker_id, served_at = _mturk_hit_and_assignment(
+            project, body)
     except BadRequest as error:
         return _error(400, "invalid", error.message, error.field)
     except SubmitRefused as refused:
-        return _error(403, refused.code, refused.message)
+        status, answer = _refusal_answer(refused)
+        return JsonResponse(answer, status=status)
     try:
         valid = _validated(project=project, submission=submission,
                            allowed_item_ids=set(annotate_selectors.hit_item_ids(hit=hit)))
     except _Rejected as rejected:
         return JsonResponse(rejected.body, status=rejected.status)
-    if assignment is None:
-        try:
-            assignment = assignment_get_or_create_mturk(
-                hit=hit, worker_external_id=worker_id, provider_assignment_id=assignment_id)
-        except SubmitRefused as refused:
-            status, answer = _refusal_answer(refused)
-            return JsonResponse(answer, status=status)
-    status, answer = _stored(valid, worker=assignment.worker, submission=submission,
-                             source=Annotation.Source.MTURK, assignment=assignment,
-                             provenance=annotate_selectors.page_provenance(
-                                 assignment=assignment, hit=hit),
-                             assignment_deadline=assignment_deadline(assignment, hit))
+    # The first save creates the Worker and the Assignment (taking a HIT slot) in the same
+    # transaction as the answer: if the answer is refused or fails, neither is left behind.
+    with transaction.atomic():
+        first_save = assignment is None
+        if first_save:
+            try:
+                assignment = assignment_get_or_create_mturk(
+                    hit=hit, worker_external_id=worker_id, provider_assignment_id=assignment_id,
+                    confirmed=provider_selectors.assignment_confirmed_by_provider(
+                        hit=hit, assignment_id=assignment_id, worker_id=worker_id))
+            except SubmitRefused as refused:
+                status, answer = _refusal_answer(refused)
+                return JsonResponse(answer, status=status)
+        status, answer = _stored(valid, worker=assignment.worker, submission=submission,
+                                 source=Annotation.Source.MTURK, assignment=assignment,
+                                 provenance=annotate_selectors.page_provenance(
+                                     assignment=assignment, hit=hit),
+                                 assignment_deadline=assignment_deadline(assignment, hit),
+                                 served_at=served_at)
+        if first_save and status != 200:
+            transaction.set_rollback(True)
     return JsonResponse(answer, status=status)
 
 
@@ -478,7 +593,8 @@ def mturk_finish(request, slug: str):
     except BadRequest as error:
         return _error(400, "invalid", error.message, error.field)
     except SubmitRefused as refused:
-        return _error(403, refused.code, refused.message)
+        status, answer = _refusal_answer(refused)
+        return JsonResponse(answer, status=status)
     wanted = set(annotate_selectors.hit_item_ids(hit=hit))
     saved = ({} if assignment is None
              else annotate_selectors.assignment_annotations(assignment=assignment))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 from django import forms
 from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
@@ -10,7 +12,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import path
 from django.views.decorators.http import require_POST
 
-from annotation.models import Project, Qualification
+from annotation.models import Batch, Project, Qualification
 from annotation.selectors.batches import (
     batch_assignment_status_counts,
     batch_events,
@@ -25,7 +27,11 @@ from annotation.services.batches.plan import (
     batch_launch,
     batch_plan,
 )
-from annotation.services.batches.publish import batch_resume
+from annotation.services.batches.publish import (
+    UNFINISHED_BATCH_STATUSES,
+    batch_cancel,
+    batch_resume,
+)
 
 app_name = "staff_batches"
 
@@ -49,7 +55,10 @@ class LaunchForm(forms.Form):
                                        required=False, widget=forms.CheckboxSelectMultiple)
     item_ids = forms.CharField(required=False, help_text="or explicit item ids, comma-separated")
     items_per_hit = forms.IntegerField(min_value=1, max_value=50, initial=5)
-    reward = forms.DecimalField(min_value=0.01, decimal_places=2, initial="0.50",
+    # Decimal bounds: a float 0.01 is a hair above Decimal("0.01"), so min_value=0.01
+    # refused a one-cent reward.
+    reward = forms.DecimalField(min_value=Decimal("0.01"), max_value=Decimal("10000"),
+                                max_digits=7, decimal_places=2, initial="0.50",
                                 help_text="dollars per assignment")
     assignments = forms.IntegerField(min_value=1, max_value=50, required=False,
                                      help_text="per item; default: the project's redundancy")
@@ -128,7 +137,13 @@ def batch_new(request):
         except ValidationError as error:
             _add_errors(form, error)
         else:
-            messages.success(request, f"Batch {batch.pk} launched; its HITs are being published.")
+            batch.refresh_from_db()
+            if batch.status == Batch.Status.FAILED or batch.error:
+                messages.error(request, f"Batch {batch.pk} was launched but could not publish: "
+                                        f"{batch.error}")
+            else:
+                messages.success(request,
+                                 f"Batch {batch.pk} launched; its HITs are being published.")
             return redirect("staff_batches:detail", batch_id=batch.pk)
     return render(request, "frontend/staff/batch_new.html", {
         "form": form, "plan": plan, "estimate": plan.estimate, "options": options,
@@ -152,19 +167,40 @@ def batch_detail(request, batch_id: int):
         "assignment_statuses": sorted(batch_assignment_status_counts(batch=batch).items()),
         "hits": batch_hits(batch=batch, limit=200),
         "events": batch_events(batch=batch, limit=200),
-        "can_resume": batch.status in ("failed", "publishing", "draft"),
+        "can_resume": batch.status in UNFINISHED_BATCH_STATUSES,
     })
 
 
 @staff_member_required
 @require_POST
 def batch_resume_view(request, batch_id: int):
+    get_object_or_404(Batch, pk=batch_id)
     try:
-        batch_resume(batch_id=batch_id)
+        batch = batch_resume(batch_id=batch_id, actor=request.user)
     except ValidationError as error:
         messages.error(request, "; ".join(error.messages))
     else:
-        messages.success(request, "Publishing resumed.")
+        # Inline (no broker) publishing already ran: say how it ended, not just that it began.
+        if batch.status == Batch.Status.PUBLISHED:
+            messages.success(request, "Publishing resumed: every HIT is published.")
+        elif batch.error:
+            messages.error(request, f"Publishing did not finish: {batch.error}")
+        else:
+            messages.success(request, "Publishing resumed.")
+    return redirect("staff_batches:detail", batch_id=batch_id)
+
+
+@staff_member_required
+@require_POST
+def batch_cancel_view(request, batch_id: int):
+    get_object_or_404(Batch, pk=batch_id)
+    try:
+        batch_cancel(batch_id=batch_id, actor=request.user)
+    except ValidationError as error:
+        messages.error(request, "; ".join(error.messages))
+    else:
+        messages.success(request, "Batch cancelled: its items can be launched again; HITs "
+                                  "already published are being expired.")
     return redirect("staff_batches:detail", batch_id=batch_id)
 
 
@@ -173,4 +209,5 @@ urlpatterns = [
     path("new/", batch_new, name="new"),
     path("<int:batch_id>/", batch_detail, name="detail"),
     path("<int:batch_id>/resume/", batch_resume_view, name="resume"),
+    path("<int:batch_id>/cancel/", batch_cancel_view, name="cancel"),
 ]

@@ -26,6 +26,7 @@ WORKER_LOW_AGREEMENT = "worker_low_agreement"
 WORKER_FAR_FROM_CONSENSUS = "worker_far_from_consensus"
 TOO_FAST = "too_fast"
 TOO_SLOW = "too_slow"
+TIMING_MISMATCH = "timing_mismatch"
 FAILED_GOLD = "failed_gold"
 COPY_OF_INPUT = "copy_of_input"
 WARNING_OVERRIDDEN = "warning_overridden"
@@ -57,6 +58,10 @@ class FlagSettings:
       cut-off for modified z-scores).
     - ``min_duration_seconds``: durations are clamped up to this before taking logs, so
       zero or clock-skewed durations stay finite.
+    - ``max_claim_over_server`` / ``claim_slack_seconds``: flag work whose browser-reported
+      duration is more than ``max_claim_over_server`` times the server's own measure plus
+      ``claim_slack_seconds`` (network and clock jitter): a claim of more time than the
+      server saw pass.
     - ``max_gold_failure_rate``: flag a worker who failed more than this share of the gold
       items they answered (``min_gold_items`` answered at least).
     - ``rewrite_warning_codes``: live-check codes that, found again on the server, flag an
@@ -69,13 +74,18 @@ class FlagSettings:
     fast_z: float = 3.5
     slow_z: float = 3.5
     min_duration_seconds: float = 1.0
+    max_claim_over_server: float = 1.5
+    claim_slack_seconds: float = 2.0
     max_gold_failure_rate: float = 0.25
     min_gold_items: int = 1
     rewrite_warning_codes: tuple[str, ...] = ("rewrite_pronoun_left", "rewrite_ambiguous_words")
 
     @classmethod
     def from_dict(cls, overrides: Mapping[str, Any] | None) -> FlagSettings:
-        """Defaults updated with ``overrides``; unknown keys raise ``ValueError``."""
+        """Defaults updated with ``overrides``; an unknown key or a value of the wrong type (a
+        number for a number, a list of strings for a list) raises ``ValueError``."""
+        if overrides is not None and not isinstance(overrides, Mapping):
+            raise ValueError("must be an object of threshold overrides")
         overrides = dict(overrides or {})
         fields = {field.name: field for field in dataclasses.fields(cls)}
         unknown = sorted(set(overrides) - set(fields))
@@ -85,11 +95,18 @@ class FlagSettings:
         for name, value in overrides.items():
             default = getattr(cls, name)
             if isinstance(default, tuple):
+                if not isinstance(value, list | tuple) or not all(
+                        isinstance(part, str) for part in value):
+                    raise ValueError(f"{name}: must be a list of strings")
                 converted[name] = tuple(value)
-            elif isinstance(default, bool) or not isinstance(default, int | float):
+            elif isinstance(default, bool):
+                if not isinstance(value, bool):
+                    raise ValueError(f"{name}: must be true or false")
                 converted[name] = value
+            elif isinstance(default, int | float):
+                converted[name] = _threshold(name, value, whole=isinstance(default, int))
             else:
-                converted[name] = type(default)(value)
+                converted[name] = value
         return cls(**converted)
 
     def to_dict(self) -> dict[str, Any]:
@@ -100,6 +117,22 @@ class FlagSettings:
 
 
 DEFAULT_SETTINGS = FlagSettings()
+
+
+def _threshold(name: str, value: Any, *, whole: bool) -> int | float:
+    """A numeric setting: a number (not a boolean; a numeric string such as "2.5" too) within
+    ±1e9, whole if ``whole``."""
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            raise ValueError(f"{name}: must be a number") from None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not (
+            -1e9 <= value <= 1e9):  # also False for NaN
+        raise ValueError(f"{name}: must be a number from -1e9 to 1e9")
+    if whole and value != int(value):
+        raise ValueError(f"{name}: must be a whole number")
+    return int(value) if whole else float(value)
 
 
 def robust_z(values) -> np.ndarray:
@@ -206,6 +239,53 @@ def timing_flags_from_arrays(
                     f"{median_seconds:.0f}s (robust z {z_scores[k]:.1f})",
                 )
             )
+    return flags
+
+
+class TimingRow(NamedTuple):
+    """One piece of work's durations, in seconds; None where unknown.
+
+    ``claimed_seconds`` is what the browser reported; ``server_seconds`` what the server saw
+    pass between serving the item (or the worker's previous answer, if later) and the answer
+    arriving, an upper bound of the working time the browser cannot change."""
+
+    target_id: Any
+    claimed_seconds: float | None
+    server_seconds: float | None
+
+
+def worked_seconds(row: TimingRow) -> float | None:
+    """The duration the timing rules judge: the server's own measure caps the browser's
+    claim (a browser may report less, never more, than the server saw pass)."""
+    known = [value for value in (row.claimed_seconds, row.server_seconds) if value is not None]
+    return min(known) if known else None
+
+
+def checked_timing_flags(
+    rows: Iterable[TimingRow], settings: FlagSettings = DEFAULT_SETTINGS
+) -> list[Flag]:
+    """Timing flags of ONE batch that do not take the browser's word.
+
+    ``too_fast`` / ``too_slow`` (:func:`timing_flags_from_arrays`) judge
+    :func:`worked_seconds`; ``timing_mismatch`` flags a claim of more time than the server saw
+    pass (above ``max_claim_over_server`` times the server's seconds plus
+    ``claim_slack_seconds``), score = the seconds claimed beyond what the server saw.
+    """
+    rows = [TimingRow(*row) for row in rows]
+    judged = [(row.target_id, worked) for row in rows
+              if (worked := worked_seconds(row)) is not None]
+    flags = timing_flags(judged, settings)
+    for row in rows:
+        if row.claimed_seconds is None or row.server_seconds is None:
+            continue
+        allowed = row.server_seconds * settings.max_claim_over_server \
+            + settings.claim_slack_seconds
+        if row.claimed_seconds > allowed:
+            flags.append(Flag(
+                _plain(row.target_id), TIMING_MISMATCH,
+                float(row.claimed_seconds - row.server_seconds),
+                f"the browser reported {row.claimed_seconds:.0f}s of work; the server saw "
+                f"{row.server_seconds:.1f}s pass between serving the item and the answer"))
     return flags
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from django.core.cache import caches
+from django.core.cache.backends.locmem import LocMemCache
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 # Real released data sits beside the repository (../shared/data), read-only.
@@ -16,6 +18,15 @@ def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.fail(f"the shared data folder is missing: {SHARED_DATA}")
     return SHARED_DATA
+
+
+@pytest.fixture(autouse=True)
+def _fresh_local_cache():
+    """Each test starts with an empty per-process cache (e.g. no failed logins counted by an
+    earlier test: they all come from 127.0.0.1). A shared Redis cache is left alone."""
+    if isinstance(caches["default"], LocMemCache):
+        caches["default"].clear()
+    yield
 
 
 @pytest.fixture

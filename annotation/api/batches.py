@@ -9,11 +9,12 @@ from __future__ import annotations
 from django.core.exceptions import ValidationError
 from django.shortcuts import get_object_or_404
 from django.urls import path
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import permissions, serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from ..models import Batch, Project
+from ..models import Batch, Project, Split
 from ..selectors.batches import (
     batch_assignment_status_counts,
     batch_events,
@@ -22,6 +23,9 @@ from ..selectors.batches import (
 )
 from ..services.batches.common import DEFAULT_LOCALES
 from ..services.batches.plan import LaunchOptions, batch_launch, batch_plan
+
+INT32 = 2**31 - 1
+MAX_REWARD_CENTS = 1_000_000  # $10,000 per assignment
 
 
 class BatchSerializer(serializers.ModelSerializer):
@@ -42,27 +46,37 @@ class LaunchSerializer(serializers.Serializer):
     title = serializers.CharField(max_length=200)
     description = serializers.CharField(required=False, allow_blank=True, default="")
     keywords = serializers.CharField(required=False, allow_blank=True, default="")
-    reward_cents = serializers.IntegerField(min_value=1)
-    items_per_hit = serializers.IntegerField(min_value=1, default=5)
-    splits = serializers.ListField(child=serializers.ChoiceField(["train", "dev", "test"]),
+    # Bounds wider than LaunchOptions.validate's rules, which name the field in their answer;
+    # these only keep numbers a database column or a timedelta cannot hold out of the plan.
+    reward_cents = serializers.IntegerField(min_value=1, max_value=MAX_REWARD_CENTS)
+    items_per_hit = serializers.IntegerField(min_value=1, max_value=INT32, default=5)
+    splits = serializers.ListField(child=serializers.ChoiceField(Split.choices),
                                    required=False, default=list)
-    item_ids = serializers.ListField(child=serializers.IntegerField(), required=False,
-                                     default=list)
-    assignments = serializers.IntegerField(required=False, allow_null=True, default=None)
-    lifetime_seconds = serializers.IntegerField(default=7 * 24 * 3600)
-    assignment_duration_seconds = serializers.IntegerField(default=3600)
-    auto_approval_delay_seconds = serializers.IntegerField(default=3 * 24 * 3600)
+    item_ids = serializers.ListField(
+        child=serializers.IntegerField(min_value=1, max_value=2**63 - 1), required=False,
+        default=list, max_length=100_000)
+    assignments = serializers.IntegerField(required=False, allow_null=True, default=None,
+                                           min_value=1, max_value=INT32)
+    lifetime_seconds = serializers.IntegerField(default=7 * 24 * 3600, min_value=0,
+                                                max_value=INT32)
+    assignment_duration_seconds = serializers.IntegerField(default=3600, min_value=0,
+                                                           max_value=INT32)
+    auto_approval_delay_seconds = serializers.IntegerField(default=3 * 24 * 3600, min_value=0,
+                                                           max_value=INT32)
     locales = serializers.ListField(child=serializers.CharField(max_length=2), required=False,
-                                    default=list(DEFAULT_LOCALES))
+                                    default=list(DEFAULT_LOCALES), max_length=300)
     min_percent_approved = serializers.IntegerField(required=False, allow_null=True,
-                                                    default=None)
-    min_hits_approved = serializers.IntegerField(required=False, allow_null=True, default=None)
-    qualification_id = serializers.IntegerField(required=False, allow_null=True, default=None)
+                                                    default=None, min_value=0, max_value=100)
+    min_hits_approved = serializers.IntegerField(required=False, allow_null=True, default=None,
+                                                 min_value=0, max_value=INT32)
+    qualification_id = serializers.IntegerField(required=False, allow_null=True, default=None,
+                                                min_value=1, max_value=2**63 - 1)
     provider = serializers.ChoiceField(["mturk", "local"], default="mturk")
     live = serializers.BooleanField(default=False)
     confirm = serializers.BooleanField(default=False)
     confirmed_total_cents = serializers.IntegerField(required=False, allow_null=True,
-                                                     default=None)
+                                                     default=None, min_value=0,
+                                                     max_value=2**63 - 1)
 
     def launch_options(self) -> LaunchOptions:
         data = dict(self.validated_data)
@@ -74,6 +88,46 @@ class LaunchSerializer(serializers.Serializer):
         return LaunchOptions(**data)
 
 
+class BatchEventSerializer(serializers.Serializer):
+    kind = serializers.CharField()
+    old_status = serializers.CharField()
+    new_status = serializers.CharField()
+    hit = serializers.IntegerField(allow_null=True)
+    assignment = serializers.IntegerField(allow_null=True)
+    detail = serializers.JSONField()
+    at = serializers.DateTimeField()
+
+
+class BatchDetailSerializer(BatchSerializer):
+    """A batch with its HITs and assignments counted by status and its last 100 events."""
+
+    hit_statuses = serializers.DictField(child=serializers.IntegerField(), read_only=True)
+    assignment_statuses = serializers.DictField(child=serializers.IntegerField(),
+                                                read_only=True)
+    events = BatchEventSerializer(many=True, read_only=True)
+
+    class Meta(BatchSerializer.Meta):
+        fields = [*BatchSerializer.Meta.fields, "hit_statuses", "assignment_statuses", "events"]
+
+
+class EstimateSerializer(serializers.Serializer):
+    """The plan's cost estimate (``CostEstimate.as_dict``) and the items it skips."""
+
+    hits = serializers.IntegerField()
+    assignments = serializers.IntegerField()
+    reward_cents = serializers.IntegerField()
+    fee_cents = serializers.IntegerField()
+    total_cents = serializers.IntegerField()
+    total_dollars = serializers.CharField()
+    skipped_items = serializers.IntegerField()
+
+
+class LaunchAnswerSerializer(serializers.Serializer):
+    launched = serializers.BooleanField()
+    estimate = EstimateSerializer()
+    batch = BatchSerializer(required=False)
+
+
 def _validation_response(error: ValidationError) -> Response:
     detail = error.message_dict if hasattr(error, "error_dict") else {"detail": error.messages}
     return Response(detail, status=status.HTTP_400_BAD_REQUEST)
@@ -82,6 +136,8 @@ def _validation_response(error: ValidationError) -> Response:
 class BatchListView(APIView):
     permission_classes = [permissions.IsAdminUser]
 
+    @extend_schema(operation_id="batches_list", responses=BatchSerializer(many=True),
+                   parameters=[OpenApiParameter("project", str, description="a project slug")])
     def get(self, request):
         batches = batches_with_counts(project_slug=request.query_params.get("project"))[:200]
         return Response(BatchSerializer(batches, many=True).data)
@@ -90,6 +146,7 @@ class BatchListView(APIView):
 class BatchDetailView(APIView):
     permission_classes = [permissions.IsAdminUser]
 
+    @extend_schema(responses=BatchDetailSerializer)
     def get(self, request, batch_id: int):
         batch = get_object_or_404(batches_with_counts(), pk=batch_id)
         return Response({
@@ -108,6 +165,9 @@ class BatchLaunchView(APIView):
 
     permission_classes = [permissions.IsAdminUser]
 
+    @extend_schema(request=LaunchSerializer,
+                   responses={200: LaunchAnswerSerializer, 201: LaunchAnswerSerializer,
+                              400: OpenApiResponse(description="the fields in error")})
     def post(self, request):
         serializer = LaunchSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)

@@ -1,9 +1,14 @@
 from __future__ import annotations
 
+from django.core.exceptions import ValidationError as DjangoValidationError
 from rest_framework import serializers
 
 from ..models import Annotation, Item, Project
-from ..services.projects import validate_redundancy
+from ..services.projects import (
+    validate_flag_settings,
+    validate_live_check_settings,
+    validate_redundancy,
+)
 
 
 class ProjectSerializer(serializers.ModelSerializer):
@@ -22,12 +27,21 @@ class ProjectSerializer(serializers.ModelSerializer):
         return attrs
 
     def validate_redundancy(self, value):
-        from django.core.exceptions import ValidationError as DjangoValidationError
+        return _django_validated(validate_redundancy, value)
 
-        try:
-            return validate_redundancy(value)
-        except DjangoValidationError as error:
-            raise serializers.ValidationError(error.messages) from error
+    def validate_flag_settings(self, value):
+        return _django_validated(validate_flag_settings, value)
+
+    def validate_live_check_settings(self, value):
+        return _django_validated(validate_live_check_settings, value)
+
+
+def _django_validated(validate, value):
+    """``validate(value)`` (a service's check), its Django ValidationError as DRF's (a 400)."""
+    try:
+        return validate(value)
+    except DjangoValidationError as error:
+        raise serializers.ValidationError(error.messages) from error
 
 
 class ItemSerializer(serializers.ModelSerializer):

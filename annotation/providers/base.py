@@ -354,3 +354,21 @@ class AnnotationProvider(abc.ABC):
     @abc.abstractmethod
     def get_account_balance(self) -> AccountBalance:
         """Money available for rewards and bonuses."""
+
+    #: True when ``assignment_is_live`` can vouch for work still in progress (a session whose
+    #: worker is still answering). The app asks a provider about a new session only then: a
+    #: provider that can confirm only finished work would answer no for every real worker.
+    confirms_work_in_progress: bool = False
+
+    def assignment_is_live(self, *, assignment_id: str, hit_id: str, worker_id: str) -> bool:
+        """Whether the provider vouches that ``worker_id`` holds ``assignment_id`` on ``hit_id``
+        and that it still counts (not returned, abandoned or timed out).
+
+        False for an id the provider does not know, one of another worker or HIT, and one it
+        cannot report (yet); raises ``ProviderError`` when it could not be asked. This default
+        vouches for nothing: a provider that cannot check confirms no session, whose work then
+        holds no slot until collection sees it (docs/annotating.md, "Trust"). A provider with
+        ``confirms_work_in_progress`` is asked while a worker's save waits: answer in one
+        attempt, without retrying (the caller caches answers and treats an error as no).
+        """
+        return False

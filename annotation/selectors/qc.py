@@ -24,6 +24,8 @@ from itertools import islice
 
 from django.db.models import Count, Q, QuerySet
 
+from qc.flags import TimingRow
+
 from ..models import (
     Annotation,
     ClozeFiller,
@@ -119,16 +121,34 @@ def text_rows(*, project: Project) -> list[tuple[int, int, int, str, bool]]:
     )
 
 
-def timing_rows(*, project: Project) -> list[tuple[int, float]]:
-    """``(annotation_id, seconds)`` of annotations with a measured duration."""
-    return [
-        (annotation_id, duration_ms / 1000.0)
-        for annotation_id, duration_ms in qc_annotations(project=project).filter(
-            duration_ms__isnull=False
-        )
-        .order_by("id")
-        .values_list("id", "duration_ms")
-    ]
+def timing_rows(*, project: Project) -> list[TimingRow]:
+    """``TimingRow(annotation_id, claimed seconds, server seconds)`` of annotations with a
+    duration the browser claimed or one the server measured, in id order.
+
+    The server's seconds run from the later of the item's ``served_at`` and the same worker's
+    previous answer in the project (nobody works on two items at once: a page serving several
+    items, like an MTurk HIT's, is answered one after the other) to ``submitted_at``; None
+    where the server did not record when it served the item."""
+    rows = list(
+        qc_annotations(project=project)
+        .filter(Q(duration_ms__isnull=False) | Q(served_at__isnull=False))
+        .order_by("worker_id", "submitted_at", "id")
+        .values_list("id", "worker_id", "duration_ms", "served_at", "submitted_at")
+    )
+    timed = []
+    previous_worker, previous_submit = None, None
+    for annotation_id, worker_id, duration_ms, served_at, submitted_at in rows:
+        if worker_id != previous_worker:
+            previous_worker, previous_submit = worker_id, None
+        server_seconds = None
+        if served_at is not None and submitted_at is not None:
+            started = max(served_at, previous_submit) if previous_submit else served_at
+            server_seconds = max((submitted_at - started).total_seconds(), 0.0)
+        if submitted_at is not None:
+            previous_submit = submitted_at
+        claimed = duration_ms / 1000.0 if duration_ms is not None else None
+        timed.append(TimingRow(annotation_id, claimed, server_seconds))
+    return sorted(timed, key=lambda row: row.target_id)
 
 
 def overridden_warning_rows(*, project: Project) -> list[tuple[int, list]]:

@@ -9,8 +9,9 @@ MTurk ExternalQuestion pages cannot authenticate the worker (MTurk's own model: 
 assignmentId/workerId in its URL, and the requester reconciles at collection). So the page's
 answers are stored *provisional* (``Annotation.State.PROVISIONAL``) until collection sees the
 assignment at MTurk (``annotations_confirm``); an assignment is created on its first saved item
-only, never beyond the HIT's ``max_assignments`` live ones, and takes no answer once it is
-submitted or decided. See docs/annotating.md, "Trust".
+only; only assignments the provider confirmed hold one of the HIT's ``max_assignments`` slots,
+and an assignment takes no answer once it is submitted or decided. See docs/annotating.md,
+"Trust".
 
 Counted work. ``annotation_state`` is THE rule saying whether an answer fills one of its item's
 redundancy slots; its result is stored in ``Annotation.state`` (indexed with the item) whenever
@@ -172,6 +173,7 @@ def annotation_submit(
     duration_ms: int | None = None,
     provenance: dict | None = None,
     assignment_deadline: datetime | None = None,
+    served_at: datetime | None = None,
 ) -> SubmitResult:
     """Store ``worker``'s validated answer ``clean`` for ``item``; see the module docstring.
 
@@ -190,7 +192,7 @@ def annotation_submit(
                          assignment=assignment, client_warnings=client_warnings,
                          overridden_warnings=overridden_warnings, started_at=started_at,
                          duration_ms=duration_ms, provenance=provenance,
-                         assignment_deadline=assignment_deadline)
+                         assignment_deadline=assignment_deadline, served_at=served_at)
     try:
         with transaction.atomic():
             # The row lock serialises every submit for this item: the state read is exact.
@@ -213,6 +215,7 @@ def annotation_submit_item(
     overridden_warnings: list[dict] | None = None,
     started_at: datetime | None = None,
     duration_ms: int | None = None,
+    served_at: datetime | None = None,
 ) -> SubmitResult:
     """Validate ``payload`` against item ``item_id`` of ``project`` and store it, as
     ``annotation_submit`` does (same refusals), for a local annotator's page: the hot path.
@@ -229,7 +232,7 @@ def annotation_submit_item(
     fields = _Submission(worker=worker, source=source, client_token=client_token or None,
                          client_warnings=client_warnings,
                          overridden_warnings=overridden_warnings, started_at=started_at,
-                         duration_ms=duration_ms)
+                         duration_ms=duration_ms, served_at=served_at)
     item = None
     try:
         with transaction.atomic():
@@ -258,6 +261,7 @@ class _Submission:
     duration_ms: int | None = None
     provenance: dict | None = None
     assignment_deadline: datetime | None = None
+    served_at: datetime | None = None  # when the server served the item (server's clock)
 
 
 def _new_annotation(fields: _Submission, *, item: Item, clean: CleanPayload,
@@ -269,7 +273,8 @@ def _new_annotation(fields: _Submission, *, item: Item, clean: CleanPayload,
         overridden_warnings=fields.overridden_warnings or [],
         server_warnings=live_check_warnings(context, clean.payload),
         started_at=fields.started_at, submitted_at=timezone.now(),
-        duration_ms=fields.duration_ms, provenance=fields.provenance or {},
+        duration_ms=fields.duration_ms, served_at=fields.served_at,
+        provenance=fields.provenance or {},
         # Stored into an assignment: the MTurk task page's answer, provisional until
         # collection confirms it.
         state=annotation_state(source=fields.source, review_status=Annotation.Review.PENDING,
@@ -373,17 +378,23 @@ def assignment_deadline(assignment: Assignment, hit: Hit) -> datetime | None:
 
 
 def live_assignments_q(hit: Hit, *, now: datetime) -> Q:
-    """Assignments that hold one of ``hit``'s slots: not returned or abandoned, and not an
-    accepted one whose time is over (MTurk has given its slot back; collection marks it
-    abandoned)."""
+    """Assignments that hold one of ``hit``'s slots: confirmed by the provider
+    (``Assignment.confirmed_at``), not returned or abandoned, and not an accepted one whose
+    time is over (the provider has given its slot back; collection marks it abandoned).
+
+    An unconfirmed session holds none: anyone can invent assignment ids, so counting them
+    would let invented ones lock real workers out (the provider itself bounds real workers
+    to the HIT's assignments)."""
     stale_before = now - timedelta(seconds=hit.batch.assignment_duration_seconds) \
         - ASSIGNMENT_GRACE
-    return (Q(hit=hit) & ~Q(status__in=RELEASED_ASSIGNMENT_STATUSES)
+    return (Q(hit=hit, confirmed_at__isnull=False)
+            & ~Q(status__in=RELEASED_ASSIGNMENT_STATUSES)
             & ~Q(status=Assignment.Status.ACCEPTED, accepted_at__lt=stale_before))
 
 
 def assignment_get_or_create_mturk(*, hit: Hit, worker_external_id: str,
-                                   provider_assignment_id: str) -> Assignment:
+                                   provider_assignment_id: str,
+                                   confirmed: bool = False) -> Assignment:
     """The Assignment of an MTurk worker on ``hit``; created (with the Worker) on their first
     saved item, never when a page is only opened.
 
@@ -391,11 +402,13 @@ def assignment_get_or_create_mturk(*, hit: Hit, worker_external_id: str,
 
     * ``not_yours`` -- the AssignmentId belongs to another worker or HIT;
     * ``blocked`` -- the worker is blocked;
-    * ``hit_full`` -- a new assignment while the HIT already has ``max_assignments`` live ones
-      (``live_assignments_q``): one person inventing assignment ids cannot store more answers
-      per item than the HIT has slots.
+    * ``hit_full`` -- a new assignment while the HIT's ``max_assignments`` slots are all held
+      by confirmed assignments (``live_assignments_q``).
 
-    The Hit row is locked while counting, so two first saves cannot both take the last slot.
+    ``confirmed``: the provider has vouched for this session (``AnnotationProvider.
+    assignment_is_live``); a confirmed assignment holds a slot, an unconfirmed one none, so
+    invented ids never make a HIT full for real workers. The Hit row is locked while counting,
+    so two confirmed first saves cannot both take the last slot.
     The MTurk collector get-or-creates by the same AssignmentId, so whichever runs first wins
     and the other finds the row. Created assignments are provisional until collection sees
     them at MTurk (``annotation_submit`` stores answers into an assignment provisional).
@@ -422,7 +435,8 @@ def assignment_get_or_create_mturk(*, hit: Hit, worker_external_id: str,
                     return Assignment.objects.create(
                         hit=locked_hit, worker=worker,
                         provider_assignment_id=provider_assignment_id,
-                        status=Assignment.Status.ACCEPTED, accepted_at=now)
+                        status=Assignment.Status.ACCEPTED, accepted_at=now,
+                        confirmed_at=now if confirmed else None)
             except IntegrityError:
                 # Collection stored the same AssignmentId meanwhile: judge that row.
                 existing = (Assignment.objects.select_related("worker")

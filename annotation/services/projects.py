@@ -3,6 +3,8 @@ from __future__ import annotations
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
+from qc import flags
+
 from ..models import Project, Split, TaskKind
 
 DEFAULT_REDUNDANCY = {
@@ -15,14 +17,38 @@ DEFAULT_REDUNDANCY = {
 }
 
 
-def validate_redundancy(redundancy: dict) -> dict:
+def validate_redundancy(redundancy) -> dict:
+    if not isinstance(redundancy, dict):
+        raise ValidationError("redundancy: must be an object such as {\"train\": 1, \"dev\": 5}")
     unknown = set(redundancy) - set(Split.values)
     if unknown:
         raise ValidationError(f"redundancy: unknown split(s) {sorted(unknown)}")
     for split, count in redundancy.items():
-        if not isinstance(count, int) or not 1 <= count <= 50:
+        if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= 50:
             raise ValidationError(f"redundancy[{split}]: must be an integer from 1 to 50")
     return redundancy
+
+
+def validate_flag_settings(overrides) -> dict:
+    """``overrides`` of the QC flag thresholds (``qc.flags.FlagSettings``), or ValidationError:
+    an object whose keys are settings and whose values have the setting's type."""
+    if not isinstance(overrides, dict):
+        raise ValidationError("flag_settings: must be an object of threshold overrides")
+    try:
+        flags.FlagSettings.from_dict(overrides)
+    except ValueError as error:
+        raise ValidationError(f"flag_settings: {error}") from None
+    return overrides
+
+
+def validate_live_check_settings(overrides) -> dict:
+    if not isinstance(overrides, dict):
+        raise ValidationError("live_check_settings: must be an object")
+    return overrides
+
+
+SETTINGS_VALIDATORS = {"redundancy": validate_redundancy, "flag_settings": validate_flag_settings,
+                       "live_check_settings": validate_live_check_settings}
 
 
 @transaction.atomic
@@ -53,8 +79,9 @@ def project_get_or_create(*, slug: str, kind: str, name: str | None = None,
 
 @transaction.atomic
 def project_update(*, project: Project, **fields) -> Project:
-    if "redundancy" in fields:
-        validate_redundancy(fields["redundancy"])
+    for name, validate in SETTINGS_VALIDATORS.items():
+        if name in fields:
+            validate(fields[name])
     for name, value in fields.items():
         setattr(project, name, value)
     project.full_clean()

@@ -233,7 +233,7 @@ def flag_candidates(project: Project, settings: flags.FlagSettings) -> list[Flag
                                                  settings))
     timings = qc_selectors.timing_rows(project=project)
     if timings:
-        add(ANNOTATION, flags.timing_flags(timings, settings))
+        add(ANNOTATION, flags.checked_timing_flags(timings, settings))
     # One flag per annotation, naming every warning the worker overrode (stored warnings are
     # {"code", "message"} objects; the flag's fingerprint is per annotation and reason).
     add(ANNOTATION, flags.overridden_warning_flags(

@@ -43,7 +43,7 @@ from django.utils import timezone
 
 from ..models import Annotation, Item, Project, Split, TaskKind, Worker
 from ..selectors.annotate import ITEM_ALIAS, load_items
-from ..sql.work_queue import LEASE, next_item_id
+from ..sql.work_queue import LEASE, next_item_id, open_item_condition
 
 #: How long an item shown to an annotator stays reserved for them without a renewal; their page
 #: renews it every third of that while it is open.
@@ -66,17 +66,26 @@ def _lease(*, item_id: int, worker: Worker, now: datetime) -> None:
                                "expires_at": _db_time(now + timedelta(seconds=LEASE_SECONDS))})
 
 
+def _open_params(project: Project, worker: Worker, now: datetime) -> dict:
+    return {"project_id": project.pk, "worker_id": worker.pk,
+            "counted": Annotation.State.COUNTED, "now": _db_time(now),
+            **{f"required_{split}": project.redundancy_for(split) for split in Split.values}}
+
+
+def open_items_where(*, project: Project, worker: Worker) -> tuple[str, dict]:
+    """SQL condition (and named parameters) on an item aliased ``i``: open for ``worker`` in
+    ``project`` — the rule this queue chooses by, for readers that count (progress)."""
+    return open_item_condition(), _open_params(project, worker, timezone.now())
+
+
 def _choose_sql(project: Project, worker: Worker, *, lock: bool,
                 after_item_id: int | None = None, now: datetime | None = None
                 ) -> tuple[str, dict]:
     """The choosing statement (``annotation.sql.work_queue``) and its named parameters."""
     sql = next_item_id(conversation=project.kind == TaskKind.REWRITE, lock=lock,
                        after_given=after_item_id is not None)
-    params = {"project_id": project.pk, "worker_id": worker.pk,
-              "counted": Annotation.State.COUNTED,
-              "now": _db_time(now or timezone.now()),
-              "pivot": (worker.pk * SPREAD_FACTOR) % 1.0,
-              **{f"required_{split}": project.redundancy_for(split) for split in Split.values}}
+    params = {**_open_params(project, worker, now or timezone.now()),
+              "pivot": (worker.pk * SPREAD_FACTOR) % 1.0}
     if after_item_id is not None:
         params["after_item_id"] = after_item_id
     return sql, params

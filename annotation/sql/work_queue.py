@@ -62,6 +62,12 @@ _REQUIRED = ("CASE i.split "
              + " ELSE 1 END")
 
 
+def open_item_condition() -> str:
+    """The condition on an item aliased ``i``: open for worker ``%(worker_id)s`` in project
+    ``%(project_id)s`` (parameters ``counted``, ``now`` and ``required_<split>`` as below)."""
+    return _OPEN.format(required=_REQUIRED)
+
+
 def next_item_id(*, conversation: bool, lock: bool, after_given: bool) -> str:
     """SQL for the id of the worker's next item (NULL when none), with the named parameters
     ``project_id``, ``worker_id``, ``counted`` (``Annotation.State.COUNTED``), ``now`` (leases
@@ -72,7 +78,7 @@ def next_item_id(*, conversation: bool, lock: bool, after_given: bool) -> str:
     ``conversation``: new conversations start at their first turn, and branch C is added.
     ``lock``: the chosen Item row is locked while the statement runs (PostgreSQL, SKIP LOCKED:
     simultaneous choosers get different items)."""
-    open_sql = _OPEN.format(required=_REQUIRED)
+    open_sql = open_item_condition()
     last = "%(after_item_id)s" if after_given else _LAST
     # From after LAST; from the worker's pivot when there is no LAST (the pivot sub-selects run
     # only then: COALESCE is lazy).

@@ -10,6 +10,7 @@ import json
 import re
 import uuid
 from datetime import timedelta
+from datetime import timezone as dt_timezone
 
 import pytest
 from django.conf import settings
@@ -36,7 +37,9 @@ BACKEND = "annotation.auth.WorkerLoadingModelBackend"
 CLIENT_WARNINGS = [{"code": "rating_fast", "message": "You rated this very quickly."},
                    {"code": "rating_extreme", "message": ""}]
 OVERRIDDEN_WARNINGS = [{"code": "rating_fast", "message": "You rated this very quickly."}]
-STARTED_AT = "2026-03-04T05:06:07.123456+02:00"
+# A minute ago, at +02:00: client times outside [now - 30 days, now + 5 min] are ignored.
+STARTED_AT = (timezone.now() - timedelta(minutes=1)).astimezone(
+    dt_timezone(timedelta(hours=2))).isoformat()
 
 
 # --- helpers (the style of test_annotate_views.py, copied so the two files evolve apart) ------
@@ -408,7 +411,7 @@ def test_retry_with_the_same_token_is_a_duplicate_and_changes_nothing(annotator_
     assert_decided_under_the_lock(queries, then=1)  # + the stored annotation read
 
 
-def test_same_worker_same_item_new_token_is_a_duplicate(annotator_client):
+def test_same_worker_same_item_new_token_reports_the_stored_answer(annotator_client):
     project = plausibility_project(items=3, redundancy={"train": 3})
     item = project.items.order_by("id").first()
     first = submit(annotator_client, project, item.pk, {"rating": 2}, token="first-token-0001")
@@ -417,7 +420,8 @@ def test_same_worker_same_item_new_token_is_a_duplicate(annotator_client):
         again = submit(annotator_client, project, item.pk, {"rating": 3},
                        token="second-token-0001")
     assert again.status_code == 200
-    assert again.json()["status"] == "duplicate"
+    assert again.json()["status"] == "already_saved"  # another tab's answer, not this one
+    assert again.json()["stored"] == {"payload": {"rating": 2}, "summary": "rating 2"}
     assert again.json()["annotation_id"] == first.json()["annotation_id"]
     assert Annotation.objects.count() == 1
     assert Annotation.objects.get().rating == 2

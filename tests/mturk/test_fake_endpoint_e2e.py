@@ -336,3 +336,35 @@ def test_notify_workers_reports_unknown_workers(provider, simulator):
         ("AUNKNOWN1", "HardFailure")
     ]
     assert simulator.ledger()["notifications"][0]["WorkerId"] == known
+
+
+def test_get_assignment_vouches_only_for_submitted_work_of_that_worker_and_hit(
+        provider, simulator):
+    """``assignment_is_live`` through boto3's GetAssignment, which MTurk documents as
+    retrieving Submitted, Approved or Rejected assignments only: an invented id, one still
+    being worked on, a returned one, and a real one claimed for another worker or HIT are all
+    unconfirmed; a submitted one for its own worker and HIT is confirmed."""
+    hit = _publish(provider, _hit_type(provider), "hit-live")
+    other_hit = _publish(provider, _hit_type(provider), "hit-live-other")
+    worker = simulator.register_worker("AWORKERLIVE")
+    accepted = simulator.accept(worker, hit.hit_id)["assignment_id"]
+
+    def live(assignment_id, *, hit_id=hit.hit_id, worker_id=worker):
+        return provider.assignment_is_live(assignment_id=assignment_id, hit_id=hit_id,
+                                           worker_id=worker_id)
+
+    assert not live("3INVENTEDASSIGNMENT")
+    assert not live(accepted)  # in progress: MTurk's GetAssignment does not know it yet
+    with pytest.raises(ProviderPermanentError) as error:
+        provider._call("get_assignment", AssignmentId=accepted)
+    assert error.value.code == "RequestError"
+
+    simulator.external_submit(accepted, {"rating": "4"})
+    assert live(accepted)
+    assert not live(accepted, worker_id="ASOMEONEELSE")
+    assert not live(accepted, hit_id=other_hit.hit_id)
+
+    returned = simulator.accept(simulator.register_worker("AWORKERBACK"), hit.hit_id)
+    simulator.return_assignment(returned["assignment_id"])
+    assert not live(returned["assignment_id"], worker_id="AWORKERBACK")
+    assert provider.confirms_work_in_progress is False

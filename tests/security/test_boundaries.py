@@ -61,3 +61,21 @@ def test_a_new_account_never_inherits_a_renamed_accounts_worker(django_user_mode
     # The newcomer has the item to do, not "nothing left" because of alice-2019's answer.
     assert client.get(f"/annotate/{project.slug}/").templates[0].name == (
         "frontend/annotate/page.html")
+
+
+def test_a_recreated_account_never_inherits_the_deleted_accounts_worker(django_user_model):
+    """Deleting an account keeps its Worker (and work) without an owner; a new account with
+    the same username gets a Worker of its own, not the old person's answers."""
+    project = sluice_project(slug="recreated", redundancy={"train": 2, "dev": 2, "test": 2})
+    first = django_user_model.objects.create(username="bob")
+    old_worker = worker_for_user(user=first)
+    Annotation.objects.create(project=project, item=project.items.get(), worker=old_worker,
+                              source="local", text="Why did he leave?")
+    first.delete()
+    assert Worker.objects.get(pk=old_worker.pk).user_id is None
+    again = django_user_model.objects.create(username="bob")
+    worker = worker_for_user(user=again)
+    assert worker.pk != old_worker.pk and worker.user_id == again.pk
+    assert not worker.annotations.exists()
+    assert Worker.objects.get(pk=old_worker.pk).user_id is None
+    assert worker_for_user(user=django_user_model.objects.get(pk=again.pk)).pk == worker.pk

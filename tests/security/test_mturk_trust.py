@@ -17,6 +17,7 @@ import uuid
 from datetime import timedelta
 
 import pytest
+from django.core import signing
 from django.db import connection
 from django.utils import timezone
 
@@ -114,7 +115,6 @@ def test_another_workers_assignment_cannot_be_written(client, hit_project):
 
 def test_a_forged_or_tampered_token_is_refused(client, hit_project):
     project, _ = hit_project
-    from django.core import signing
 
     forged = signing.dumps(["A1", "HIT123", "AW1"], salt="another.salt", compress=True)
     item = project.items.order_by("id").first()
@@ -167,7 +167,8 @@ def test_an_invented_assignment_stays_provisional_and_is_flagged(client, hit_pro
     collection): the page's answers are stored provisional -- no export, no QC row, no
     progress or coverage -- until collection sees the assignment at MTurk; an assignment MTurk
     never reports is released (abandoned, its slot free) and flagged for review, and its
-    answers never count. The slot cap (next test) bounds what an inventor can store."""
+    answers never count. An unconfirmed assignment holds no slot (see
+    test_invented_sessions_lock_no_real_worker_out)."""
     project, hit = hit_project
     invented = token_for(client, project, assignment="AINVENTED", worker="ANYONE")
     save_every_item(client, project, invented)
@@ -225,16 +226,63 @@ def test_an_assignment_mturk_reports_for_someone_else_stays_out(client, hit_proj
     assert Flag.objects.count() == 1
 
 
-def test_a_hit_takes_no_more_assignments_than_it_has(client, hit_project):
+def confirm(*assignment_ids: str) -> None:
+    """The provider has vouched for these assignments (collection saw them at MTurk)."""
+    Assignment.objects.filter(provider_assignment_id__in=assignment_ids).update(
+        confirmed_at=timezone.now())
+
+
+def test_a_hit_takes_no_more_confirmed_assignments_than_it_has(client, hit_project):
+    """Once MTurk has vouched for as many assignments as the HIT has, no real worker can hold
+    another (MTurk lets no one else accept it): a new session is refused and writes nothing."""
     project, hit = hit_project
     item = project.items.order_by("id").first()
+    save_every_item(client, project, token_for(client, project, assignment="ASG0",
+                                               worker="AW0"))
+    batch_collect(batch_id=hit.batch_id, provider=MTurkReports(reported("ASG0", "AW0")))
+    assert Assignment.objects.get(provider_assignment_id="ASG0").confirmed_at is not None
     statuses = [submit(client, project,
                        token_for(client, project, assignment=f"ASG{k}", worker=f"AW{k}"),
-                       item.pk).status_code for k in range(3)]
-    assert statuses[0] == 200
-    assert statuses[1:] == [409, 409]
+                       item.pk).status_code for k in (1, 2)]
+    assert statuses == [409, 409]
     assert Assignment.objects.filter(hit=hit).count() == hit.max_assignments
     assert Worker.objects.count() == 1  # the refused first saves created no Worker either
+
+
+def test_invented_sessions_lock_no_real_worker_out(client, hit_project):
+    """The audit: 100 invented sessions took every slot and real workers got 409 hit_full for
+    an hour. A session MTurk has not vouched for holds no slot, so after 100 invented ones a
+    real worker still saves every item, finishes, and counts once collection sees them."""
+    project, hit = hit_project
+    item = project.items.order_by("id").first()
+    for k in range(100):
+        forged = token_for(client, project, assignment=f"AFORGED{k}", worker=f"AFAKE{k}")
+        assert submit(client, project, forged, item.pk).status_code == 200
+    real = token_for(client, project, assignment="AREAL", worker="AWREAL")
+    save_every_item(client, project, real)
+    assert not exportable_annotations(project=project).exists()  # all provisional so far
+    batch_collect(batch_id=hit.batch_id, provider=MTurkReports(reported("AREAL", "AWREAL")))
+    counted = exportable_annotations(project=project)
+    assert set(counted.values_list("worker__external_id", flat=True)) == {"AWREAL"}
+    assert counted.count() == project.items.count()
+
+
+def test_a_task_token_expires_with_its_assignment(client, hit_project):
+    """A token signed when the page was served is refused once the assignment it was served
+    for is over (the batch's assignment duration plus the grace), even if never used."""
+    project, hit = hit_project
+    item = project.items.order_by("id").first()
+    lifetime = timedelta(seconds=hit.batch.assignment_duration_seconds, minutes=5)
+    stale = signing.dumps(
+        ["ALATE", "HIT123", "AWLATE",
+         int((timezone.now() - lifetime - timedelta(minutes=1)).timestamp())],
+        salt="unpack.mturk.task", compress=True)
+    late = submit(client, project, stale, item.pk)
+    assert late.status_code == 409 and late.json()["error"] == "assignment_closed"
+    assert finish(client, project, stale).status_code == 409
+    assert Assignment.objects.count() == 0 and Worker.objects.count() == 0
+    fresh = token_for(client, project, assignment="ALATE", worker="AWLATE")
+    assert submit(client, project, fresh, item.pk).status_code == 200
 
 
 @pytest.mark.django_db(transaction=True)
@@ -251,7 +299,7 @@ def test_concurrent_first_saves_take_no_more_slots_than_the_hit_has(transactiona
         barrier.wait()
         try:
             assignment_get_or_create_mturk(hit=hit, worker_external_id=f"AW{k}",
-                                           provider_assignment_id=f"ASG{k}")
+                                           provider_assignment_id=f"ASG{k}", confirmed=True)
             outcomes.append("created")
         except SubmitRefused as refused:
             outcomes.append(refused.code)
@@ -273,6 +321,7 @@ def test_a_returned_or_timed_out_assignment_frees_its_slot(client, hit_project):
     item = project.items.order_by("id").first()
     assert submit(client, project, token_for(client, project, assignment="AOLD", worker="AW1"),
                   item.pk).status_code == 200
+    confirm("AOLD")
     late = token_for(client, project, assignment="ANEW", worker="AW2")
     full = submit(client, project, late, item.pk)
     assert full.status_code == 409 and full.json()["error"] == "hit_full"
@@ -281,6 +330,7 @@ def test_a_returned_or_timed_out_assignment_frees_its_slot(client, hit_project):
         accepted_at=timezone.now() - timedelta(seconds=hit.batch.assignment_duration_seconds,
                                                minutes=6))
     assert submit(client, project, late, item.pk).status_code == 200
+    confirm("ANEW")
     Assignment.objects.filter(provider_assignment_id="ANEW").update(
         status=Assignment.Status.RETURNED)
     third = token_for(client, project, assignment="ATHIRD", worker="AW3")

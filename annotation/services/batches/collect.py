@@ -156,7 +156,7 @@ def assignment_record_collected(*, hit: Hit, collected: CollectedAssignment) -> 
             defaults={"hit": hit, "worker": worker, "status": remote_status,
                       "accepted_at": collected.accept_time,
                       "submitted_at": collected.submit_time,
-                      "raw_answer": collected.answer_xml,
+                      "raw_answer": collected.answer_xml, "confirmed_at": timezone.now(),
                       "reviewed_at": timezone.now() if remote_status != "submitted" else None},
         )
         if created:
@@ -171,6 +171,9 @@ def assignment_record_collected(*, hit: Hit, collected: CollectedAssignment) -> 
                 _flag_mismatch(hit, assignment, collected)
                 return result
             result.assignments_verified = _verify(hit, assignment)
+            if assignment.confirmed_at is None:  # MTurk vouches for it: it holds a slot now
+                assignment.confirmed_at = timezone.now()
+                assignment.save(update_fields=["confirmed_at"])
             if not assignment.raw_answer and collected.answer_xml:
                 assignment.raw_answer = collected.answer_xml
                 assignment.save(update_fields=["raw_answer"])

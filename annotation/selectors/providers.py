@@ -1,0 +1,47 @@
+"""Questions to a batch's crowd provider, cached: reads only, never a write."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+
+from django.core.cache import cache
+
+from ..models import Hit
+from ..providers import ProviderError
+from ..services.batches.common import provider_for_batch
+
+logger = logging.getLogger(__name__)
+
+#: How long a provider's "yes, this session is real" is remembered; the assignment's own
+#: deadline still closes it (services/annotations.py).
+CONFIRMED_CACHE_SECONDS = 3600
+#: How long a "no" is remembered, so a flood of invented ids costs the provider one call per
+#: id per minute at most, and a real session the provider learns about late is asked again.
+UNCONFIRMED_CACHE_SECONDS = 60
+
+
+def assignment_confirmed_by_provider(*, hit: Hit, assignment_id: str, worker_id: str) -> bool:
+    """Whether the provider of ``hit``'s batch vouches that ``worker_id`` holds
+    ``assignment_id`` on it (``AnnotationProvider.assignment_is_live``), cached.
+
+    Asked only of a provider that can see work in progress (``confirms_work_in_progress``);
+    any other, and a provider that cannot be reached, confirms nothing: the session then
+    holds no slot until collection sees it."""
+    provider = provider_for_batch(hit.batch)
+    if not provider.confirms_work_in_progress:
+        return False
+    ids = f"{provider.name}\0{hit.provider_hit_id}\0{assignment_id}\0{worker_id}"
+    key = "assignment-live:" + hashlib.sha256(ids.encode()).hexdigest()
+    known = cache.get(key)
+    if known is not None:
+        return known
+    try:
+        live = provider.assignment_is_live(assignment_id=assignment_id,
+                                           hit_id=hit.provider_hit_id, worker_id=worker_id)
+    except ProviderError as error:
+        logger.warning("could not confirm assignment %s with %s: %s",
+                       assignment_id, provider.name, error)
+        return False
+    cache.set(key, live, CONFIRMED_CACHE_SECONDS if live else UNCONFIRMED_CACHE_SECONDS)
+    return live

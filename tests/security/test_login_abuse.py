@@ -1,0 +1,139 @@
+"""Password guessing is throttled on every door, Basic auth is off, the schema is cached
+(issue 11, point 6)."""
+
+from __future__ import annotations
+
+import base64
+from unittest import mock
+
+import pytest
+from django.contrib.auth import authenticate
+from django.contrib.auth.hashers import check_password
+from django.test import Client, RequestFactory, override_settings
+
+pytestmark = pytest.mark.django_db
+
+LIMIT = 10
+
+
+@pytest.fixture(autouse=True)
+def fast_hashing(settings):
+    """A cheap hasher, so that guessing takes milliseconds here (the bench uses the real one)."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture
+def alice(django_user_model):
+    return django_user_model.objects.create_user(username="alice", password="right-horse-9")
+
+
+def site_login(client, username, password):
+    return client.post("/accounts/login/", {"username": username, "password": password})
+
+
+def admin_login(client, username, password):
+    return client.post("/admin/login/", {"username": username, "password": password,
+                                         "next": "/admin/"})
+
+
+def counting_hashes():
+    return mock.patch("django.contrib.auth.base_user.check_password", wraps=check_password)
+
+
+@pytest.mark.parametrize("login", [site_login, admin_login], ids=["site", "admin"])
+def test_after_the_limit_even_the_right_password_is_refused_without_hashing(login, alice):
+    client = Client()
+    for _ in range(LIMIT):
+        assert login(client, "alice", "wrong").status_code == 200
+    with counting_hashes() as hashed:
+        refused = login(client, "alice", "right-horse-9")
+    assert hashed.call_count == 0
+    assert "Too many failed logins" in refused.content.decode()
+    assert "_auth_user_id" not in client.session
+    if login is site_login:
+        assert refused.status_code == 429
+
+
+def test_guessing_many_usernames_from_one_address_is_locked_too(alice, django_user_model):
+    client = Client()
+    for index in range(LIMIT):
+        site_login(client, f"nobody{index}", "wrong")
+    assert site_login(client, "alice", "right-horse-9").status_code == 429
+    # Another address may still log in as alice (her name was not guessed at).
+    other = Client(REMOTE_ADDR="10.0.0.7")
+    assert site_login(other, "alice", "right-horse-9").status_code == 302
+
+
+def test_one_username_is_locked_from_every_address(alice):
+    for index in range(LIMIT):
+        site_login(Client(REMOTE_ADDR=f"10.0.1.{index}"), "alice", "wrong")
+    assert site_login(Client(REMOTE_ADDR="10.0.2.1"), "alice", "right-horse-9"
+                      ).status_code == 429
+
+
+def test_below_the_limit_a_success_still_works_and_clears_the_username(alice):
+    client = Client()
+    for _ in range(LIMIT - 1):
+        site_login(client, "alice", "wrong")
+    assert site_login(client, "alice", "right-horse-9").status_code == 302
+
+
+@override_settings(UNPACK_LOGIN_LOCKOUT_SECONDS=2)
+def test_the_lock_ends_with_its_window(alice):
+    import time
+
+    client = Client()
+    for _ in range(LIMIT):
+        site_login(client, "alice", "wrong")
+    assert site_login(client, "alice", "right-horse-9").status_code == 429
+    time.sleep(2.1)
+    assert site_login(client, "alice", "right-horse-9").status_code == 302
+
+
+def test_every_password_check_with_a_request_is_throttled(alice):
+    """The API's Basic authentication (when turned on) calls authenticate(request=…), as the
+    login pages do: the same lock applies."""
+    request = RequestFactory().get("/api/projects/", REMOTE_ADDR="10.9.9.9")
+    for _ in range(LIMIT):
+        assert authenticate(request, username="alice", password="wrong") is None
+    with counting_hashes() as hashed:
+        assert authenticate(request, username="alice", password="right-horse-9") is None
+    assert hashed.call_count == 0
+    # Without a request (management commands, tests' client.login) nothing is counted.
+    assert authenticate(username="alice", password="right-horse-9") == alice
+
+
+def test_basic_auth_is_off_by_default(alice):
+    alice.is_staff = True
+    alice.save()
+    credentials = base64.b64encode(b"alice:right-horse-9").decode()
+    response = Client().get("/api/projects/", HTTP_AUTHORIZATION=f"Basic {credentials}")
+    assert response.status_code in (401, 403)
+
+
+def test_the_schema_is_generated_once_per_format():
+    from drf_spectacular.generators import SchemaGenerator
+
+    from annotation.api import schema
+
+    schema._rendered.clear()
+    with mock.patch.object(SchemaGenerator, "get_schema", autospec=True,
+                           side_effect=SchemaGenerator.get_schema) as generated:
+        first = Client().get("/api/schema/")
+        second = Client().get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi; x=1")
+        as_json = Client().get("/api/schema/?format=json")
+        again = Client().get("/api/schema/?format=json&lang=xx&version=9")
+    assert first.status_code == second.status_code == as_json.status_code == 200
+    assert first.content == second.content and b"openapi: 3" in first.content
+    assert as_json.json()["openapi"].startswith("3") and again.content == as_json.content
+    assert generated.call_count == 2
+
+
+@pytest.mark.parametrize("password", ["password", "12345678923", "alice2024", "short"])
+def test_weak_passwords_are_refused_by_djangos_standard_validators(alice, password):
+    from django.contrib.auth.password_validation import validate_password
+    from django.core.exceptions import ValidationError
+
+    with pytest.raises(ValidationError):
+        validate_password(password, user=alice)
+    validate_password("right-horse-9", user=alice)
