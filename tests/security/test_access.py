@@ -201,6 +201,10 @@ TABLE: dict[str, list[Row]] = {
         Row("GET", "/annotate/{slug}/submit/", LOGIN_JSON, 405, 405),
         Row("POST", "/annotate/{slug}/submit/", LOGIN_JSON, 400, 400, data={"not": "valid"},
             json=True)],
+    "annotate/<slug:slug>/lease/": [
+        Row("GET", "/annotate/{slug}/lease/", LOGIN_JSON, 405, 405),
+        Row("POST", "/annotate/{slug}/lease/", LOGIN_JSON, 200, 200, data={"item_ids": []},
+            json=True)],
     "annotate/<slug:slug>/progress/": [
         Row("GET", "/annotate/{slug}/progress/", LOGIN_JSON, 200, 200),
         Row("POST", "/annotate/{slug}/progress/", LOGIN_JSON, 405, 405, data={})],
