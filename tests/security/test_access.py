@@ -23,6 +23,7 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 from django.views.generic import RedirectView
 
+from annotation.admin import ReadOnlyWorkMixin
 from annotation.models import (
     Annotation,
     Assignment,
@@ -85,6 +86,37 @@ TABLE: dict[str, list[Row]] = {
     "api/batches/<int:batch_id>/": [
         Row("GET", "/api/batches/{batch}/", DRF_NO, DRF_NO, 200),
         Row("GET", "/api/batches/999999/", DRF_NO, DRF_NO, 404)],
+    # Decisions: staff only; a refused decision (400) changes nothing.
+    "api/assignments/<int:pk>/approve/": [
+        Row("POST", "/api/assignments/{assignment}/approve/", DRF_NO, DRF_NO, 200, data={},
+            json=True),
+        Row("GET", "/api/assignments/{assignment}/approve/", DRF_NO, DRF_NO, 405)],
+    "api/assignments/<int:pk>/reject/": [
+        Row("POST", "/api/assignments/{assignment}/reject/", DRF_NO, DRF_NO, 400,
+            data={"message": " "}, json=True),
+        Row("POST", "/api/assignments/999999/reject/", DRF_NO, DRF_NO, 404,
+            data={"message": "no"}, json=True)],
+    "api/assignments/<int:pk>/bonus/": [
+        Row("POST", "/api/assignments/{assignment}/bonus/", DRF_NO, DRF_NO, 200,
+            data={"amount_cents": 25, "reason": "good work"}, json=True),
+        Row("POST", "/api/assignments/{assignment}/bonus/", DRF_NO, DRF_NO, 400,
+            data={"amount_cents": 0, "reason": "typo"}, json=True)],
+    "api/annotations/<int:pk>/approve/": [
+        Row("POST", "/api/annotations/{own_annotation}/approve/", DRF_NO, DRF_NO, 200, data={},
+            json=True)],
+    "api/annotations/<int:pk>/reject/": [
+        Row("POST", "/api/annotations/{own_annotation}/reject/", DRF_NO, DRF_NO, 400,
+            data={}, json=True)],
+    "api/workers/<int:pk>/block/": [
+        Row("POST", "/api/workers/{other_worker}/block/", DRF_NO, DRF_NO, 200,
+            data={"reason": "spam"}, json=True),
+        Row("POST", "/api/workers/{other_worker}/block/", DRF_NO, DRF_NO, 400, data={},
+            json=True)],
+    "api/workers/<int:pk>/unblock/": [
+        Row("POST", "/api/workers/{other_worker}/unblock/", DRF_NO, DRF_NO, 200, data={},
+            json=True)],
+    "api/flags/<int:pk>/dismiss/": [
+        Row("POST", "/api/flags/{flag}/dismiss/", DRF_NO, DRF_NO, 200, data={}, json=True)],
     "api/^projects/$": [
         Row("GET", "/api/projects/", DRF_NO, 200, 200),
         Row("POST", "/api/projects/", DRF_NO, DRF_NO, 400, data={"slug": "x"}, json=True)],
@@ -157,6 +189,10 @@ TABLE: dict[str, list[Row]] = {
     "staff/batches/<int:batch_id>/resume/": [
         Row("GET", "/staff/batches/{batch}/resume/", LOGIN, LOGIN, 405),
         Row("POST", "/staff/batches/{batch}/resume/", LOGIN, LOGIN, 302, data={})],
+    "staff/batches/<int:batch_id>/cancel/": [
+        Row("GET", "/staff/batches/{batch}/cancel/", LOGIN, LOGIN, 405),
+        Row("POST", "/staff/batches/{batch}/cancel/", LOGIN, LOGIN, 302, data={}),
+        Row("POST", "/staff/batches/999999/cancel/", LOGIN, LOGIN, 404, data={})],
     # --- annotators -----------------------------------------------------------------------------
     "": [Row("GET", "/", LOGIN, 200, 200)],
     "annotate/<slug:slug>/": [Row("GET", "/annotate/{slug}/", LOGIN, 200, 200),
@@ -338,10 +374,11 @@ def test_state_changing_requests_need_the_csrf_token(route, index, world, staff_
 
 def admin_urls():
     urls = ["/admin/", "/admin/annotation/", "/admin/auth/user/"]
-    for model in admin.site._registry:
+    for model, model_admin in admin.site._registry.items():
         meta = model._meta
-        urls += [f"/admin/{meta.app_label}/{meta.model_name}/",
-                 f"/admin/{meta.app_label}/{meta.model_name}/add/"]
+        urls.append(f"/admin/{meta.app_label}/{meta.model_name}/")
+        if model_admin.has_add_permission.__func__ is not ReadOnlyWorkMixin.has_add_permission:
+            urls.append(f"/admin/{meta.app_label}/{meta.model_name}/add/")
     return urls
 
 
