@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import math
 import random
 import statistics
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -86,6 +88,17 @@ class DecontextScores:
         }
 
 
+def references_all_change(original: str, references: Sequence[str]) -> bool:
+    """Whether no reference leaves the original unchanged (after normalisation): the examples
+    "match on changed" (``match_edited``) is computed over.
+
+    When no scored example of a file qualifies, the official ``eval.py`` stops with
+    ``IndexError`` (``get_avg`` of an empty list); :func:`evaluate_decontext` gives ``nan``.
+    """
+    return normalize_for_match(original) not in {normalize_for_match(reference)
+                                                 for reference in references}
+
+
 def evaluate_decontext(examples: Iterable[tuple[str, str, Sequence[str]]]) -> DecontextScores:
     """Score ``(original_sentence, output, references)`` examples
     (``eval_util.compute_sentence_generation_scores``).
@@ -95,13 +108,11 @@ def evaluate_decontext(examples: Iterable[tuple[str, str, Sequence[str]]]) -> De
     ratios, edited, matches, matches_edited = [], [], [], []
     additions, deletions = [], []
     for original, output, references in examples:
-        normalized_original = normalize_for_match(original)
-        normalized_references = [normalize_for_match(reference) for reference in references]
         ratios.append(length_ratio(original, output))
         edited.append(is_edited(original, output))
         matched = sentence_match(output, references)
         matches.append(matched)
-        if normalized_original not in normalized_references:
+        if references_all_change(original, references):
             matches_edited.append(matched)
         add_counts, delete_counts = sari_edit_counts(original, output, references)
         additions.append(add_counts)
@@ -409,12 +420,47 @@ def rewrite_human_agreement(
 
 @dataclass(frozen=True)
 class WebSplitScores:
-    """Average multi-reference BLEU (0-100) and the paper's two size measures."""
+    """Average multi-reference BLEU (0-100) by two rules, and the paper's two size measures.
+
+    ``bleu``: sacrebleu's sentence BLEU (13a tokens, exponential smoothing);
+    ``bleu_multi_bleu``: Aharoni & Goldberg's rule (``src/evaluate.py`` of their repository):
+    Moses ``multi-bleu.perl`` per complex sentence on whitespace tokens, case-sensitive, no
+    smoothing (a sentence without a matching 4-gram scores 0), each score as the script
+    prints it (two decimals) before the average.
+    """
 
     n_complex: int
     bleu: float
+    bleu_multi_bleu: float
     simple_per_complex: float
     tokens_per_simple: float
+
+
+def multi_bleu_sentence(hypothesis: str, references: Sequence[str]) -> float:
+    """BLEU (0-100) of one line against its references as Moses ``multi-bleu.perl`` computes
+    and prints it: whitespace tokens, n-gram counts clipped by their largest count in any
+    reference, the closest reference length (ties: the shorter), no smoothing (a precision
+    of 0, or no n-gram of some order, gives 0), two decimals."""
+    words = hypothesis.split()
+    reference_words = [reference.split() for reference in references]
+    if not reference_words:
+        raise ValueError("multi_bleu_sentence needs at least one reference")
+    reference_length = min((abs(len(ref) - len(words)), len(ref)) for ref in reference_words)[1]
+    log_precision = 0.0
+    for n in range(1, 5):
+        counts = Counter(tuple(words[i:i + n]) for i in range(len(words) - n + 1))
+        most: Counter = Counter()
+        for ref in reference_words:
+            most |= Counter(tuple(ref[i:i + n]) for i in range(len(ref) - n + 1))
+        correct = sum(min(count, most[gram]) for gram, count in counts.items())
+        if not correct:
+            return 0.0
+        log_precision += math.log(correct / sum(counts.values())) / 4
+    if not reference_length:
+        return 0.0
+    brevity = 1.0 if len(words) >= reference_length else math.exp(
+        1 - reference_length / len(words))
+    return float(f"{100 * brevity * math.exp(log_precision):.2f}")
 
 
 def evaluate_websplit(
@@ -422,16 +468,20 @@ def evaluate_websplit(
 ) -> WebSplitScores:
     """Score ``(predicted_simple_sentences, reference_sequences)`` per complex sentence.
 
-    Each prediction and reference sequence is joined with spaces; BLEU is sacrebleu's
-    sentence BLEU of the joined prediction against all joined references, averaged over
-    complex sentences. Sizes count the predicted simple sentences and their 13a tokens.
+    Each prediction and reference sequence is joined with spaces; BLEU is the sentence BLEU
+    of the joined prediction against all joined references, averaged over complex sentences,
+    by sacrebleu (``bleu``) and by Aharoni & Goldberg's ``multi-bleu.perl`` rule
+    (``bleu_multi_bleu``, :func:`multi_bleu_sentence`). Sizes count the predicted simple
+    sentences and their 13a tokens.
     """
-    scores, n_simple, n_tokens = [], 0, 0
+    scores, moses_scores, n_simple, n_tokens = [], [], 0, 0
     for prediction, references in examples:
         if not references:
             raise ValueError("every complex sentence needs at least one reference")
+        joined_prediction = " ".join(prediction)
         joined_references = [" ".join(reference) for reference in references]
-        scores.append(sacrebleu.sentence_bleu(" ".join(prediction), joined_references).score)
+        scores.append(sacrebleu.sentence_bleu(joined_prediction, joined_references).score)
+        moses_scores.append(multi_bleu_sentence(joined_prediction, joined_references))
         n_simple += len(prediction)
         n_tokens += sum(len(tokenize(sentence)) for sentence in prediction)
     if not scores:
@@ -439,6 +489,7 @@ def evaluate_websplit(
     return WebSplitScores(
         n_complex=len(scores),
         bleu=float(np.mean(scores)),
+        bleu_multi_bleu=float(np.mean(moses_scores)),
         simple_per_complex=n_simple / len(scores),
         tokens_per_simple=n_tokens / n_simple if n_simple else 0.0,
     )

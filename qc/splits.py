@@ -171,6 +171,29 @@ def websplit_split(
     }
 
 
+def websplit_split_violations(
+    sentences: Mapping[Hashable, Sequence[Triple]], splits: Mapping[Hashable, str],
+) -> dict[str, list]:
+    """What breaks Aharoni & Goldberg's rules in a given split of complex sentences.
+
+    ``sentences`` as for :func:`websplit_split`, ``splits``: ``{complex_sentence_id: split}``.
+    Returns ``{"relations_not_in_train": [...], "triples_in_several_splits": [...]}``
+    (sorted; both empty for a split that :func:`websplit_split` could have made).
+    """
+    relations: dict[str, set[str]] = {}
+    triples: dict[tuple, set[str]] = {}
+    for sentence_id, sentence_triples in sentences.items():
+        for triple in sentence_triples:
+            relations.setdefault(triple[1], set()).add(splits[sentence_id])
+            triples.setdefault(tuple(triple), set()).add(splits[sentence_id])
+    return {
+        "relations_not_in_train": sorted(relation for relation, found in relations.items()
+                                         if TRAIN not in found),
+        "triples_in_several_splits": sorted(triple for triple, found in triples.items()
+                                            if len(found) > 1),
+    }
+
+
 def canard_splits(
     quac_train_dialogue_ids: Iterable[str],
     quac_dev_dialogue_ids: Iterable[str],

@@ -1,5 +1,5 @@
 """Who may do what through the API: Django's model permissions — a user's own, their groups'
-(``researcher``, ``reviewer``: migration 0006) or a superuser's — never ``is_staff`` alone.
+(``researcher``, ``reviewer``: migration 0007) or a superuser's — never ``is_staff`` alone.
 
 ``is_staff`` only lets an account into the admin site; what it may read or change there and
 here is what its permissions say.
@@ -29,6 +29,18 @@ def model_permission(**needed_by_method: str | None) -> type[permissions.BasePer
             return user.has_perms(every)
 
     return ModelPermission
+
+
+class ChangesItsModel(permissions.BasePermission):
+    """A decision endpoint (``api/decisions.py``) changes one object of ``view.model``: it needs
+    ``<app>.change_<model>`` (approve, reject or bonus an assignment: ``change_assignment``;
+    block a worker: ``change_worker``; dismiss a flag: ``change_flag``…)."""
+
+    def has_permission(self, request, view) -> bool:
+        user = request.user
+        meta = view.model._meta
+        return bool(user and user.is_authenticated
+                    and user.has_perm(f"{meta.app_label}.change_{meta.model_name}"))
 
 
 SEES_EVERY_ANNOTATION = "annotation.view_annotation"

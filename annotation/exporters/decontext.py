@@ -4,7 +4,14 @@ One example per line: ``example_id`` (int), ``original_sentence``, ``page_title`
 ``section_title`` (list), ``paragraph_text``, ``sentence_start_byte_offset``,
 ``sentence_end_byte_offset``, ``article_url`` and ``annotations``; each annotation carries
 ``example_id``, ``worker_id`` (anonymised), ``category``, ``original_sentence`` and
-``decontextualized_sentence`` — every key ``language/decontext/decontext_util.py`` reads.
+``decontextualized_sentence`` — every key ``language/decontext/decontext_util.py`` reads —
+and, when its edits are known (a DONE annotation with edit operations), the README's
+fine-grained ``changes`` (``[{"new", "old": {"start_ind", "end_ind"}}]``). IMPOSSIBLE
+annotations have an empty ``decontextualized_sentence``, UNNECESSARY ones the original.
+
+Byte offsets are written end exclusive (``paragraph_text.encode()[start:end]`` is the
+sentence), except for sentences imported from a file that gave the end inclusive, which get
+it back that way (see ``annotation.importers.decontext``).
 
 ``example_id`` is the item's external id when it is an integer (imported examples keep theirs),
 otherwise the item's primary key. Items without any exportable annotation are left out (they
@@ -20,6 +27,11 @@ left out of dev/test and counted in :attr:`Exporter.notes`. Every other annotate
 written: a majority-IMPOSSIBLE example is skipped by the generation scores but used by the
 classification score. ``train.jsonl`` keeps every annotated example, as the release does (its
 train examples have a single annotation; the scorer is not meant for it).
+
+A dev/test file in which no scored example has all its references different from the
+original sentence makes ``eval.py`` stop with ``IndexError`` ("Sentence Match on Changed
+Examples" averages an empty list): the export says so in a note (``evaluate`` reports
+``match_edited`` as null with the same message).
 """
 
 from __future__ import annotations
@@ -27,21 +39,19 @@ from __future__ import annotations
 from collections.abc import Iterator
 from itertools import groupby
 
-from qc.aggregation import decontext_human_output
+from qc.aggregation import DECONTEXT_IMPOSSIBLE, decontext_human_output
+from qc.evaluation import references_all_change
 
+from ..importers.decontext import END_INCLUSIVE, changes_from_operations
 from ..selectors import qc as qc_selectors
 from .base import SPLITS, Exporter, ExportFile, json_line
 
 ITEMS_PER_BATCH = 1000
 SCORED_SPLITS = ("dev", "test")
-
-
-def official_scorer_can_score(original_sentence: str, annotations: list[tuple[str, str]]) -> bool:
-    """Whether ``eval.py`` can score an example with these ``(category, sentence)`` annotations:
-    a majority-IMPOSSIBLE example is skipped by it (fine), otherwise it needs a reference besides
-    the human output — the rule lives in :func:`qc.aggregation.decontext_human_output`."""
-    human = decontext_human_output(original_sentence, annotations)
-    return human is None or human.scorable
+NO_CHANGED_EXAMPLE = (
+    "{file}: none of its {n} scored example(s) has all its references different from the "
+    "original sentence, so \"match on changed examples\" is undefined: the official eval.py "
+    "stops on this file with IndexError (evaluate reports match_edited as null)")
 
 
 def example_id_of(item_id: int, external_id: str) -> int:
@@ -50,11 +60,26 @@ def example_id_of(item_id: int, external_id: str) -> int:
 
 def decontextualized_text(category: str, text: str, payload: dict, original: str) -> str:
     """The annotation's output sentence: the edited one (DONE), the original (UNNECESSARY),
-    empty for IMPOSSIBLE unless the worker left text (the scorer ignores it then)."""
+    empty for IMPOSSIBLE (whatever text the worker's page sent along)."""
+    if category == DECONTEXT_IMPOSSIBLE:
+        return ""
     sentence = (payload or {}).get("decontextualized_sentence") or text
     if category == "UNNECESSARY" and not sentence:
         return original
     return sentence or ""
+
+
+def annotation_record(example_id: int, worker: str, category: str, text: str, payload: dict,
+                      original: str) -> dict:
+    """One exported annotation; ``changes`` only when its edits are known."""
+    record = {"example_id": example_id, "worker_id": worker, "category": category,
+              "original_sentence": original,
+              "decontextualized_sentence": decontextualized_text(category, text, payload,
+                                                                 original)}
+    operations = (payload or {}).get("operations") or []
+    if category == "DONE" and operations:
+        record["changes"] = changes_from_operations(operations)
+    return record
 
 
 class DecontextExporter(Exporter):
@@ -67,6 +92,7 @@ class DecontextExporter(Exporter):
     def lines(self, split: str) -> Iterator[str]:
         anonymous = qc_selectors.AnonymousIds()
         left_out: list[str] = []
+        scored = changed = 0
         items = qc_selectors.decontext_item_rows(project=self.project, split=split)
         for batch in qc_selectors.batched(items.iterator(chunk_size=qc_selectors.CHUNK_SIZE),
                                           ITEMS_PER_BATCH):
@@ -80,12 +106,19 @@ class DecontextExporter(Exporter):
                 rows = by_item.get(item_id)
                 if not rows:
                     continue
-                if split in SCORED_SPLITS and not official_scorer_can_score(
-                        sentence, [(row[4], row[5] or "") for row in rows]):
-                    left_out.append(external_id)
-                    continue
+                if split in SCORED_SPLITS:
+                    human = decontext_human_output(
+                        sentence, [(row[4], decontextualized_text(row[4], row[5] or "", row[6],
+                                                                  sentence)) for row in rows])
+                    if human is not None and not human.scorable:
+                        left_out.append(external_id)
+                        continue
+                    if human is not None:
+                        scored += 1
+                        changed += references_all_change(sentence, human.references)
                 example_id = example_id_of(item_id, external_id)
                 paragraph = paragraphs[paragraph_index] if paragraph_index < len(paragraphs) else {}
+                inclusive = bool(paragraph.get(END_INCLUSIVE))
                 self.count()
                 yield json_line({
                     "example_id": example_id,
@@ -94,17 +127,12 @@ class DecontextExporter(Exporter):
                     "section_title": list(paragraph.get("section", [])),
                     "paragraph_text": paragraph.get("text", ""),
                     "sentence_start_byte_offset": start,
-                    "sentence_end_byte_offset": end,
+                    "sentence_end_byte_offset": end - 1 if inclusive else end,
                     "article_url": url,
                     "annotations": [
-                        {
-                            "example_id": example_id,
-                            "worker_id": anonymous.get(worker_id, provider, worker_external),
-                            "category": category,
-                            "original_sentence": sentence,
-                            "decontextualized_sentence": decontextualized_text(
-                                category, text, payload, sentence),
-                        }
+                        annotation_record(example_id,
+                                          anonymous.get(worker_id, provider, worker_external),
+                                          category, text, payload, sentence)
                         for (_, worker_id, provider, worker_external, category, text, payload,
                              _skipped) in rows
                     ],
@@ -113,3 +141,5 @@ class DecontextExporter(Exporter):
             self.note(f"{split}.jsonl: left out {len(left_out)} example(s) with a single feasible "
                       f"annotation, which the official scorer cannot score "
                       f"(e.g. {', '.join(left_out[:5])})")
+        if scored and not changed:
+            self.note(NO_CHANGED_EXAMPLE.format(file=f"{split}.jsonl", n=scored))

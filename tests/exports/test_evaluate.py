@@ -115,6 +115,24 @@ def test_every_task_refuses_an_empty_split(shared_data, capsys, tmp_path, slug_k
         call_command("evaluate", slug_kind, *args, "--split", empty)
 
 
+def test_websplit_reports_sacrebleu_and_aharoni_goldberg_bleu(capsys, tmp_path):
+    call_command("import_data", "websplit", str(DEMO / "websplit" / "handmade_test.jsonl"),
+                 "--project", "ws", "--quiet")
+    capsys.readouterr()
+    result = run(capsys, "ws", "--baseline", "repeat")
+    assert result["n_complex"] == 2  # the test sentences with references
+    assert 0 < result["bleu_multi_bleu"] < 100 and 0 < result["bleu"] < 100
+    # A system equal to the references: 100 by both rules.
+    system = tmp_path / "system.jsonl"
+    system.write_text("".join(json.dumps({"complex_id": record["id"],
+                                          "simple_sentences": record["simple_references"][0]})
+                              + "\n" for record in map(json.loads, (
+                                  DEMO / "websplit" / "handmade_test.jsonl").read_text()
+                                  .splitlines()) if "simple_references" in record))
+    perfect = run(capsys, "ws", "--system", str(system))
+    assert (perfect["bleu"], perfect["bleu_multi_bleu"]) == (pytest.approx(100), 100.0)
+
+
 def test_sluice_baselines_and_decontext_repeat(capsys):
     project, items = sluice_project()
     crowd = workers(2)

@@ -191,6 +191,23 @@ def test_mturk_csv_finds_sluice_items_by_context(shared_data):
     assert item.turn.question == "who"
 
 
+def test_mturk_csv_refuses_a_sluice_context_found_in_several_splits(shared_data, tmp_path):
+    """ "Anyone else? / yes / Who" is a train and a test context of the release: a row naming
+    it by its text cannot tell which item it answers."""
+    raw = shared_data / "sluice" / "raw"
+    run_import("sluice", raw / "conv_sluice_train_dev.csv", raw / "conv_sluice_test.csv",
+               project="sluice")
+    header, row = (FIXTURES / "mturk_sluice_batch.csv").read_text().splitlines()[:2]
+    row = row.replace("How many people went to the fair?,Two,who", "Anyone else?,yes,Who")
+    batch = tmp_path / "batch.csv"
+    batch.write_text(f"{header}\n{row}\n")
+    before = row_counts()
+    with pytest.raises(CommandError, match=r"context 'sluice-[0-9a-f]+' is in several "
+                                           r"splits; name the item with Input.item_id"):
+        run_import("mturk-csv", batch, project="sluice")
+    assert row_counts() == before
+
+
 def test_mturk_csv_needs_an_existing_project():
     before = row_counts()
     with pytest.raises(CommandError, match="project 'nope' does not exist"):

@@ -24,6 +24,7 @@ from qc.evaluation import (
     evaluate_rewrites,
     evaluate_sluice,
     evaluate_websplit,
+    multi_bleu_sentence,
     rewrite_human_agreement,
     sluice_annotator_agreement,
 )
@@ -226,6 +227,20 @@ def test_websplit_measures():
     assert scores.simple_per_complex == 1.5
     assert scores.tokens_per_simple == pytest.approx((7 + 6 + 4) / 3)
     assert scores.bleu == pytest.approx(50.0, abs=0.5)
+    assert scores.bleu_multi_bleu == 50.0  # (100 + 0) / 2
+
+
+def test_multi_bleu_rule_of_aharoni_and_goldberg():
+    # Hand-computed as multi-bleu.perl does: all n-grams match, brevity penalty exp(1 - 6/5).
+    assert multi_bleu_sentence("a b c d e", ["a b c d e f"]) == 81.87
+    # No 4-gram in common: 0 without smoothing (sacrebleu's default smoothing gives more).
+    hypothesis, reference = "the cat sat down on a mat", "the cat sat up on the mat"
+    assert multi_bleu_sentence(hypothesis, [reference]) == 0.0
+    assert sacrebleu.sentence_bleu(hypothesis, [reference]).score > 0
+    # Whitespace tokens: "mat." is not "mat" (13a would split the full stop off).
+    assert multi_bleu_sentence("the cat sat on the mat.", ["the cat sat on the mat ."]) < 100
+    # Closest reference length, clipped counts over all references.
+    assert multi_bleu_sentence("the cat sat on the mat", ["a dog", "the cat sat on the mat"]) == 100
 
 
 def test_evaluate_sluice_identical_is_perfect():

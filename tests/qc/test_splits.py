@@ -1,12 +1,20 @@
 """Split invariants, property-based: groups never cut, facts never leak, seeds reproduce."""
 
+import json
 import random
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from qc.splits import canard_splits, group_split, triple_components, websplit_split
+from qc.splits import (
+    canard_splits,
+    group_split,
+    triple_components,
+    websplit_split,
+    websplit_split_violations,
+)
 
 item_rows = st.lists(
     st.tuples(st.integers(0, 10_000), st.sampled_from([f"g{k}" for k in range(40)])),
@@ -111,3 +119,25 @@ def test_canard_mapping(train_and_dev, seed):
 def test_canard_rejects_overlap():
     with pytest.raises(ValueError):
         canard_splits(["a", "b"], ["b"], seed=0)
+
+
+def test_websplit_split_violations():
+    sentences = {1: [("a", "r1", "b")], 2: [("a", "r1", "b"), ("c", "r2", "d")]}
+    assert websplit_split_violations(sentences, {1: "train", 2: "test"}) == {
+        "relations_not_in_train": ["r2"], "triples_in_several_splits": [("a", "r1", "b")]}
+    assert websplit_split_violations(sentences, {1: "train", 2: "train"}) == {
+        "relations_not_in_train": [], "triples_in_several_splits": []}
+
+
+def test_the_shipped_websplit_demo_split_follows_aharoni_and_goldberg():
+    """Every test relation is also in train, and no triple is in both (their rules)."""
+    folder = Path(__file__).resolve().parents[2] / "annotation" / "demo_data" / "websplit"
+    sentences, splits = {}, {}
+    for split in ("train", "test"):
+        for line in (folder / f"handmade_{split}.jsonl").read_text(encoding="utf-8").splitlines():
+            record = json.loads(line)
+            sentences[record["id"]] = [tuple(triple) for triple in record["triples"]]
+            splits[record["id"]] = split
+    assert set(splits.values()) == {"train", "test"}
+    assert websplit_split_violations(sentences, splits) == {
+        "relations_not_in_train": [], "triples_in_several_splits": []}

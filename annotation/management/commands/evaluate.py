@@ -1,4 +1,4 @@
-"""``python manage.py evaluate SLUG [--system FILE | --baseline NAME] [--split test] [--json]``.
+"""``python manage.py evaluate SLUG (--system FILE | --baseline NAME | --human) [--split test]``.
 
 Exports the split with the project's dataset exporter into a temporary folder, reads the
 multi-reference export back (so what is scored is exactly what is shipped), and scores a
@@ -6,11 +6,14 @@ system output in the same format, or a built-in baseline of ``qc.baselines``, wi
 paper's measures from ``qc.evaluation`` (this command only reads files and builds rows; every
 measure, the multi-reference rules and the decontext scorer's rules live in ``qc``):
 
-- rewrite (CANARD): corpus BLEU against every reference rewrite of each question;
-  baselines ``copy``, ``pronoun_sub``; the system file is a CANARD JSON array (its
+- rewrite (CANARD): corpus BLEU against every reference rewrite of each question, after
+  CANARD's official spaCy tokenisation (``--tokenize 13a``: sacrebleu's 13a alone);
+  baselines ``copy``, ``pronoun_sub``; ``--human``: each question's first rewrite against
+  its others (``multiple_refs.json``); the system file is a CANARD JSON array (its
   ``Rewrite`` per ``QuAC_dialog_id`` + ``Question_no``);
 - plausibility (CLAIRE): accuracy of labels and Spearman of scores; the system file is a
-  ``*_scores.tsv`` (labels then follow from the thresholds) or a ``*_labels.tsv``;
+  ``*_scores.tsv`` (labels then follow from the thresholds) or a ``*_labels.tsv`` covering
+  exactly the split's fillers (``--missing-as-wrong`` scores a missing one as wrong);
 - sluice: mean sentence GLEU/BLEU/chrF against all references of a context; baselines
   ``ce_q1``, ``ce_a``; the system file is in the processed sluice JSON shape;
 - decontext: exactly what the official scorer (google-research/language
@@ -22,8 +25,11 @@ measure, the multi-reference rules and the decontext scorer's rules live in ``qc
   ``repeat``; the system file is the scorer's prediction JSONL ``{example_id, category,
   original_sentence, decontextualized_sentence}`` with one line per example of the split
   (``--write-predictions FILE`` writes a baseline's outputs in that shape);
-- split_rephrase (WebSplit): average multi-reference BLEU; baseline ``repeat``; the system
-  file is JSONL ``{complex_id, simple_sentences}``.
+- split_rephrase (WebSplit): average multi-reference BLEU, sacrebleu's and Aharoni &
+  Goldberg's ``multi-bleu.perl`` rule; baseline ``repeat``; the system file is JSONL
+  ``{complex_id, simple_sentences}``.
+
+An empty split is refused for every task.
 """
 
 from __future__ import annotations
@@ -37,6 +43,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.exporters import EXPORTERS, export_project
+from annotation.exporters.decontext import NO_CHANGED_EXAMPLE
 from annotation.exporters.sluice import FILE_SPLIT_NAMES
 from annotation.models import Project
 from annotation.selectors import projects as project_selectors
@@ -220,7 +227,14 @@ def evaluate_decontext(export_dir: Path, split: str, system: Path | None, baseli
             predicted_sentence=decontext_sentence(prediction["category"],
                                                   prediction["original_sentence"],
                                                   prediction["decontextualized_sentence"])))
-    return evaluation.evaluate_decontext_predictions(rows).as_dict()
+    scores = evaluation.evaluate_decontext_predictions(rows).as_dict()
+    if scores["human"]["n_match_edited"] == 0:
+        # NaN is not JSON, and the official scorer has no figure here at all (it stops).
+        for side in ("system", "human"):
+            scores[side]["match_edited"] = None
+        scores["notes"] = [NO_CHANGED_EXAMPLE.format(file=f"{split}.jsonl",
+                                                     n=scores["human"]["n_examples"])]
+    return scores
 
 
 def evaluate_websplit(export_dir: Path, split: str, system: Path | None, baseline):

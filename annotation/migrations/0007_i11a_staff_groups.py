@@ -7,9 +7,11 @@ from django.db import migrations
 ROLES = {
     "researcher": ["add_project", "change_project", "view_project", "view_item",
                    "view_annotation", "change_annotation", "add_batch", "change_batch",
-                   "view_batch", "view_flag", "change_flag", "view_worker", "change_worker"],
+                   "view_batch", "view_assignment", "change_assignment", "view_flag",
+                   "change_flag", "view_worker", "change_worker"],
     "reviewer": ["view_project", "view_item", "view_annotation", "change_annotation",
-                 "view_batch", "view_flag", "change_flag"],
+                 "view_batch", "view_assignment", "change_assignment", "view_flag",
+                 "change_flag"],
 }
 
 
@@ -35,7 +37,7 @@ def remove_groups(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("annotation", "0005_i11b_confirmed_and_served"),
+        ("annotation", "0006_i10a_audit_trail"),
         ("auth", "0012_alter_user_first_name_max_length"),
         ("contenttypes", "0002_remove_content_type_name"),
     ]
