@@ -82,6 +82,18 @@ def _text(raw: Any, name: str, *, allow_empty: bool = False) -> str:
     return value
 
 
+def single_line(text: str) -> str:
+    """``text`` on one line: every run of line breaks (with the spaces around it) becomes one
+    space. Single-line answers (a rewrite, a full question, a simple sentence) never store a
+    newline, whatever the browser sent (pages also turn pasted line breaks into spaces)."""
+    return " ".join(line.strip() for line in text.splitlines() if line.strip())
+
+
+def _line(raw: Any, name: str, *, allow_empty: bool = False) -> str:
+    """A single-line text field: ``_text``, then ``single_line``."""
+    return single_line(_text(raw, name, allow_empty=allow_empty))
+
+
 def _int(raw: Any, name: str) -> int:
     # bool is an int subclass in Python; a JSON true must not pass as 1.
     if isinstance(raw, bool) or not isinstance(raw, int):
@@ -213,7 +225,7 @@ def validate_plausibility(raw: dict, context: ItemContext) -> CleanPayload:
 
 
 def validate_rewrite(raw: dict, context: ItemContext) -> CleanPayload:
-    rewrite = _text(raw.get("rewrite"), "rewrite")
+    rewrite = _line(raw.get("rewrite"), "rewrite")
     return CleanPayload({"rewrite": rewrite}, {"text": rewrite})
 
 
@@ -221,7 +233,7 @@ def validate_sluice(raw: dict, context: ItemContext) -> CleanPayload:
     skipped = raw.get("skipped", False)
     if not isinstance(skipped, bool):
         raise PayloadError("skipped", "must be true or false")
-    full_question = _text(raw.get("full_question", ""), "full_question", allow_empty=skipped)
+    full_question = _line(raw.get("full_question", ""), "full_question", allow_empty=skipped)
     if skipped:
         full_question = ""
     return CleanPayload({"full_question": full_question, "skipped": skipped},
@@ -233,7 +245,7 @@ def validate_split_rephrase(raw: dict, context: ItemContext) -> CleanPayload:
     if not isinstance(sentences_raw, list) or len(sentences_raw) > MAX_SIMPLE_SENTENCES:
         raise PayloadError("simple_sentences",
                            f"must be a list of at most {MAX_SIMPLE_SENTENCES} sentences")
-    sentences = [_text(s, f"simple_sentences[{i}]", allow_empty=True)
+    sentences = [_line(s, f"simple_sentences[{i}]", allow_empty=True)
                  for i, s in enumerate(sentences_raw)]
     sentences = [s for s in sentences if s]
     if len(sentences) < 2:

@@ -44,6 +44,8 @@ if not SECRET_KEY:
     SECRET_KEY = DEVELOPMENT_SECRET_KEY
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", "localhost,127.0.0.1,[::1],testserver")
 CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS")
+# Task pages' fetches get a JSON answer they can act on (log in again, resubmit), not a page.
+CSRF_FAILURE_VIEW = "frontend.annotate_views.csrf_failure"
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -262,10 +264,29 @@ CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# A job whose worker died (SIGKILL, OOM, a lost host) is delivered again by Redis after the
+# visibility timeout. It must exceed the longest a job may wait unacknowledged: a retry held
+# for its countdown (up to 600 s, tasks.ProviderJob.retry_backoff_max) plus the job's run
+# time, or Redis would deliver the waiting job a second time. Recovery does not wait for it:
+# resume_unfinished_work re-sends unfinished publishing after UNPACK_RESUME_QUIET_SECONDS.
+UNPACK_JOB_VISIBILITY_TIMEOUT = int(os.environ.get("UNPACK_JOB_VISIBILITY_TIMEOUT", "1200"))
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": UNPACK_JOB_VISIBILITY_TIMEOUT}
+# Queueing a job with the broker down fails within about a second (not kombu's default
+# retries): the launch checks the broker first, and the periodic resume job re-sends the rest.
+CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 1, "interval_start": 0.2,
+                                    "interval_step": 0.2, "interval_max": 0.5}
+CELERY_BROKER_CONNECTION_TIMEOUT = 2.0
+# How long a publishing batch (or an unsynced decision, an unpaid bonus) may sit untouched
+# before the periodic job sends its job again; a running publish touches its batch per HIT.
+UNPACK_RESUME_QUIET_SECONDS = int(os.environ.get("UNPACK_RESUME_QUIET_SECONDS", "120"))
 CELERY_BEAT_SCHEDULE = {
     "collect-open-batches": {
         "task": "annotation.tasks.collect_open_batches",
         "schedule": float(os.environ.get("UNPACK_COLLECT_EVERY_SECONDS", "300")),
+    },
+    "resume-unfinished-work": {
+        "task": "annotation.tasks.resume_unfinished_work",
+        "schedule": float(os.environ.get("UNPACK_RESUME_EVERY_SECONDS", "60")),
     },
     # PostgreSQL: ANALYZE the hot tables that grew by UNPACK_ANALYZE_GROWTH since their last
     # analyze (annotation/services/statistics.py); one cheap read of the table counters else.

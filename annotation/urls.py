@@ -18,6 +18,7 @@ urlpatterns = [
     path("accounts/login/", LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("api/", include("annotation.api.batches")),
+    path("api/", include("annotation.api.decisions")),
     path("api/", include("annotation.api.projects")),
     path("api/schema/", CachedSchemaView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),

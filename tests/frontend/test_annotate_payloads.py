@@ -80,6 +80,19 @@ def test_other_kinds_derive_their_columns():
     assert split.columns == {"text": "A b. C d."}
 
 
+def test_single_line_answers_never_store_a_newline():
+    rewrite = validate_payload("rewrite", {"rewrite": "What were the abilities\nof Pinhead?"},
+                               ItemContext("rewrite"))
+    assert rewrite.payload == {"rewrite": "What were the abilities of Pinhead?"}
+    assert rewrite.columns == {"text": "What were the abilities of Pinhead?"}
+    sluice = validate_payload("sluice", {"full_question": "Why did he\r\n \u2028leave?",
+                                         "skipped": False}, ItemContext("sluice"))
+    assert sluice.payload["full_question"] == "Why did he leave?"
+    split = validate_payload("split_rephrase", {"simple_sentences": ["A\nb.", "C d."]},
+                             ItemContext("split_rephrase"))
+    assert split.payload == {"simple_sentences": ["A b.", "C d."]}
+
+
 @pytest.mark.parametrize(("kind", "payload"), [
     ("plausibility", {"rating": 0}), ("plausibility", {"rating": True}),
     ("plausibility", {"rating": 3.5}), ("rewrite", {"rewrite": "  "}),

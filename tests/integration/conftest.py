@@ -95,19 +95,26 @@ def service_environment(redis_url: str, django_db_blocker, fake_mturk_server) ->
     }
 
 
+def start_worker(env: dict[str, str], *options: str) -> tuple[subprocess.Popen, str]:
+    """``celery -A annotation worker --pool=solo`` (plus ``options``, e.g. ``-B``); returns
+    the process and its log file."""
+    log_fd, log_path = tempfile.mkstemp(prefix="celery-worker-", suffix=".log")
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "annotation", "worker", "--pool=solo",
+         "--loglevel=INFO", "--without-gossip", "--without-mingle", "--without-heartbeat",
+         "-n", f"unpack-test-{os.getpid()}-{time.monotonic_ns()}@%h", *options],
+        cwd=REPO_ROOT, env=env, stdout=log_fd, stderr=subprocess.STDOUT,
+    )
+    os.close(log_fd)
+    return worker, log_path
+
+
 @pytest.fixture(scope="module")
 def celery_worker(integration_services, django_db_setup, django_db_blocker, fake_mturk_server
                   ) -> Iterator[subprocess.Popen]:
     redis_url = integration_services
     env = service_environment(redis_url, django_db_blocker, fake_mturk_server)
-    log_fd, log_path = tempfile.mkstemp(prefix="celery-worker-", suffix=".log")
-    worker = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "annotation", "worker", "--pool=solo",
-         "--loglevel=INFO", "--without-gossip", "--without-mingle", "--without-heartbeat",
-         "-n", f"unpack-test-{os.getpid()}@%h"],
-        cwd=REPO_ROOT, env=env, stdout=log_fd, stderr=subprocess.STDOUT,
-    )
-    os.close(log_fd)
+    worker, log_path = start_worker(env)
     # The app reads Django settings under the CELERY_ namespace, so override those keys.
     saved = {key: celery_app.conf.get(key) for key in
              ("CELERY_TASK_ALWAYS_EAGER", "CELERY_BROKER_URL")}
