@@ -1,9 +1,81 @@
-"""Django admin for every model: search, filters, raw payloads read-only."""
+"""Django admin for every model: search, filters, raw payloads read-only.
 
-from django.contrib import admin
+The work-tracking models (batches, HITs, assignments, bonuses, annotations, flags, workers,
+status events) are read-only here: every change to them goes through a service, which keeps
+the provider in sync and writes the audit trail. Their admin actions (approve, reject, bonus,
+block, unblock, dismiss) call ``annotation.services.decisions`` like every other way in.
+"""
+
+from django import forms
+from django.contrib import admin, messages
+from django.core.exceptions import ValidationError
 from django.db import models as django_models
+from django.template.response import TemplateResponse
 
 from . import models
+from .services import decisions
+
+
+class ReadOnlyWorkMixin:
+    """View only: no add, change or delete form (changes are made by the services)."""
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+class MessageForm(forms.Form):
+    message = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}),
+                              help_text="what the worker reads")
+
+
+class OptionalMessageForm(forms.Form):
+    message = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3}))
+
+
+class ReasonForm(forms.Form):
+    reason = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}),
+                             help_text="the provider shows it to the worker")
+
+
+class NoteForm(forms.Form):
+    note = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3}))
+
+
+class BonusForm(forms.Form):
+    amount_cents = forms.IntegerField(min_value=1, max_value=decisions.MAX_BONUS_CENTS)
+    reason = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}))
+    again = forms.BooleanField(required=False,
+                               help_text="a second bonus for an assignment that got one")
+
+
+def decide_each(modeladmin, request, queryset, *, title: str, form_class, decide):
+    """An admin action that asks for its text first (an intermediate page), then calls
+    ``decide(obj, actor, **form data)`` for every selected row; a refusal is reported per row
+    and changes nothing for that row."""
+    form = form_class(request.POST if request.POST.get("apply") == "yes" else None)
+    if not form.is_bound or not form.is_valid():
+        return TemplateResponse(request, "admin/annotation/decision_form.html", {
+            **modeladmin.admin_site.each_context(request), "title": title, "form": form,
+            "objects": list(queryset), "action": request.POST.get("action", ""),
+            "opts": modeladmin.model._meta,
+        })
+    done = 0
+    for obj in queryset:
+        try:
+            decide(obj, request.user, **form.cleaned_data)
+        except ValidationError as error:
+            modeladmin.message_user(request, f"{obj}: {'; '.join(error.messages)}",
+                                    messages.ERROR)
+        else:
+            done += 1
+    modeladmin.message_user(request, f"{title}: {done} of {len(queryset)} done.")
+    return None
 
 
 class ReadOnlyRawMixin:
@@ -125,11 +197,24 @@ class SplitManifestAdmin(ReadOnlyRawMixin, admin.ModelAdmin):
 
 
 @admin.register(models.Worker)
-class WorkerAdmin(admin.ModelAdmin):
+class WorkerAdmin(ReadOnlyWorkMixin, admin.ModelAdmin):
     list_display = ("external_id", "provider", "user", "is_blocked", "created_at")
     list_filter = ("provider", "is_blocked")
     search_fields = ("external_id", "user__username")
     raw_id_fields = ("user",)
+    actions = ["block", "unblock"]
+
+    @admin.action(description="Block the selected workers")
+    def block(self, request, queryset):
+        return decide_each(self, request, queryset, title="Block workers", form_class=ReasonForm,
+                           decide=lambda worker, actor, reason: decisions.worker_block(
+                               worker_id=worker.pk, actor=actor, reason=reason))
+
+    @admin.action(description="Unblock the selected workers")
+    def unblock(self, request, queryset):
+        return decide_each(self, request, queryset, title="Unblock workers", form_class=NoteForm,
+                           decide=lambda worker, actor, note: decisions.worker_unblock(
+                               worker_id=worker.pk, actor=actor, reason=note))
 
 
 class HitInline(admin.TabularInline):
@@ -141,7 +226,7 @@ class HitInline(admin.TabularInline):
 
 
 @admin.register(models.Batch)
-class BatchAdmin(admin.ModelAdmin):
+class BatchAdmin(ReadOnlyWorkMixin, admin.ModelAdmin):
     list_display = ("id", "project", "title", "provider", "live", "status", "created_at")
     list_filter = ("project", "provider", "status", "live")
     search_fields = ("title", "provider_hit_type_id")
@@ -149,7 +234,7 @@ class BatchAdmin(admin.ModelAdmin):
 
 
 @admin.register(models.Hit)
-class HitAdmin(admin.ModelAdmin):
+class HitAdmin(ReadOnlyWorkMixin, admin.ModelAdmin):
     list_display = ("id", "batch", "provider_hit_id", "status", "max_assignments", "created_at")
     list_filter = ("status", "batch__project")
     search_fields = ("provider_hit_id", "unique_request_token")
@@ -158,39 +243,86 @@ class HitAdmin(admin.ModelAdmin):
 
 
 @admin.register(models.Assignment)
-class AssignmentAdmin(ReadOnlyRawMixin, admin.ModelAdmin):
+class AssignmentAdmin(ReadOnlyWorkMixin, ReadOnlyRawMixin, admin.ModelAdmin):
     list_display = ("provider_assignment_id", "hit", "worker", "status", "submitted_at")
     list_filter = ("status",)
     search_fields = ("provider_assignment_id", "worker__external_id", "hit__provider_hit_id")
     list_select_related = ("hit", "worker")
     raw_id_fields = ("hit", "worker")
+    actions = ["approve", "reject", "bonus"]
+
+    @admin.action(description="Approve the selected assignments (whole HITs)")
+    def approve(self, request, queryset):
+        return decide_each(self, request, queryset, title="Approve assignments",
+                           form_class=OptionalMessageForm,
+                           decide=lambda assignment, actor, message: decisions.assignment_approve(
+                               assignment_id=assignment.pk, actor=actor, message=message))
+
+    @admin.action(description="Reject the selected assignments (whole HITs)")
+    def reject(self, request, queryset):
+        return decide_each(self, request, queryset, title="Reject assignments",
+                           form_class=MessageForm,
+                           decide=lambda assignment, actor, message: decisions.assignment_reject(
+                               assignment_id=assignment.pk, actor=actor, message=message))
+
+    @admin.action(description="Pay a bonus for the selected assignments")
+    def bonus(self, request, queryset):
+        return decide_each(self, request, queryset, title="Pay bonuses", form_class=BonusForm,
+                           decide=lambda assignment, actor, **data: decisions.bonus_create(
+                               assignment_id=assignment.pk, actor=actor, **data))
 
 
 @admin.register(models.Bonus)
-class BonusAdmin(admin.ModelAdmin):
+class BonusAdmin(ReadOnlyWorkMixin, admin.ModelAdmin):
     list_display = ("assignment", "amount_cents", "sent_at", "created_at")
     search_fields = ("assignment__provider_assignment_id", "unique_request_token")
     raw_id_fields = ("assignment",)
 
 
 @admin.register(models.Annotation)
-class AnnotationAdmin(ReadOnlyRawMixin, admin.ModelAdmin):
+class AnnotationAdmin(ReadOnlyWorkMixin, ReadOnlyRawMixin, admin.ModelAdmin):
     list_display = ("id", "project", "item", "worker", "source", "category", "rating",
                     "skipped", "review_status", "submitted_at")
     list_filter = ("project", "source", "category", "skipped", "review_status")
     search_fields = ("text", "worker__external_id", "item__external_id")
     list_select_related = ("project", "item", "worker")
     raw_id_fields = ("item", "worker", "assignment")
+    actions = ["approve", "reject"]
+
+    def has_delete_permission(self, request, obj=None):
+        # Deleting a hostile or broken answer is cleanup, not a decision (Django's own rule).
+        return admin.ModelAdmin.has_delete_permission(self, request, obj)
+
+    @admin.action(description="Approve the selected answers (inside a HIT: the whole HIT)")
+    def approve(self, request, queryset):
+        return decide_each(self, request, queryset, title="Approve answers",
+                           form_class=OptionalMessageForm,
+                           decide=lambda annotation, actor, message: decisions.annotation_approve(
+                               annotation_id=annotation.pk, actor=actor, message=message))
+
+    @admin.action(description="Reject the selected answers (inside a HIT: the whole HIT)")
+    def reject(self, request, queryset):
+        return decide_each(self, request, queryset, title="Reject answers",
+                           form_class=MessageForm,
+                           decide=lambda annotation, actor, message: decisions.annotation_reject(
+                               annotation_id=annotation.pk, actor=actor, message=message))
 
 
 @admin.register(models.Flag)
-class FlagAdmin(ReadOnlyRawMixin, admin.ModelAdmin):
+class FlagAdmin(ReadOnlyWorkMixin, ReadOnlyRawMixin, admin.ModelAdmin):
     list_display = ("id", "project", "reason", "score", "status", "worker", "annotation",
                     "created_at")
     list_filter = ("project", "reason", "status")
     search_fields = ("reason", "detail", "worker__external_id")
     list_select_related = ("project", "worker")
     raw_id_fields = ("annotation", "worker", "assignment", "reviewed_by")
+    actions = ["dismiss"]
+
+    @admin.action(description="Dismiss the selected flags (the work is fine)")
+    def dismiss(self, request, queryset):
+        return decide_each(self, request, queryset, title="Dismiss flags", form_class=NoteForm,
+                           decide=lambda flag, actor, note: decisions.flag_dismiss(
+                               flag_id=flag.pk, actor=actor, note=note))
 
 
 @admin.register(models.Qualification)
@@ -201,7 +333,8 @@ class QualificationAdmin(admin.ModelAdmin):
 
 
 @admin.register(models.StatusEvent)
-class StatusEventAdmin(ReadOnlyRawMixin, admin.ModelAdmin):
-    list_display = ("at", "batch", "hit", "assignment", "kind", "old_status", "new_status")
+class StatusEventAdmin(ReadOnlyWorkMixin, ReadOnlyRawMixin, admin.ModelAdmin):
+    list_display = ("at", "kind", "batch", "hit", "assignment", "worker", "flag", "actor",
+                    "old_status", "new_status")
     list_filter = ("kind",)
-    raw_id_fields = ("batch", "hit", "assignment")
+    raw_id_fields = ("batch", "hit", "assignment", "worker", "annotation", "flag", "actor")

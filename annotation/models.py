@@ -330,6 +330,8 @@ class Worker(models.Model):
                                 on_delete=models.SET_NULL, related_name="worker")
     is_blocked = models.BooleanField(default=False)
     blocked_reason = models.TextField(blank=True)
+    # Set once the provider's block list matches is_blocked; the outbox for block jobs.
+    block_synced = models.BooleanField(default=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -649,13 +651,23 @@ class Qualification(models.Model):
 
 
 class StatusEvent(models.Model):
-    """An audit trail of every state change of batches, HITs and assignments."""
+    """The audit trail: one row for every state change of a batch, HIT, assignment, worker,
+    annotation or flag, whoever made it (``actor`` is the staff user; empty for jobs)."""
 
-    batch = models.ForeignKey(Batch, on_delete=models.CASCADE, related_name="events")
+    batch = models.ForeignKey(Batch, null=True, blank=True, on_delete=models.CASCADE,
+                              related_name="events")
     hit = models.ForeignKey(Hit, null=True, blank=True, on_delete=models.CASCADE,
                             related_name="events")
     assignment = models.ForeignKey(Assignment, null=True, blank=True, on_delete=models.CASCADE,
                                    related_name="events")
+    worker = models.ForeignKey(Worker, null=True, blank=True, on_delete=models.CASCADE,
+                               related_name="events")
+    annotation = models.ForeignKey(Annotation, null=True, blank=True, on_delete=models.CASCADE,
+                                   related_name="events")
+    flag = models.ForeignKey(Flag, null=True, blank=True, on_delete=models.CASCADE,
+                             related_name="events")
+    actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
+                              on_delete=models.SET_NULL, related_name="+")
     kind = models.CharField(max_length=40)
     old_status = models.CharField(max_length=20, blank=True)
     new_status = models.CharField(max_length=20, blank=True)

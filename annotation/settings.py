@@ -29,21 +29,27 @@ def env_list(name: str, default: str = "") -> list[str]:
 DEBUG = env_bool("DJANGO_DEBUG", False)
 # The key signs sessions, CSRF and MTurk task tokens and salts the worker pseudonyms of exports,
 # so a published key would let anyone forge tokens and re-identify workers. Without
-# DJANGO_SECRET_KEY the app refuses to start, unless DEBUG is on or UNPACK_ALLOW_DEV_KEY=true
-# says "this is a throwaway demo" (`manage.py demo` and the test settings say so themselves).
+# DJANGO_SECRET_KEY the app refuses to start, unless UNPACK_ALLOW_DEV_KEY=true says "this is a
+# throwaway demo" (`manage.py demo` and the test settings say so themselves). DJANGO_DEBUG=true
+# does not: a debugging server is often one someone else can reach, and on the public key its
+# pseudonyms could be reversed.
 DEVELOPMENT_SECRET_KEY = "unpack-insecure-development-key"  # noqa: S105 — public on purpose
 SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "")
 if not SECRET_KEY:
-    if not (DEBUG or env_bool("UNPACK_ALLOW_DEV_KEY", False)):
+    if not env_bool("UNPACK_ALLOW_DEV_KEY", False):
         raise ImproperlyConfigured(
-            "DJANGO_SECRET_KEY is not set. Set it to a long random value, e.g. "
+            "DJANGO_SECRET_KEY is not set"
+            + (" (DJANGO_DEBUG=true does not replace it)" if DEBUG else "")
+            + ". Set it to a long random value, e.g. "
             "`python3 -c 'import secrets; print(secrets.token_urlsafe(50))'` (keep it: worker "
-            "pseudonyms in exports depend on it), or set UNPACK_ALLOW_DEV_KEY=true (or "
-            "DJANGO_DEBUG=true) to use the public development key on a machine nobody else "
-            "reaches. See README.md, Configuration.")
+            "pseudonyms in exports depend on it), or set UNPACK_ALLOW_DEV_KEY=true to use the "
+            "public development key on a machine nobody else reaches. See README.md, "
+            "Configuration.")
     SECRET_KEY = DEVELOPMENT_SECRET_KEY
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", "localhost,127.0.0.1,[::1],testserver")
 CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS")
+# Task pages' fetches get a JSON answer they can act on (log in again, resubmit), not a page.
+CSRF_FAILURE_VIEW = "frontend.annotate_views.csrf_failure"
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -66,6 +72,8 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     # The Content-Security-Policy header (CONTENT_SECURITY_POLICY below) on every response.
     "annotation.csp.UnpackCSPMiddleware",
+    # Login pages of a locked-out address: a small 429 before sessions and templates.
+    "annotation.login_throttle.LoginLockoutMiddleware",
     # Static files (the task pages' JS and CSS) served by the app itself under gunicorn too.
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -262,10 +270,29 @@ CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# A job whose worker died (SIGKILL, OOM, a lost host) is delivered again by Redis after the
+# visibility timeout. It must exceed the longest a job may wait unacknowledged: a retry held
+# for its countdown (up to 600 s, tasks.ProviderJob.retry_backoff_max) plus the job's run
+# time, or Redis would deliver the waiting job a second time. Recovery does not wait for it:
+# resume_unfinished_work re-sends unfinished publishing after UNPACK_RESUME_QUIET_SECONDS.
+UNPACK_JOB_VISIBILITY_TIMEOUT = int(os.environ.get("UNPACK_JOB_VISIBILITY_TIMEOUT", "1200"))
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": UNPACK_JOB_VISIBILITY_TIMEOUT}
+# Queueing a job with the broker down fails within about a second (not kombu's default
+# retries): the launch checks the broker first, and the periodic resume job re-sends the rest.
+CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 1, "interval_start": 0.2,
+                                    "interval_step": 0.2, "interval_max": 0.5}
+CELERY_BROKER_CONNECTION_TIMEOUT = 2.0
+# How long a publishing batch (or an unsynced decision, an unpaid bonus) may sit untouched
+# before the periodic job sends its job again; a running publish touches its batch per HIT.
+UNPACK_RESUME_QUIET_SECONDS = int(os.environ.get("UNPACK_RESUME_QUIET_SECONDS", "120"))
 CELERY_BEAT_SCHEDULE = {
     "collect-open-batches": {
         "task": "annotation.tasks.collect_open_batches",
         "schedule": float(os.environ.get("UNPACK_COLLECT_EVERY_SECONDS", "300")),
+    },
+    "resume-unfinished-work": {
+        "task": "annotation.tasks.resume_unfinished_work",
+        "schedule": float(os.environ.get("UNPACK_RESUME_EVERY_SECONDS", "60")),
     },
     # PostgreSQL: ANALYZE the hot tables that grew by UNPACK_ANALYZE_GROWTH since their last
     # analyze (annotation/services/statistics.py); one cheap read of the table counters else.

@@ -1,42 +1,54 @@
-"""Celery tasks: thin and idempotent. Each takes ids, calls one service in
-``annotation.services.batches`` and is safe to run twice (the services compare-and-set and send
-MTurk request tokens). Throttled and transient provider errors are retried with exponential
-backoff; permanent ones are recorded by the services and not retried.
+"""Celery tasks: thin and idempotent. Each takes ids, calls one service and is safe to run
+twice (the services compare-and-set and send provider request tokens).
 
-Enqueue them with ``transaction.on_commit`` (the services do) so a worker never looks for rows
-that are not committed yet.
+The one retry layer for provider errors is here: throttled and transient errors are retried
+with exponential backoff (providers make one attempt per call and never sleep); permanent ones
+are recorded by the services and not retried. Inline (no broker, ``CELERY_TASK_ALWAYS_EAGER``)
+a job runs inside the request that queued it, so it is not retried there: the error stays on
+its row, and "Resume publishing", a re-run of the command or ``resume_unfinished_work`` tries
+again. Services enqueue these by name (``annotation.services.jobs``); nothing imports this
+module but Celery.
 """
 
 from __future__ import annotations
 
 import logging
 
-from celery import shared_task
+from celery import Task, shared_task
 from django.conf import settings
 from django.core.cache import cache
 
 from .providers import ProviderThrottled, ProviderTransientError
-from .services import statistics
+from .selectors.outbox import unfinished_work
+from .services import decisions, statistics
 from .services.batches import collect, decide, publish
 
 logger = logging.getLogger(__name__)
 
 RETRYABLE_PROVIDER_ERRORS = (ProviderThrottled, ProviderTransientError)
-PROVIDER_TASK_OPTIONS = {
-    "autoretry_for": RETRYABLE_PROVIDER_ERRORS,
-    "retry_backoff": True,  # 1 s, 2 s, 4 s ... with jitter
-    "retry_backoff_max": 600,
-    "retry_jitter": True,
-    "max_retries": 8,
-}
 
 
-@shared_task(name="annotation.tasks.publish_batch", **PROVIDER_TASK_OPTIONS)
+class ProviderJob(Task):
+    """Retried with backoff on throttled/transient provider errors, on a worker only."""
+
+    autoretry_for = RETRYABLE_PROVIDER_ERRORS
+    retry_backoff = True  # 1 s, 2 s, 4 s ... with jitter
+    retry_backoff_max = 600
+    retry_jitter = True
+    max_retries = 8
+
+    def retry(self, *args, exc=None, **kwargs):
+        if self.request.is_eager and exc is not None:
+            raise exc  # inline: no sleeping retries inside a web request
+        return super().retry(*args, exc=exc, **kwargs)
+
+
+@shared_task(name="annotation.tasks.publish_batch", base=ProviderJob)
 def publish_batch(batch_id: int) -> str:
     return publish.batch_publish(batch_id=batch_id).status
 
 
-@shared_task(name="annotation.tasks.collect_batch", **PROVIDER_TASK_OPTIONS)
+@shared_task(name="annotation.tasks.collect_batch", base=ProviderJob)
 def collect_batch(batch_id: int) -> dict:
     result = collect.batch_collect(batch_id=batch_id)
     return {"assignments_created": result.assignments_created,
@@ -53,7 +65,7 @@ def beat_turn_take(entry: str) -> bool:
     cache there is one process, and the guard is per process.
     """
     period = float(settings.CELERY_BEAT_SCHEDULE[entry]["schedule"])
-    return cache.add(f"beat-turn:{entry}", 1, timeout=max(1, int(period * 0.9)))
+    return cache.add(f"beat-turn:{entry}", 1, timeout=period * 0.9)
 
 
 @shared_task(name="annotation.tasks.collect_open_batches")
@@ -68,6 +80,26 @@ def collect_open_batches() -> list[int] | None:
     return batch_ids
 
 
+@shared_task(name="annotation.tasks.resume_unfinished_work")
+def resume_unfinished_work() -> dict | None:
+    """Periodic (celery beat): send again every job whose work is recorded but unfinished
+    (a worker killed mid-publish, a broker that was down when the job was queued); None when
+    this period's turn was taken already (``beat_turn_take``)."""
+    if not beat_turn_take("resume-unfinished-work"):
+        return None
+    work = unfinished_work(quiet_for_seconds=settings.UNPACK_RESUME_QUIET_SECONDS)
+    for batch_id in work.batch_ids:
+        publish_batch.delay(batch_id)
+    for assignment_id in work.assignment_ids:
+        sync_assignment_decision.delay(assignment_id)
+    for bonus_id in work.bonus_ids:
+        send_bonus.delay(bonus_id)
+    for worker_id in work.worker_ids:
+        sync_worker_block.delay(worker_id)
+    return {"batches": work.batch_ids, "assignments": work.assignment_ids,
+            "bonuses": work.bonus_ids, "workers": work.worker_ids}
+
+
 @shared_task(name="annotation.tasks.refresh_planner_statistics")
 def refresh_planner_statistics() -> list[str] | None:
     """Periodic (celery beat): ANALYZE the hot tables that grew (PostgreSQL); None when this
@@ -77,39 +109,39 @@ def refresh_planner_statistics() -> list[str] | None:
     return statistics.planner_statistics_refresh_grown()
 
 
-@shared_task(name="annotation.tasks.sync_assignment_decision", **PROVIDER_TASK_OPTIONS)
+@shared_task(name="annotation.tasks.sync_assignment_decision", base=ProviderJob)
 def sync_assignment_decision(assignment_id: int) -> bool:
-    return decide.assignment_sync_decision(assignment_id=assignment_id)
+    return decisions.assignment_sync_decision(assignment_id=assignment_id)
 
 
-@shared_task(name="annotation.tasks.send_bonus", **PROVIDER_TASK_OPTIONS)
+@shared_task(name="annotation.tasks.send_bonus", base=ProviderJob)
 def send_bonus(bonus_id: int) -> bool:
-    return decide.bonus_send(bonus_id=bonus_id).sent_at is not None
+    return decisions.bonus_send(bonus_id=bonus_id).sent_at is not None
 
 
-@shared_task(name="annotation.tasks.sync_worker_block", **PROVIDER_TASK_OPTIONS)
+@shared_task(name="annotation.tasks.sync_worker_block", base=ProviderJob)
 def sync_worker_block(worker_id: int) -> bool:
-    return decide.worker_sync_block(worker_id=worker_id)
+    return decisions.worker_sync_block(worker_id=worker_id)
 
 
-@shared_task(name="annotation.tasks.expire_hit", **PROVIDER_TASK_OPTIONS)
+@shared_task(name="annotation.tasks.expire_hit", base=ProviderJob)
 def expire_hit(hit_id: int) -> None:
     decide.hit_expire(hit_id=hit_id)
 
 
-@shared_task(name="annotation.tasks.extend_hit", **PROVIDER_TASK_OPTIONS)
+@shared_task(name="annotation.tasks.extend_hit", base=ProviderJob)
 def extend_hit(hit_id: int, seconds: int) -> None:
     decide.hit_extend(hit_id=hit_id, seconds=seconds)
 
 
-@shared_task(bind=True, name="annotation.tasks.add_assignments", **PROVIDER_TASK_OPTIONS)
+@shared_task(bind=True, name="annotation.tasks.add_assignments", base=ProviderJob)
 def add_assignments(self, hit_id: int, count: int) -> int:
     # The job id survives Celery retries, so it is the UniqueRequestToken of this request.
     return decide.hit_add_assignments(hit_id=hit_id, count=count,
                                        request_token=self.request.id or "").max_assignments
 
 
-@shared_task(name="annotation.tasks.notify_workers", **PROVIDER_TASK_OPTIONS)
+@shared_task(name="annotation.tasks.notify_workers", base=ProviderJob)
 def notify_workers(project_id: int, worker_ids: list[int], subject: str, message: str
                    ) -> list[str]:
     return decide.workers_notify(project_id=project_id, worker_ids=worker_ids,

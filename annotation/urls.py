@@ -11,6 +11,9 @@ from frontend.login import LoginView, ThrottledAdminAuthenticationForm
 # The admin's login page counts failed logins like the site's (annotation/login_throttle.py).
 admin.site.login_form = ThrottledAdminAuthenticationForm
 
+# Server errors, and a 503 while the database is unreachable, rendered without the database.
+handler500 = "frontend.errors.server_error"
+
 urlpatterns = [
     path("admin/", admin.site.urls),
     # Browsers ask every site for /favicon.ico, pages or not (the admin, the API, a JSON answer).
@@ -18,6 +21,7 @@ urlpatterns = [
     path("accounts/login/", LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("api/", include("annotation.api.batches")),
+    path("api/", include("annotation.api.decisions")),
     path("api/", include("annotation.api.projects")),
     path("api/schema/", CachedSchemaView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),

@@ -41,7 +41,9 @@ SLUG = "bench-claire"
 ITEM_ID = re.compile(rb'"item_id": ?(\d+)')
 CSRF_COOKIE = re.compile(r"csrftoken=([^;]+)")
 
-SEED = """
+# Seeding scripts run in a process of their own (``python -c``), after django.setup().
+# SEED_HELPERS defines what the bench seeds share: plausibility items, annotators' logins.
+SEED_HELPERS = """
 import json, sys
 import django
 django.setup()
@@ -49,29 +51,40 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.sessions.backends.db import SessionStore
 from annotation.models import ClozeFiller, ClozeItem, Item, Project
+
+
+def plausibility_items(project, count):
+    clozes = ClozeItem.objects.bulk_create(
+        ClozeItem(project=project, external_id=str(index), resolved_pattern="IMPLICIT REFERENCE",
+                  article_title="How to Bench", sentence="Put ______ in the box.")
+        for index in range(count))
+    fillers = ClozeFiller.objects.bulk_create(
+        ClozeFiller(cloze=cloze, position=1, text="the cat") for cloze in clozes)
+    return Item.objects.bulk_create(
+        Item(project=project, external_id=str(index), group_key=str(index), filler=filler)
+        for index, filler in enumerate(fillers))
+
+
+def bench_logins(clients):
+    \"\"\"Users bench0… with a logged-in session each; their session keys.\"\"\"
+    keys = []
+    for number in range(clients):
+        user = get_user_model().objects.create_user(f"bench{number}", password=None)
+        session = SessionStore()
+        session["_auth_user_id"] = str(user.pk)
+        session["_auth_user_backend"] = settings.AUTHENTICATION_BACKENDS[0]
+        session["_auth_user_hash"] = user.get_session_auth_hash()
+        session.create()
+        keys.append(session.session_key)
+    return keys
+"""
+
+SEED = SEED_HELPERS + """
 clients, items, slug = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 project = Project.objects.create(slug=slug, name="Bench", kind="plausibility",
                                  redundancy={"train": clients + 1})
-clozes = ClozeItem.objects.bulk_create(
-    ClozeItem(project=project, external_id=str(index), resolved_pattern="IMPLICIT REFERENCE",
-              article_title="How to Bench", sentence="Put ______ in the box.")
-    for index in range(items))
-fillers = ClozeFiller.objects.bulk_create(
-    ClozeFiller(cloze=cloze, position=1, text="the cat") for cloze in clozes)
-Item.objects.bulk_create(
-    Item(project=project, external_id=str(index), group_key=str(index), filler=filler)
-    for index, filler in enumerate(fillers))
-keys = []
-User = get_user_model()
-for number in range(clients):
-    user = User.objects.create_user(f"bench{number}", password=None)
-    session = SessionStore()
-    session["_auth_user_id"] = str(user.pk)
-    session["_auth_user_backend"] = settings.AUTHENTICATION_BACKENDS[0]
-    session["_auth_user_hash"] = user.get_session_auth_hash()
-    session.create()
-    keys.append(session.session_key)
-print(json.dumps(keys))
+plausibility_items(project, items)
+print(json.dumps(bench_logins(clients)))
 """
 
 

@@ -14,11 +14,13 @@ for exactly that (assignment, HIT, worker), embedded in the page.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from datetime import UTC, datetime, timedelta
 from urllib.parse import urlsplit
 
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.core import signing
 from django.db import transaction
@@ -27,6 +29,8 @@ from django.shortcuts import render
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.http import urlencode
+from django.views import csrf as django_csrf
 from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
@@ -42,6 +46,7 @@ from annotation.payloads import (
 )
 from annotation.selectors import annotate as annotate_selectors
 from annotation.selectors import providers as provider_selectors
+from annotation.selectors.progress import annotator_progress
 from annotation.services.annotations import (
     ASSIGNMENT_GRACE,
     SubmitRefused,
@@ -76,6 +81,40 @@ def _error_body(code: str, message: str, field_name: str = "") -> dict:
 
 def _error(status: int, code: str, message: str, field_name: str = "") -> JsonResponse:
     return JsonResponse(_error_body(code, message, field_name), status=status)
+
+
+def _login_url(next_path: str) -> str:
+    return f"{settings.LOGIN_URL}?{urlencode({'next': next_path})}"
+
+
+def login_required_json(view):
+    """``login_required`` for the endpoints a page calls with ``fetch``: an anonymous request
+    (the session ended: logged out in another tab, or expired) gets 401 JSON naming the login
+    page, never a redirect. A fetch follows a redirect to the login form's 200, which a page
+    would take for a save."""
+
+    @functools.wraps(view)
+    def wrapped(request, *args, **kwargs):
+        if not request.user.is_authenticated:
+            body = _error_body("login_required",
+                               "Your session has ended: log in again to save this answer.")
+            body["login_url"] = _login_url(reverse("frontend:annotate", args=[kwargs["slug"]]))
+            return JsonResponse(body, status=401)
+        return view(request, *args, **kwargs)
+
+    return wrapped
+
+
+def csrf_failure(request, reason: str = ""):
+    """``CSRF_FAILURE_VIEW``: pages' fetches (``X-Requested-With: fetch``) get 403 JSON the
+    page can act on (log in again, then resubmit); everything else Django's own page."""
+    if request.headers.get("X-Requested-With") == "fetch":
+        body = _error_body("csrf_failed",
+                           "This page's security token is out of date (you logged in or out "
+                           "in another tab): log in again to save this answer.")
+        body["login_url"] = _login_url(request.path.removesuffix("submit/"))
+        return JsonResponse(body, status=403)
+    return django_csrf.csrf_failure(request, reason=reason)
 
 
 def _parse_body(request) -> dict:
@@ -167,7 +206,7 @@ def _stored(valid, *, worker: Worker, submission: dict, source: str, assignment=
         )
     except SubmitRefused as refused:
         return _refusal_answer(refused)
-    return 200, _saved_body(result)
+    return 200, _saved_body(result, client_token=submission["client_token"])
 
 
 def _store_local(*, project: Project, worker: Worker, submission: dict) -> tuple[int, dict]:
@@ -187,18 +226,42 @@ def _store_local(*, project: Project, worker: Worker, submission: dict) -> tuple
         return 400, _error_body("invalid", error.message, error.field)
     except SubmitRefused as refused:
         return _refusal_answer(refused)
-    return 200, _saved_body(result)
+    return 200, _saved_body(result, client_token=submission["client_token"])
 
 
-def _saved_body(result) -> dict:
+def _answer_summary(annotation: Annotation) -> str:
+    """The stored answer in words, for a page that sent a different one."""
+    if annotation.skipped:
+        return "(skipped)"
+    if annotation.rating is not None:
+        return f"rating {annotation.rating:g}"
+    if annotation.category and annotation.category != Annotation.Category.DONE:
+        return annotation.category
+    return annotation.text
+
+
+def _saved_body(result, *, client_token: str) -> dict:
+    """The answer to a submit that stored, or had already stored, an answer of this worker to
+    the item. ``status``: ``saved`` (stored now), ``duplicate`` (this very answer, same token:
+    a retry or a double click) or ``already_saved`` (another answer of theirs is stored, from
+    another tab or earlier; ``stored`` says what it is, and this one was not stored)."""
     annotation = result.annotation
-    return {
-        "status": "saved" if result.created else "duplicate",
+    if result.created:
+        status = "saved"
+    elif annotation.client_token == client_token:
+        status = "duplicate"
+    else:
+        status = "already_saved"
+    body = {
+        "status": status,
         "annotation_id": annotation.pk,
         "item_id": result.item.pk,
         "server_warnings": annotation.server_warnings,
         "reveal": annotate_selectors.revealed_after_submit(result.item),
     }
+    if status == "already_saved":
+        body["stored"] = {"payload": annotation.payload, "summary": _answer_summary(annotation)}
+    return body
 
 
 def _project_or_404(slug: str) -> Project:
@@ -250,12 +313,14 @@ def annotate(request, slug: str):
         project=project, items=items, mode="local",
         submit_url=reverse("frontend:annotate-submit", args=[project.slug]),
         extra={"next_url": reverse("frontend:annotate", args=[project.slug]),
+               "login_url": _login_url(reverse("frontend:annotate", args=[project.slug])),
+               "progress_url": reverse("frontend:annotate-progress", args=[project.slug]),
                "draft_scope": f"local:{worker.pk}"},
     )
     return render(request, "frontend/annotate/page.html", context)
 
 
-@login_required
+@login_required_json
 @require_POST
 def annotate_submit(request, slug: str):
     # Project first, then the item joined with only its kind's source material.
@@ -272,6 +337,17 @@ def annotate_submit(request, slug: str):
         body["next"] = _next_item(request=request, project=project, worker=worker,
                                   after_item_id=submission["item_id"])
     return JsonResponse(body, status=status)
+
+
+@login_required_json
+@require_GET
+def annotate_progress(request, slug: str):
+    """``{"done", "left"}`` of the logged-in annotator in the project. The page asks once after
+    it loads and counts its own saves after that, so neither the page nor a submit pays for
+    counting."""
+    project = _project_or_404(slug)
+    progress = annotator_progress(project=project, worker=worker_for_user(user=request.user))
+    return JsonResponse({"done": progress.done, "left": progress.left})
 
 
 def _next_item(*, request, project: Project, worker: Worker, after_item_id: int

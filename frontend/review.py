@@ -1,6 +1,6 @@
 """Staff review pages: the flag queue (by HIT or by worker), decisions, the project dashboard.
 
-Views validate and render; decisions go through ``annotation.services.review``. Everything a
+Views validate and render; decisions go through ``annotation.services.decisions``. Everything a
 worker wrote or a dataset contained is escaped: the templates autoescape, and the two pieces
 of HTML built here (the diff and the SVG plots) escape every text they include.
 """
@@ -25,7 +25,7 @@ from django.views.decorators.http import require_POST
 from annotation.models import Annotation, Assignment, DialogueTurn, Flag, Project, Worker
 from annotation.selectors import projects as project_selectors
 from annotation.selectors import qc as qc_selectors
-from annotation.services import review
+from annotation.services import decisions
 from annotation.services.qc import project_qc_run
 from qc import agreement
 
@@ -305,73 +305,86 @@ def _apply(request, slug: str, change: Callable[[], object], done: str):
 
 @staff_member_required
 @require_POST
-def assignment_decide(request, slug: str, assignment_id: int):
+def assignment_decide_view(request, slug: str, assignment_id: int):
+    """Approve or reject a worker's whole HIT."""
     assignment = get_object_or_404(Assignment, pk=assignment_id, hit__batch__project__slug=slug)
     action = request.POST.get("action")
-    message = request.POST.get("message", "")
-    decide = {"approve": review.assignment_approve, "reject": review.assignment_reject}.get(action)
+    decide = {"approve": decisions.assignment_approve,
+              "reject": decisions.assignment_reject}.get(action)
     if decide is None:
         messages.error(request, "unknown action")
         return _back(request, slug)
     return _apply(request, slug,
-                  lambda: decide(assignment=assignment, reviewer=request.user, message=message),
+                  lambda: decide(assignment_id=assignment.pk, actor=request.user,
+                                 message=request.POST.get("message", "")),
                   f"Assignment {assignment} {action}d.")
 
 
 @staff_member_required
 @require_POST
-def annotation_decide(request, slug: str, annotation_id: int):
-    annotation = get_object_or_404(Annotation.objects.select_related("assignment"),
-                                   pk=annotation_id, project__slug=slug)
+def annotation_decide_view(request, slug: str, annotation_id: int):
+    annotation = get_object_or_404(Annotation, pk=annotation_id, project__slug=slug)
     approve = request.POST.get("action") == "approve"
+    decide = decisions.annotation_approve if approve else decisions.annotation_reject
     return _apply(request, slug,
-                  lambda: review.annotation_decide(annotation=annotation, reviewer=request.user,
-                                                   approve=approve,
-                                                   message=request.POST.get("message", "")),
+                  lambda: decide(annotation_id=annotation.pk, actor=request.user,
+                                 message=request.POST.get("message", "")),
                   f"Annotation {annotation.pk} {'approved' if approve else 'rejected'}.")
 
 
 @staff_member_required
 @require_POST
-def flag_dismiss(request, slug: str, flag_id: int):
+def flag_dismiss_view(request, slug: str, flag_id: int):
     flag = get_object_or_404(Flag, pk=flag_id, project__slug=slug)
     return _apply(request, slug,
-                  lambda: review.flag_dismiss(flag=flag, reviewer=request.user,
-                                              note=request.POST.get("note", "")),
+                  lambda: decisions.flag_dismiss(flag_id=flag.pk, actor=request.user,
+                                                 note=request.POST.get("note", "")),
                   f"Flag {flag.reason} dismissed.")
 
 
 @staff_member_required
 @require_POST
-def worker_block(request, slug: str, worker_id: int):
+def worker_block_view(request, slug: str, worker_id: int):
+    """Block (``action=block``, the default) or unblock a worker."""
     get_object_or_404(Project, slug=slug)
     worker = get_object_or_404(Worker, pk=worker_id)
+    if request.POST.get("action") == "unblock":
+        return _apply(request, slug,
+                      lambda: decisions.worker_unblock(worker_id=worker.pk, actor=request.user),
+                      f"Worker {worker.anonymous_id} unblocked.")
     return _apply(request, slug,
-                  lambda: review.worker_block(worker=worker, reviewer=request.user,
-                                              reason=request.POST.get("reason", "")),
+                  lambda: decisions.worker_block(worker_id=worker.pk, actor=request.user,
+                                                 reason=request.POST.get("reason", "")),
                   f"Worker {worker.anonymous_id} blocked.")
 
 
 @staff_member_required
 @require_POST
-def bonus_create(request, slug: str, assignment_id: int):
+def bonus_create_view(request, slug: str, assignment_id: int):
     assignment = get_object_or_404(Assignment, pk=assignment_id, hit__batch__project__slug=slug)
     try:
         amount = int(request.POST.get("amount_cents", ""))
     except ValueError:
         messages.error(request, "The bonus amount must be a whole number of cents.")
         return _back(request, slug)
-    return _apply(request, slug,
-                  lambda: review.bonus_create(assignment=assignment, amount_cents=amount,
-                                              reason=request.POST.get("reason", "")),
-                  f"Bonus of {amount} cents queued.")
     try:
-        review.bonus_create(assignment=assignment, amount_cents=amount,
-                            reason=request.POST.get("reason", ""))
-        messages.success(request, f"Bonus of {amount} cents queued.")
+        outcome = decisions.bonus_create(assignment_id=assignment.pk, amount_cents=amount,
+                                         reason=request.POST.get("reason", ""),
+                                         actor=request.user,
+                                         again=request.POST.get("again") == "on")
     except ValidationError as error:
         messages.error(request, "; ".join(error.messages))
+    else:
+        messages.success(request, bonus_summary(outcome))
     return _back(request, slug)
+
+
+def bonus_summary(outcome: decisions.BonusOutcome) -> str:
+    bonus = outcome.bonus
+    if outcome.resent:
+        return (f"Bonus {bonus.pk} of {bonus.amount_cents} cents was not paid yet; "
+                "sending it again (it is paid once).")
+    return f"Bonus of {bonus.amount_cents} cents queued."
 
 
 @staff_member_required

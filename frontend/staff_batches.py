@@ -12,7 +12,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import path
 from django.views.decorators.http import require_POST
 
-from annotation.models import Project, Qualification
+from annotation.models import Batch, Project, Qualification
 from annotation.selectors.batches import (
     batch_assignment_status_counts,
     batch_events,
@@ -27,7 +27,11 @@ from annotation.services.batches.plan import (
     batch_launch,
     batch_plan,
 )
-from annotation.services.batches.publish import batch_resume
+from annotation.services.batches.publish import (
+    UNFINISHED_BATCH_STATUSES,
+    batch_cancel,
+    batch_resume,
+)
 
 app_name = "staff_batches"
 
@@ -133,7 +137,13 @@ def batch_new(request):
         except ValidationError as error:
             _add_errors(form, error)
         else:
-            messages.success(request, f"Batch {batch.pk} launched; its HITs are being published.")
+            batch.refresh_from_db()
+            if batch.status == Batch.Status.FAILED or batch.error:
+                messages.error(request, f"Batch {batch.pk} was launched but could not publish: "
+                                        f"{batch.error}")
+            else:
+                messages.success(request,
+                                 f"Batch {batch.pk} launched; its HITs are being published.")
             return redirect("staff_batches:detail", batch_id=batch.pk)
     return render(request, "frontend/staff/batch_new.html", {
         "form": form, "plan": plan, "estimate": plan.estimate, "options": options,
@@ -157,19 +167,40 @@ def batch_detail(request, batch_id: int):
         "assignment_statuses": sorted(batch_assignment_status_counts(batch=batch).items()),
         "hits": batch_hits(batch=batch, limit=200),
         "events": batch_events(batch=batch, limit=200),
-        "can_resume": batch.status in ("failed", "publishing", "draft"),
+        "can_resume": batch.status in UNFINISHED_BATCH_STATUSES,
     })
 
 
 @staff_member_required
 @require_POST
 def batch_resume_view(request, batch_id: int):
+    get_object_or_404(Batch, pk=batch_id)
     try:
-        batch_resume(batch_id=batch_id)
+        batch = batch_resume(batch_id=batch_id, actor=request.user)
     except ValidationError as error:
         messages.error(request, "; ".join(error.messages))
     else:
-        messages.success(request, "Publishing resumed.")
+        # Inline (no broker) publishing already ran: say how it ended, not just that it began.
+        if batch.status == Batch.Status.PUBLISHED:
+            messages.success(request, "Publishing resumed: every HIT is published.")
+        elif batch.error:
+            messages.error(request, f"Publishing did not finish: {batch.error}")
+        else:
+            messages.success(request, "Publishing resumed.")
+    return redirect("staff_batches:detail", batch_id=batch_id)
+
+
+@staff_member_required
+@require_POST
+def batch_cancel_view(request, batch_id: int):
+    get_object_or_404(Batch, pk=batch_id)
+    try:
+        batch_cancel(batch_id=batch_id, actor=request.user)
+    except ValidationError as error:
+        messages.error(request, "; ".join(error.messages))
+    else:
+        messages.success(request, "Batch cancelled: its items can be launched again; HITs "
+                                  "already published are being expired.")
     return redirect("staff_batches:detail", batch_id=batch_id)
 
 
@@ -178,4 +209,5 @@ urlpatterns = [
     path("new/", batch_new, name="new"),
     path("<int:batch_id>/", batch_detail, name="detail"),
     path("<int:batch_id>/resume/", batch_resume_view, name="resume"),
+    path("<int:batch_id>/cancel/", batch_cancel_view, name="cancel"),
 ]

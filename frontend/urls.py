@@ -8,6 +8,8 @@ urlpatterns = [
     path("", views.home, name="home"),
     path("annotate/<slug:slug>/", annotate_views.annotate, name="annotate"),
     path("annotate/<slug:slug>/submit/", annotate_views.annotate_submit, name="annotate-submit"),
+    path("annotate/<slug:slug>/progress/", annotate_views.annotate_progress,
+         name="annotate-progress"),
     path("mturk/task/<slug:slug>/", annotate_views.mturk_task, name="mturk-task"),
     path("mturk/task/<slug:slug>/submit/", annotate_views.mturk_submit, name="mturk-submit"),
     path("mturk/task/<slug:slug>/finish/", annotate_views.mturk_finish, name="mturk-finish"),

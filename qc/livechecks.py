@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -37,13 +38,27 @@ def load_rules(path: Path = RULES_PATH) -> dict:
 
 
 @cache
-def _token_pattern() -> re.Pattern:
-    return re.compile(load_rules()["tokenization"]["pattern"])
+def _tokenizer() -> tuple[re.Pattern, dict[int, str], tuple[str, ...]]:
+    rules = load_rules()["tokenization"]
+    return (re.compile(rules["word_pattern"]["python"]),
+            str.maketrans(dict.fromkeys(rules["apostrophes"], "'")),
+            tuple(rules["clitics"]))
+
+
+def _without_clitic(token: str, clitics: tuple[str, ...]) -> str:
+    for clitic in clitics:
+        if token.endswith(clitic) and len(token) > len(clitic):
+            return token[: -len(clitic)]
+    return token
 
 
 def tokenize(text: str) -> list[str]:
-    """Tokens as the rules see them: lower-case, then every match of ``[a-z0-9']+``."""
-    return _token_pattern().findall(text.lower())
+    """Tokens as the rules see them (``tokenization`` in the rule file): NFC, lower-case, any
+    apostrophe as ``'``, runs of letters and digits of any script joined by inner apostrophes,
+    each without its clitic ending (``Pinhead's`` -> ``pinhead``, ``they're`` -> ``they``)."""
+    pattern, apostrophes, clitics = _tokenizer()
+    normal = unicodedata.normalize("NFC", text).lower().translate(apostrophes)
+    return [_without_clitic(token, clitics) for token in pattern.findall(normal)]
 
 
 def _rules(kind: str) -> dict[str, dict]:

@@ -252,6 +252,23 @@ class MTurkWorld:
             self.balance = STARTING_BALANCE
             self.faults: dict[str, list[dict]] = {}
             self.call_counts: Counter[str] = Counter()
+            self.duplicate_hit_wording = "ours"
+
+    #: How a CreateHIT with a used UniqueRequestToken is answered. AWS documents only "a
+    #: HitAlreadyExists error with a message containing the HITId"; recovery must work with
+    #: any of these (``set_duplicate_hit_wording``).
+    DUPLICATE_HIT_WORDINGS = {
+        "ours": 'The idempotency token "{token}" has already been processed. HIT ID: {hit_id}',
+        "aws": 'The HIT with ID "{hit_id}" already exists.',
+        "no-id": "The request has already been processed.",
+    }
+
+    def set_duplicate_hit_wording(self, wording: str) -> None:
+        if wording not in self.DUPLICATE_HIT_WORDINGS:
+            raise ValueError(f"unknown wording {wording!r}; one of "
+                             f"{sorted(self.DUPLICATE_HIT_WORDINGS)}")
+        with self._lock:
+            self.duplicate_hit_wording = wording
 
     # -- bookkeeping ----------------------------------------------------------------------------
 
@@ -477,11 +494,9 @@ class MTurkWorld:
         token = params.get("UniqueRequestToken")
         if token is not None and token in self.hit_tokens:
             existing = self.hit_tokens[token]
-            raise _request_error(
-                f'The idempotency token "{token}" has already been processed. '
-                f"HIT ID: {existing}",
-                turk_code="AWS.MechanicalTurk.HitAlreadyExists",
-            )
+            wording = self.DUPLICATE_HIT_WORDINGS[self.duplicate_hit_wording]
+            raise _request_error(wording.format(token=token, hit_id=existing),
+                                 turk_code="AWS.MechanicalTurk.HitAlreadyExists")
         now = self.clock.now()
         hit = Hit(
             hit_id=_new_id(),

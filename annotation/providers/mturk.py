@@ -4,12 +4,17 @@
 
 * builds the client lazily from ``MTurkConfig`` (sandbox unless ``live=True``; an explicit
   ``endpoint_url`` such as the local ``annotation.fake_mturk`` server overrides both);
-* turns botocore errors into the provider error model (``ProviderThrottled``,
-  ``ProviderTransientError``, ``ProviderPermanentError``) and retries the first two with bounded
-  exponential backoff and jitter -- botocore's own retries are switched off so the counts are ours;
+* turns every botocore and network failure into the provider error model
+  (``ProviderThrottled``, ``ProviderTransientError``, ``ProviderPermanentError``; missing
+  credentials are a permanent error that says what to set). It makes one attempt per call:
+  the Celery job is the one retry layer (``annotation.tasks.ProviderJob``), so no request
+  thread ever sleeps here. A ``RetryPolicy`` with more attempts is for scripts that use the
+  provider outside jobs (the benches); botocore's own retries are off;
 * pages every list call through every ``NextToken``;
 * resolves a CreateHIT retried with the same ``UniqueRequestToken`` to the HIT the first call
-  made, so a retried task never publishes twice;
+  made, whatever the error's wording: a HIT id anywhere in the message (confirmed by GetHIT),
+  else the HIT whose ``RequesterAnnotation`` is ours (ListHITs, every page), so a retried task
+  never publishes twice;
 * returns the small dataclasses of ``base.py``.
 """
 
@@ -68,30 +73,38 @@ THROTTLING_ERROR_CODES = frozenset(
 TRANSIENT_ERROR_CODES = frozenset(
     {"ServiceFault", "ServiceUnavailable", "InternalError", "InternalFailure", "RequestTimeout"}
 )
-CONNECTION_ERRORS = (
-    botocore.exceptions.EndpointConnectionError,
-    botocore.exceptions.ConnectionClosedError,
-    botocore.exceptions.ReadTimeoutError,
-    botocore.exceptions.ConnectTimeoutError,
+#: Configuration problems: retrying cannot help until someone fixes the settings.
+CONFIGURATION_ERRORS = (
+    botocore.exceptions.NoCredentialsError,
+    botocore.exceptions.PartialCredentialsError,
+    botocore.exceptions.NoRegionError,
+    botocore.exceptions.ParamValidationError,
 )
+MISSING_CREDENTIALS_MESSAGE = (
+    "AWS credentials for MTurk are not configured: set AWS_ACCESS_KEY_ID and "
+    "AWS_SECRET_ACCESS_KEY (or an AWS profile) for the web app and the Celery worker, then "
+    "resume the batch")
 
-# MTurk answers a CreateHIT repeated with a used UniqueRequestToken with a RequestError whose
-# message names the HIT the first call created; these recognise and read it.
+# MTurk answers a write repeated with a used UniqueRequestToken with a RequestError saying so;
+# AWS documents only that the message contains the HITId, not its wording.
 _DUPLICATE_TOKEN_PATTERN = re.compile(
-    r"idempotency token|unique ?request ?token|already exists", re.IGNORECASE
+    r"idempotency token|unique ?request ?token|already (exists|been processed)", re.IGNORECASE
 )
-_EXISTING_HIT_ID_PATTERN = re.compile(r"(?i:hit\s*id)[\s:=\"']*([A-Z0-9]{8,64})")
+#: Anything in a message that could be a HIT id (MTurk's are 30 characters of [A-Z0-9]).
+_HIT_ID_CANDIDATE_PATTERN = re.compile(r"(?<![A-Za-z0-9])[A-Z0-9]{20,64}(?![A-Za-z0-9])")
 
 
 @dataclass(frozen=True)
 class RetryPolicy:
     """Bounded exponential backoff with jitter for throttled and transient errors.
 
+    One attempt by default: inside the app the Celery job retries (with backoff, on a worker).
+
     Attempt ``n`` (1-based) that fails waits ``min(max_delay, base_delay * 2**(n-1))`` scaled by a
     random factor in [0.5, 1.0]; after ``max_attempts`` attempts the last error is raised.
     """
 
-    max_attempts: int = 5
+    max_attempts: int = 1
     base_delay_seconds: float = 0.5
     max_delay_seconds: float = 20.0
 
@@ -165,12 +178,26 @@ def is_duplicate_token_error(error: ProviderError) -> bool:
     return error.code == "RequestError" and bool(_DUPLICATE_TOKEN_PATTERN.search(error.message))
 
 
-def existing_hit_id_from_duplicate_error(error: ProviderError) -> str | None:
-    """The HIT id named by MTurk's "token already used" RequestError, or None if not that error."""
-    if not is_duplicate_token_error(error):
-        return None
-    match = _EXISTING_HIT_ID_PATTERN.search(error.message)
-    return match.group(1) if match else None
+def hit_id_candidates(message: str) -> list[str]:
+    """Every string in ``message`` that could be a HIT id, in order, whatever the wording
+    around it ("HIT ID: X", ``The HIT with ID "X" already exists``, ...)."""
+    return _HIT_ID_CANDIDATE_PATTERN.findall(message)
+
+
+def classify_botocore_error(error: Exception, operation: str) -> ProviderError:
+    """Map any botocore exception (a ``ClientError`` answer, a network failure, missing
+    credentials) onto the provider error model."""
+    if isinstance(error, botocore.exceptions.ClientError):
+        return classify_client_error(error, operation)
+    if isinstance(error, (botocore.exceptions.NoCredentialsError,
+                          botocore.exceptions.PartialCredentialsError)):
+        return ProviderPermanentError(MISSING_CREDENTIALS_MESSAGE, code="NoCredentials",
+                                      operation=operation)
+    if isinstance(error, CONFIGURATION_ERRORS):
+        return ProviderPermanentError(str(error), code=type(error).__name__,
+                                      operation=operation)
+    # Connection refused or reset, DNS, TLS, proxy, timeouts: the network may come back.
+    return ProviderTransientError(str(error), code=type(error).__name__, operation=operation)
 
 
 def _as_datetime(value: Any) -> datetime | None:
@@ -271,27 +298,22 @@ class MTurkProvider(AnnotationProvider):
         )
 
     def _call(self, operation: str, **params: Any) -> dict:
-        """Call one MTurk operation (boto3 method name), retrying throttled/transient errors."""
-        method = getattr(self.client, operation)
+        """Call one MTurk operation (boto3 method name); throttled/transient errors are retried
+        only as the config's ``RetryPolicy`` says (once by default: the job retries)."""
+        try:
+            method = getattr(self.client, operation)
+        except botocore.exceptions.BotoCoreError as botocore_error:  # building the client
+            raise classify_botocore_error(botocore_error, operation) from botocore_error
         policy = self.config.retry
         attempt = 0
         while True:
             attempt += 1
             try:
                 return method(**params)
-            except botocore.exceptions.ClientError as client_error:
-                error = classify_client_error(client_error, operation)
-                cause: Exception = client_error
-            except CONNECTION_ERRORS as connection_error:
-                error = ProviderTransientError(
-                    str(connection_error), code=type(connection_error).__name__,
-                    operation=operation,
-                )
-                cause = connection_error
-            except botocore.exceptions.ParamValidationError as validation_error:
-                raise ProviderPermanentError(
-                    str(validation_error), code="ParamValidationError", operation=operation
-                ) from validation_error
+            except (botocore.exceptions.ClientError,
+                    botocore.exceptions.BotoCoreError) as botocore_error:
+                error = classify_botocore_error(botocore_error, operation)
+                cause: Exception = botocore_error
             if isinstance(error, ProviderPermanentError) or attempt >= policy.max_attempts:
                 raise error from cause
             delay = policy.delay_before_retry(attempt, self._rng)
@@ -369,16 +391,43 @@ class MTurkProvider(AnnotationProvider):
         try:
             response = self._call("create_hit_with_hit_type", **params)
         except ProviderPermanentError as error:
-            existing_hit_id = existing_hit_id_from_duplicate_error(error)
-            if existing_hit_id is None:
+            existing = self._hit_made_earlier(error, requester_annotation)
+            if existing is None:
                 raise
             # An earlier attempt (whose answer we lost) already created it: adopt that HIT.
-            logger.info(
-                "CreateHIT token %s already used; resolving to HIT %s",
-                unique_request_token, existing_hit_id,
-            )
-            return self.get_hit(existing_hit_id)
+            logger.info("CreateHIT token %s already used; resolving to HIT %s",
+                        unique_request_token, existing.hit_id)
+            return existing
         return _published_hit(response["HIT"])
+
+    def _hit_made_earlier(self, error: ProviderPermanentError,
+                          requester_annotation: str) -> PublishedHit | None:
+        """The HIT an earlier CreateHIT with the same token made, or None.
+
+        Never depends on the message's wording: a HIT id found anywhere in it counts when
+        GetHIT confirms it is ours (same ``RequesterAnnotation``); otherwise, for an error that
+        may be the duplicate token, our HITs are searched by ``RequesterAnnotation``.
+        """
+        if error.code != "RequestError":
+            return None
+        for candidate in hit_id_candidates(error.message):
+            try:
+                hit = self.get_hit(candidate)
+            except ProviderPermanentError:
+                continue
+            if not requester_annotation or hit.requester_annotation == requester_annotation:
+                return hit
+        if requester_annotation:
+            return self.find_hit_by_annotation(requester_annotation)
+        return None
+
+    def find_hit_by_annotation(self, requester_annotation: str) -> PublishedHit | None:
+        """Our HIT whose ``RequesterAnnotation`` is ``requester_annotation`` (ListHITs, every
+        page), or None."""
+        for hit in self._paginate("list_hits", "HITs"):
+            if (hit.get("RequesterAnnotation") or "") == requester_annotation:
+                return _published_hit(hit)
+        return None
 
     def get_hit(self, hit_id: str) -> PublishedHit:
         return _published_hit(self._call("get_hit", HITId=hit_id)["HIT"])

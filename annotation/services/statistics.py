@@ -17,8 +17,8 @@ Prepared statements (``DATABASE_PREPARE_THRESHOLD``) do not keep a plan made for
 statistics: PostgreSQL re-plans a prepared statement whose tables' statistics an ANALYZE
 updated (tests/foundation/test_planner_statistics.py shows it on a generic plan).
 
-One refresh at a time: a session advisory lock; a refresh that finds it taken returns at once
-(another process is analyzing the same tables). On SQLite every function is a no-op: its
+One refresh at a time: an advisory lock; a refresh that finds it taken returns at once (another
+process is analyzing the same tables). On SQLite every function is a no-op: its
 planner needs no statistics for the hot path's index walks.
 """
 
@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from django.conf import settings
-from django.db import connection
+from django.db import connection, transaction
 from django.db.models import Model
 
 from ..models import Annotation, Assignment, Hit, Item, Worker
@@ -46,26 +46,27 @@ def _tables(chosen: Iterable[type[Model]]) -> list[str]:
 
 
 def _analyze(tables: list[str]) -> list[str]:
-    """ANALYZE ``tables`` under the advisory lock; [] when another refresh holds it."""
+    """ANALYZE ``tables`` under the advisory lock; [] when another refresh holds it.
+
+    A transaction-level lock in one transaction with the ANALYZE: behind a PgBouncer in
+    transaction mode, a session-level lock and its unlock could reach different server
+    connections."""
     if not tables:
         return []
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_try_advisory_lock(%s)", [ADVISORY_LOCK_KEY])
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SELECT pg_try_advisory_xact_lock(%s)", [ADVISORY_LOCK_KEY])
         if not cursor.fetchone()[0]:
             return []
-        try:
-            # Model table names only, quoted: nothing from outside reaches this statement.
-            cursor.execute("ANALYZE " + ", ".join(connection.ops.quote_name(t) for t in tables))
-        finally:
-            cursor.execute("SELECT pg_advisory_unlock(%s)", [ADVISORY_LOCK_KEY])
+        # Model table names only, quoted: nothing from outside reaches this statement.
+        cursor.execute("ANALYZE " + ", ".join(connection.ops.quote_name(t) for t in tables))
     return tables
 
 
 def planner_statistics_refresh(*, of: Iterable[type[Model]] = HOT_MODELS) -> list[str]:
     """ANALYZE the given hot tables now; returns the tables analyzed.
 
-    Call it once the writes committed (ANALYZE inside the writing transaction would sample
-    rows other sessions cannot see yet, and hold its lock until the end).
+    Call it once the writes committed, outside any transaction of the caller's (ANALYZE inside
+    the writing transaction would hold its lock until that ends).
     """
     if connection.vendor != "postgresql":
         return []

@@ -87,11 +87,17 @@ def _required_sql(project: Project) -> tuple[str, list]:
     return f"CASE i.split {' '.join(whens)} ELSE 1 END", params
 
 
+def open_items_where(*, project: Project, worker: Worker) -> tuple[str, list]:
+    """SQL condition (and parameters) on an item aliased ``i``: open for ``worker`` in
+    ``project`` — the rule this queue chooses by, for readers that count (progress)."""
+    required, required_params = _required_sql(project)
+    return (_OPEN.format(required=required),
+            [project.pk, worker.pk, Annotation.State.COUNTED, *required_params])
+
+
 def _choose_sql(project: Project, worker: Worker, *, lock: bool,
                 after_item_id: int | None = None) -> tuple[str, list]:
-    required, required_params = _required_sql(project)
-    open_sql = _OPEN.format(required=required)
-    open_params = [project.pk, worker.pk, Annotation.State.COUNTED, *required_params]
+    open_sql, open_params = open_items_where(project=project, worker=worker)
     if after_item_id is None:
         last, last_params = _LAST, [worker.pk, project.pk]
     else:

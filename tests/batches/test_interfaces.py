@@ -13,8 +13,9 @@ from django.core.management import CommandError, call_command
 
 from annotation.models import Assignment, Batch, Bonus, Hit, Worker
 from annotation.providers.mturk import MTurkConfig, MTurkProvider
-from annotation.services.batches import decide, publish
+from annotation.services import decisions
 from annotation.services.batches import plan as planning
+from annotation.services.batches import publish
 from tests.batches.helpers import page_answer_fields, plausibility_project
 
 pytestmark = pytest.mark.django_db
@@ -162,7 +163,7 @@ def test_exact_create_hit_requests_through_the_provider(django_capture_on_commit
                                                         settings, monkeypatch):
     settings.UNPACK_PUBLIC_URL = "https://unpack.example.org"
     project = plausibility_project(items=2)
-    monkeypatch.setattr(planning, "enqueue_task", lambda *args: None)
+    monkeypatch.setattr(planning, "enqueue_after_commit", lambda *args: None)
     options = planning.LaunchOptions(title="Rate", reward_cents=50, splits=("dev",),
                                     min_percent_approved=90, keywords="wikihow, rating")
     plan = planning.batch_plan(project=project, options=options)
@@ -193,7 +194,7 @@ def test_exact_create_hit_requests_through_the_provider(django_capture_on_commit
             "MaxAssignments": 4}}, {
             "HITTypeId": "HTYPE1", "MaxAssignments": 4, "LifetimeInSeconds": 7 * 24 * 3600,
             "Question": ANY, "UniqueRequestToken": hit.unique_request_token,
-            "RequesterAnnotation": f"unpack batch {batch.pk} hit {hit.pk}",
+            "RequesterAnnotation": f"unpack batch {batch.pk} {hit.unique_request_token}",
         })
         publish.batch_publish(batch_id=batch.pk, provider=provider)
         stubber.assert_no_pending_responses()
@@ -209,9 +210,10 @@ def test_exact_decision_requests(django_capture_on_commit_callbacks, monkeypatch
     worker = Worker.objects.create(provider="mturk", external_id="AW9")
     assignment = Assignment.objects.create(hit=hit, worker=worker, provider_assignment_id="AS9",
                                            status="submitted")
-    monkeypatch.setattr(planning, "enqueue_task", lambda *args: None)
-    decide.assignment_decide(assignment_id=assignment.pk, approve=False, message="Too short")
-    bonus = decide.bonus_create(assignment_id=assignment.pk, amount_cents=5, reason="Thanks")
+    monkeypatch.setattr(decisions, "enqueue_after_commit", lambda *args: None)
+    decisions.assignment_reject(assignment_id=assignment.pk, message="Too short")
+    bonus = decisions.bonus_create(assignment_id=assignment.pk, amount_cents=5,
+                                   reason="Thanks").bonus
     client = boto3.client("mturk", region_name="us-east-1", aws_access_key_id="AKIDFAKE",
                           aws_secret_access_key="fake")
     provider = MTurkProvider(MTurkConfig(), client=client, sleep=lambda _s: None)
@@ -221,11 +223,11 @@ def test_exact_decision_requests(django_capture_on_commit_callbacks, monkeypatch
         stubber.add_response("send_bonus", {}, {
             "WorkerId": "AW9", "AssignmentId": "AS9", "BonusAmount": "0.05",
             "Reason": "Thanks", "UniqueRequestToken": bonus.unique_request_token})
-        assert decide.assignment_sync_decision(assignment_id=assignment.pk, provider=provider)
-        assert decide.bonus_send(bonus_id=bonus.pk, provider=provider).sent_at is not None
+        assert decisions.assignment_sync_decision(assignment_id=assignment.pk, provider=provider)
+        assert decisions.bonus_send(bonus_id=bonus.pk, provider=provider).sent_at is not None
         # Already synced and sent: a retried job makes no call at all.
-        assert decide.assignment_sync_decision(assignment_id=assignment.pk, provider=provider)
-        decide.bonus_send(bonus_id=bonus.pk, provider=provider)
+        assert decisions.assignment_sync_decision(assignment_id=assignment.pk, provider=provider)
+        decisions.bonus_send(bonus_id=bonus.pk, provider=provider)
         stubber.assert_no_pending_responses()
 
 

@@ -16,8 +16,9 @@ from django.utils import timezone
 
 from annotation.models import Annotation, Assignment, Flag
 from annotation.selectors.qc import exportable_annotations, rating_rows
+from annotation.services import decisions
 from annotation.services.annotations import annotations_confirm
-from annotation.services.batches import collect, decide
+from annotation.services.batches import collect
 from annotation.services.batches.plan import LaunchOptions, batch_launch, batch_plan
 from tests.batches.helpers import page_work, plausibility_project
 
@@ -100,9 +101,7 @@ def test_collection_verifies_reported_work_and_releases_the_rest(
         "submitted"
     # Released assignments do not hold a batch open once the real work is decided.
     with django_capture_on_commit_callbacks(execute=True):
-        decide.assignment_decide(
-            assignment_id=Assignment.objects.get(provider_assignment_id=real["assignment_id"]).pk,
-            approve=True)
+        decisions.assignment_approve(assignment_id=Assignment.objects.get(provider_assignment_id=real["assignment_id"]).pk)
     assert not Assignment.objects.filter(hit=hit, status="submitted").exists()
 
 
@@ -158,8 +157,9 @@ def test_an_assignment_mturk_has_but_the_page_never_finished_is_closed_and_compl
         == [2, 3]
     # The page's late save of the second item gets MTurk's answer back; nothing changes.
     late = save(second, 5)
-    assert late.status_code == 200 and late.json()["status"] == "duplicate"
+    assert late.status_code == 200 and late.json()["status"] == "already_saved"
+    assert late.json()["stored"]["summary"] == "rating 3"
     assert sorted(Annotation.objects.values_list("rating", flat=True)) == [2, 3]
     with django_capture_on_commit_callbacks(execute=True):
-        decide.assignment_decide(assignment_id=assignment.pk, approve=True)
+        decisions.assignment_approve(assignment_id=assignment.pk)
     assert fake.world.assignments[accepted["assignment_id"]].status == "Approved"

@@ -10,6 +10,7 @@ from django.core.exceptions import ValidationError
 from annotation import tasks
 from annotation.models import Annotation, Assignment, Batch, Bonus, Hit, Qualification, Worker
 from annotation.providers import ProviderThrottled
+from annotation.services import decisions
 from annotation.services.batches import collect, decide, publish
 from annotation.services.batches import plan as planning
 from annotation.services.batches.plan import LaunchOptions, batch_launch, batch_plan
@@ -62,27 +63,34 @@ def test_launch_publishes_every_hit_with_the_external_question(
     assert simulator.stats()["total"] == 4
 
 
+@pytest.mark.parametrize("wording", ["ours", "aws", "no-id"])
 def test_a_create_whose_answer_was_lost_resolves_to_the_same_hit(
-        fake, provider, simulator, django_capture_on_commit_callbacks, monkeypatch):
+        wording, fake, provider, simulator, django_capture_on_commit_callbacks, monkeypatch):
+    """Finding 8: however the endpoint words "token already used" (AWS documents only that the
+    message contains the HITId; it may contain none), the resume adopts the HIT."""
+    fake.world.set_duplicate_hit_wording(wording)
     project = plausibility_project(items=4)
-    monkeypatch.setattr(planning, "enqueue_task", lambda *args: None)  # launch without publishing
+    # launch without publishing
+    monkeypatch.setattr(planning, "enqueue_after_commit", lambda *args: None)
     batch = launch(project, django_capture_on_commit_callbacks)
     hit = batch.hits.get()
     # The first attempt reached MTurk but the worker died before recording the HIT id.
     hit_type_id = provider.create_hit_type(publish.hit_type_spec(batch, provider))
     lost = provider.create_hit(hit_type_id=hit_type_id, question_xml="<x/>", max_assignments=4,
                                lifetime_seconds=600,
-                               unique_request_token=hit.unique_request_token)
+                               unique_request_token=hit.unique_request_token,
+                               requester_annotation=publish.requester_annotation_for(hit))
     publish.batch_publish(batch_id=batch.pk, provider=provider)
     hit.refresh_from_db()
     assert hit.provider_hit_id == lost.hit_id
     assert len(fake.world.hits) == 1
+    assert Batch.objects.get(pk=batch.pk).status == Batch.Status.PUBLISHED
 
 
 def test_a_publish_killed_half_way_resumes_without_duplicates(
         fake, provider, django_capture_on_commit_callbacks, monkeypatch):
     project = plausibility_project(items=10)
-    monkeypatch.setattr(planning, "enqueue_task", lambda *args: None)
+    monkeypatch.setattr(planning, "enqueue_after_commit", lambda *args: None)
     batch = launch(project, django_capture_on_commit_callbacks, items_per_hit=1)
     original_create = provider.create_hit
     created = []
@@ -126,7 +134,7 @@ def test_a_permanent_error_fails_the_batch_with_its_reason_and_resume_finishes_i
 
 def test_throttling_is_retried(fake, provider, simulator, django_capture_on_commit_callbacks,
                                monkeypatch):
-    monkeypatch.setattr(planning, "enqueue_task", lambda *args: None)
+    monkeypatch.setattr(planning, "enqueue_after_commit", lambda *args: None)
     batch = launch(plausibility_project(items=5), django_capture_on_commit_callbacks)
     simulator.inject_fault("CreateHITWithHITType", count=2)  # the provider retries 3 times
     publish.batch_publish(batch_id=batch.pk, provider=provider)
@@ -240,12 +248,11 @@ def test_approve_reject_bonus_block_reach_mturk_once(fake, simulator,
     good_row, bad_row, _ = (Assignment.objects.get(provider_assignment_id=a)
                             for a in (good, bad, late))
     with django_capture_on_commit_callbacks(execute=True):
-        decide.assignment_decide(assignment_id=good_row.pk, approve=True)
-        decide.assignment_decide(assignment_id=bad_row.pk, approve=False,
+        decisions.assignment_approve(assignment_id=good_row.pk)
+        decisions.assignment_reject(assignment_id=bad_row.pk,
                                   message="The ratings ignore the context.")
-        decide.bonus_create(assignment_id=good_row.pk, amount_cents=25, reason="Careful work")
-        decide.worker_set_blocked(worker_id=bad_row.worker_id, blocked=True,
-                                   reason="Random ratings")
+        decisions.bonus_create(assignment_id=good_row.pk, amount_cents=25, reason="Careful work")
+        decisions.worker_block(worker_id=bad_row.worker_id, reason="Random ratings")
     assert fake.world.assignments[good].status == "Approved"
     assert fake.world.assignments[bad].status == "Rejected"
     assert fake.world.assignments[bad].requester_feedback == "The ratings ignore the context."
@@ -267,10 +274,10 @@ def test_approve_reject_bonus_block_reach_mturk_once(fake, simulator,
     assert Assignment.objects.get(pk=good_row.pk).decision_synced
     # An approval overriding a synced rejection is sent with OverrideRejection.
     with django_capture_on_commit_callbacks(execute=True):
-        decide.assignment_decide(assignment_id=bad_row.pk, approve=True)
+        decisions.assignment_approve(assignment_id=bad_row.pk)
     assert fake.world.assignments[bad].status == "Approved"
     with django_capture_on_commit_callbacks(execute=True):
-        decide.worker_set_blocked(worker_id=bad_row.worker_id, blocked=False)
+        decisions.worker_unblock(worker_id=bad_row.worker_id)
     assert simulator.ledger()["blocks"] == {}
 
 
@@ -281,11 +288,11 @@ def test_a_rejection_needs_a_message_and_a_synced_approval_cannot_become_a_rejec
     collect.batch_collect(batch_id=batch.pk)
     assignment = Assignment.objects.get()
     with pytest.raises(ValidationError, match="message"):
-        decide.assignment_decide(assignment_id=assignment.pk, approve=False)
+        decisions.assignment_reject(assignment_id=assignment.pk, message="")
     with django_capture_on_commit_callbacks(execute=True):
-        decide.assignment_decide(assignment_id=assignment.pk, approve=True)
+        decisions.assignment_approve(assignment_id=assignment.pk)
     with pytest.raises(ValidationError, match="cannot be rejected"):
-        decide.assignment_decide(assignment_id=assignment.pk, approve=False, message="no")
+        decisions.assignment_reject(assignment_id=assignment.pk, message="no")
 
 
 def test_expire_extend_and_add_assignments(fake, simulator, django_capture_on_commit_callbacks):
@@ -353,7 +360,7 @@ def test_batch_becomes_complete_when_all_work_is_decided(fake, simulator,
     collect.batch_collect(batch_id=batch.pk)
     assert Batch.objects.get(pk=batch.pk).status == Batch.Status.PUBLISHED
     with django_capture_on_commit_callbacks(execute=True):
-        decide.assignment_decide(assignment_id=Assignment.objects.get().pk, approve=True)
+        decisions.assignment_approve(assignment_id=Assignment.objects.get().pk)
     collect.batch_collect(batch_id=batch.pk)
     assert Batch.objects.get(pk=batch.pk).status == Batch.Status.COMPLETE
     assert collect.open_batch_ids() == []

@@ -76,6 +76,9 @@ def screenshot(page, name: str) -> None:
 
 
 def warning_codes(page, scope: str = "") -> list[str]:
+    """The live-check warnings shown once the input has settled (the page checks a moment after
+    the last keystroke; ``data-checking`` marks a pending check)."""
+    page.wait_for_function("() => !document.querySelector('.task-item[data-checking]')")
     return page.locator(f"{scope} .warnings .warning").evaluate_all(
         "(ws) => ws.map((w) => w.dataset.code)")
 

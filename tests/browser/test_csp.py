@@ -84,7 +84,9 @@ def test_every_task_kind_runs_under_the_policy(watched, live_server, annotator_u
     url = f"{live_server.url}/annotate/{project.slug}/"
     open_task(watched, url)
     assert_clean(watched, url)
-    # The instructions dialog and its shortcut list are the page's own module's work.
+    # The instructions dialog and its shortcut list are the page's own module's work. ("?" is
+    # a shortcut outside text fields; the page opens with the focus in the answer's field.)
+    watched.click("h1")
     watched.keyboard.press("?")
     watched.locator("dialog#instructions[open]").wait_for()
     assert_clean(watched, url)

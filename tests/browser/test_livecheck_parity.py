@@ -19,6 +19,15 @@ EXTRA = [
     {"kind": "sluice", "input": {"q1": "Who sang?", "a1": "Bob.", "q2": "When?", "answer": ""}},
     {"kind": "split_rephrase", "input": {"complex_sentence": "Alan Bean was a pilot.",
                                          "simple_sentences": ["alan", "Bean flew", ""]}},
+    # The tokenizer: any script, NFC, typographic apostrophes, possessives and contractions.
+    {"kind": "rewrite", "input": {"question": "What were his abilities?",
+                                  "rewrite": "What were Pinhead\u2019s abilities in Zürich?",
+                                  "context_words": ["Pinhead", "Zu\u0308rich", "abilities"]}},
+    {"kind": "rewrite", "input": {"question": "Are they new?",
+                                  "rewrite": "Aren't they're and it's Björk's café's?",
+                                  "context_words": ["Björk"]}},
+    {"kind": "sluice", "input": {"q1": "Где он родился?", "a1": "В Москве.", "q2": "Когда?",
+                                 "answer": "Когда он родился?"}},
 ]
 
 

@@ -18,8 +18,8 @@ from annotation.models import Annotation, Assignment, Batch, Hit
 from annotation.providers import get_provider
 from annotation.selectors.qc import exportable_annotations
 from annotation.services.batches.collect import batch_collect
-from annotation.services.batches.decide import assignment_decide, bonus_create
 from annotation.services.batches.plan import LaunchOptions, batch_launch, batch_plan
+from annotation.services.decisions import assignment_approve, bonus_create
 from tests.browser.conftest import open_task
 from tests.frontend.builders import sluice_project
 
@@ -60,11 +60,8 @@ def test_a_batch_round_trip_through_the_real_page(page, stand_in, live_server):
     open_task(page, accepted["task_url"])
     items = page.locator(".task-item")
     items.nth(0).locator(".full-question").type("Why did he leave the band in 1975?")
-    items.nth(0).locator(".save-item").click()
-    items.nth(0).locator(".item-status.ok").wait_for()
     items.nth(1).locator(".skip-item").click()
-    items.nth(1).locator(".item-status.ok").wait_for()
-    page.click(".finish-hit")
+    page.click(".finish-hit")  # one Submit: saves both items, then posts to MTurk
     page.wait_for_url(f"{stand_in.base_url}/mturk/externalSubmit**")
 
     # Saved in our database by the page, before MTurk heard of it: provisional until then
@@ -92,7 +89,7 @@ def test_a_batch_round_trip_through_the_real_page(page, stand_in, live_server):
     assert exportable_annotations(project=project).count() == 2
 
     # Approve and bonus: the decisions reach the stand-in through the provider's jobs.
-    assignment_decide(assignment_id=assignment.pk, approve=True)
+    assignment_approve(assignment_id=assignment.pk)
     bonus_create(assignment_id=assignment.pk, amount_cents=10, reason="Careful work")
     (remote,) = provider.list_assignments_for_hit(hit.provider_hit_id)
     assert remote.status == "Approved"

@@ -67,11 +67,16 @@ def test_sluice_hit_is_saved_then_posted_to_mturk(page, live_server, turk):
     open_task(page, task_url(live_server, project, assignmentId="ASSIGN1", hitId="HIT123",
                              workerId="AWORKER1", turkSubmitTo=origin))
     items = page.locator(".task-item")
+    # One Submit for the whole set: each item is checked first, nothing is saved before.
+    assert items.nth(0).locator(".save-item").is_hidden()
+    page.click(".finish-hit")
+    assert "2 item(s) need an answer" in page.locator(".submit-status").inner_text()
+    assert page.evaluate("() => document.activeElement.classList.contains('full-question')")
     items.nth(0).locator(".full-question").type("Why did he leave the band?")
-    items.nth(0).locator(".save-item").click()
-    items.nth(0).locator(".item-status.ok").wait_for()
+    page.keyboard.press("Enter")  # to the next item
     items.nth(1).locator(".skip-item").click()
-    items.nth(1).locator(".item-status.ok").wait_for()
+    assert items.nth(1).locator(".item-status").inner_text() == "Skipped."
+    assert not Annotation.objects.exists()
     page.click(".finish-hit")
     page.locator("#thanks").wait_for()
     assert posts[0]["path"] == "/mturk/externalSubmit"
@@ -139,7 +144,7 @@ def test_a_full_hit_says_so_and_stores_nothing(page, live_server, turk):
                              workerId="ASECOND", turkSubmitTo=origin))
     item = page.locator(".task-item").first
     item.locator(".full-question").type("Why did he leave the band?")
-    item.locator(".save-item").click()
+    page.click(".finish-hit")
     status = item.locator(".item-status.error")
     status.wait_for()
     assert "no free assignment" in status.inner_text()

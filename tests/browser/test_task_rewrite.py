@@ -30,7 +30,7 @@ def test_conversation_one_question_at_a_time(page, live_server, annotator_user):
     box.type("What was its first album?")
     assert warning_codes(page) == ["rewrite_pronoun_left"]
     box.fill("")
-    box.type("What was the Mothers of Invention's first album?")
+    box.type("What was the Mothers of Invention's debut album?")
     assert warning_codes(page) == ["rewrite_new_words"]
     box.fill("")
     box.type("What was the first album of the Mothers of Invention?")

@@ -109,8 +109,8 @@ def test_a_collection_counts_the_rows_it_just_wrote():
 def test_a_refresh_under_way_elsewhere_is_not_repeated():
     url = connection.settings_dict
     with psycopg.connect(dbname=url["NAME"], host=url["HOST"], port=url["PORT"] or 5432,
-                         user=url["USER"], autocommit=True) as other:
-        other.execute("SELECT pg_advisory_lock(%s)", [statistics.ADVISORY_LOCK_KEY])
+                         user=url["USER"], autocommit=True) as other, other.transaction():
+        other.execute("SELECT pg_advisory_xact_lock(%s)", [statistics.ADVISORY_LOCK_KEY])
         assert statistics.planner_statistics_refresh() == []
     assert statistics.planner_statistics_refresh() == statistics._tables(statistics.HOT_MODELS)
 

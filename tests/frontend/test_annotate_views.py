@@ -408,3 +408,50 @@ def test_provisional_mturk_answers_fill_no_local_slot_until_verified():
     assert refused.value.code == "item_full"
     Annotation.objects.filter(pk=provisional.pk).update(state=Annotation.State.PROVISIONAL)
     assert store(project, item, local).annotation.worker == local
+
+
+def test_submit_without_a_session_answers_401_json_with_the_login_page(client):
+    """A fetch must never be redirected to the login form (it would follow it to a 200)."""
+    project = sluice_project()
+    response = submit(client, project, project.items.get().pk,
+                      {"full_question": "Why did he leave?", "skipped": False})
+    assert response.status_code == 401
+    body = response.json()
+    assert body["error"] == "login_required"
+    assert body["login_url"] == f"/accounts/login/?next=%2Fannotate%2F{project.slug}%2F"
+    assert not Annotation.objects.exists()
+
+
+def test_stale_csrf_token_answers_a_fetch_with_json(annotator_user):
+    project = plausibility_project()
+    client = Client(enforce_csrf_checks=True, headers={"X-Requested-With": "fetch"})
+    client.force_login(annotator_user)
+    response = submit(client, project, project.items.get().pk, {"rating": 3})
+    assert response.status_code == 403 and response.json()["error"] == "csrf_failed"
+    assert response.json()["login_url"].startswith("/accounts/login/?next=")
+
+
+def test_a_different_answer_from_another_tab_is_reported_with_the_stored_one(annotator_client):
+    project = sluice_project()
+    item = project.items.get()
+    first = {"full_question": "Why did he leave the band?", "skipped": False}
+    submit(annotator_client, project, item.pk, first, token="tab-a-000000001")
+    other = submit(annotator_client, project, item.pk,
+                   {"full_question": "Why did he go?", "skipped": False}, token="tab-b-000000001")
+    body = other.json()
+    assert body["status"] == "already_saved"
+    assert body["stored"] == {"payload": first, "summary": "Why did he leave the band?"}
+    assert list(Annotation.objects.values_list("text", flat=True)) == [first["full_question"]]
+
+
+def test_progress_counts_what_the_work_queue_could_still_give(annotator_client, annotator_user):
+    project = plausibility_project(items=4, redundancy={"train": 1})
+    items = list(project.items.order_by("id"))
+    store(project, items[0], local_worker("someone"))  # full: not left for anyone
+    assert annotator_client.get(f"/annotate/{project.slug}/progress/").json() == {
+        "done": 0, "left": 3}
+    submit(annotator_client, project, items[1].pk, {"rating": 4})
+    assert annotator_client.get(f"/annotate/{project.slug}/progress/").json() == {
+        "done": 1, "left": 2}
+    Worker.objects.filter(user=annotator_user).update(is_blocked=True)
+    assert annotator_client.get(f"/annotate/{project.slug}/progress/").json()["left"] == 0

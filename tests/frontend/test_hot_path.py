@@ -410,7 +410,7 @@ def test_retry_with_the_same_token_is_a_duplicate_and_changes_nothing(annotator_
     assert_decided_under_the_lock(queries, then=1)  # + the stored annotation read
 
 
-def test_same_worker_same_item_new_token_is_a_duplicate(annotator_client):
+def test_same_worker_same_item_new_token_reports_the_stored_answer(annotator_client):
     project = plausibility_project(items=3, redundancy={"train": 3})
     item = project.items.order_by("id").first()
     first = submit(annotator_client, project, item.pk, {"rating": 2}, token="first-token-0001")
@@ -419,7 +419,8 @@ def test_same_worker_same_item_new_token_is_a_duplicate(annotator_client):
         again = submit(annotator_client, project, item.pk, {"rating": 3},
                        token="second-token-0001")
     assert again.status_code == 200
-    assert again.json()["status"] == "duplicate"
+    assert again.json()["status"] == "already_saved"  # another tab's answer, not this one
+    assert again.json()["stored"] == {"payload": {"rating": 2}, "summary": "rating 2"}
     assert again.json()["annotation_id"] == first.json()["annotation_id"]
     assert Annotation.objects.count() == 1
     assert Annotation.objects.get().rating == 2

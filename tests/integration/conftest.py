@@ -72,16 +72,15 @@ def fake_mturk_server() -> Iterator[FakeMTurk]:
         yield server
 
 
-@pytest.fixture(scope="module")
-def celery_worker(integration_services, django_db_setup, django_db_blocker, fake_mturk_server
-                  ) -> Iterator[subprocess.Popen]:
+def service_environment(redis_url: str, django_db_blocker, fake_mturk_server) -> dict:
+    """The environment of a process serving the tests (a Celery worker, beat, gunicorn): the
+    test database, ``redis_url`` (emptied now) and the MTurk stand-in."""
     import redis
 
-    redis_url = integration_services
     redis.Redis.from_url(redis_url).flushdb()
     with django_db_blocker.unblock():
         database_url = _test_database_url()
-    env = {
+    return {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "annotation.settings",
         "DATABASE_URL": database_url,
@@ -94,14 +93,28 @@ def celery_worker(integration_services, django_db_setup, django_db_blocker, fake
         "AWS_SECRET_ACCESS_KEY": "fake-secret",
         "UNPACK_LOG_LEVEL": "INFO",
     }
+
+
+def start_worker(env: dict[str, str], *options: str) -> tuple[subprocess.Popen, str]:
+    """``celery -A annotation worker --pool=solo`` (plus ``options``, e.g. ``-B``); returns
+    the process and its log file."""
     log_fd, log_path = tempfile.mkstemp(prefix="celery-worker-", suffix=".log")
     worker = subprocess.Popen(
         [sys.executable, "-m", "celery", "-A", "annotation", "worker", "--pool=solo",
          "--loglevel=INFO", "--without-gossip", "--without-mingle", "--without-heartbeat",
-         "-n", f"unpack-test-{os.getpid()}@%h"],
+         "-n", f"unpack-test-{os.getpid()}-{time.monotonic_ns()}@%h", *options],
         cwd=REPO_ROOT, env=env, stdout=log_fd, stderr=subprocess.STDOUT,
     )
     os.close(log_fd)
+    return worker, log_path
+
+
+@pytest.fixture(scope="module")
+def celery_worker(integration_services, django_db_setup, django_db_blocker, fake_mturk_server
+                  ) -> Iterator[subprocess.Popen]:
+    redis_url = integration_services
+    env = service_environment(redis_url, django_db_blocker, fake_mturk_server)
+    worker, log_path = start_worker(env)
     # The app reads Django settings under the CELERY_ namespace, so override those keys.
     saved = {key: celery_app.conf.get(key) for key in
              ("CELERY_TASK_ALWAYS_EAGER", "CELERY_BROKER_URL")}

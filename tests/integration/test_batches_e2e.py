@@ -10,7 +10,8 @@ from annotation import tasks
 from annotation.fake_mturk import MTurkApiError
 from annotation.models import Annotation, Assignment, Batch, Bonus, Hit, Worker
 from annotation.selectors.qc import exportable_annotations
-from annotation.services.batches import decide, publish
+from annotation.services import decisions
+from annotation.services.batches import publish
 from annotation.services.batches.plan import LaunchOptions, batch_launch, batch_plan
 from tests.batches.helpers import page_answer_fields, page_work, plausibility_project
 from tests.integration.conftest import wait_for, wait_for_idle_worker
@@ -70,10 +71,10 @@ def test_launch_collect_review_and_pay(mturk, simulator):
 
     good = Assignment.objects.get(provider_assignment_id=assignment_ids[0])
     bad = Assignment.objects.get(provider_assignment_id=assignment_ids[1])
-    decide.assignment_decide(assignment_id=good.pk, approve=True)
-    decide.assignment_decide(assignment_id=bad.pk, approve=False, message="Ratings are random.")
-    bonus = decide.bonus_create(assignment_id=good.pk, amount_cents=30, reason="Thank you")
-    decide.worker_set_blocked(worker_id=bad.worker_id, blocked=True, reason="Random ratings")
+    decisions.assignment_approve(assignment_id=good.pk)
+    decisions.assignment_reject(assignment_id=bad.pk, message="Ratings are random.")
+    bonus = decisions.bonus_create(assignment_id=good.pk, amount_cents=30, reason="Thank you").bonus
+    decisions.worker_block(worker_id=bad.worker_id, reason="Random ratings")
     wait_for(lambda: Assignment.objects.filter(decision_synced=True, pk__in=[good.pk, bad.pk])
              .count() == 2, what="the decisions to reach MTurk")
     wait_for(lambda: Bonus.objects.get(pk=bonus.pk).sent_at, what="the bonus to be paid")
@@ -181,13 +182,14 @@ def test_publish_failing_after_k_hits_then_resumed_creates_no_duplicate(mturk, s
     assert lost_once[0] in published
 
 
-def test_throttling_beyond_the_provider_retries_is_retried_by_celery(mturk, simulator):
-    # The provider tries 5 times; the 6th throttle reaches Celery, which retries the job.
-    simulator.inject_fault("CreateHITWithHITType", count=6)
+def test_throttling_is_retried_by_the_celery_job(mturk, simulator):
+    # The provider makes one attempt per call; each throttle reaches the job, which retries
+    # with backoff (the one retry layer).
+    simulator.inject_fault("CreateHITWithHITType", count=3)
     batch = launch(plausibility_project(items=5))
     wait_for(batch_status(batch, Batch.Status.PUBLISHED), timeout=60,
              what="publishing through throttling")
-    assert simulator.stats()["calls"]["CreateHITWithHITType"] == 1 + 6
+    assert simulator.stats()["calls"]["CreateHITWithHITType"] == 1 + 3
     assert len(mturk.world.hits) == 1
 
 

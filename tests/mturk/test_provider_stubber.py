@@ -132,26 +132,74 @@ def test_create_hit_sends_unique_request_token(stubbed):
     assert (hit.hit_id, hit.status, hit.assignments_available) == ("3HITAAAA", "Assignable", 4)
 
 
-def test_duplicate_token_error_resolves_to_the_existing_hit(stubbed):
+EXISTING = "3EXISTINGHIT0000000000000000AB"  # MTurk HIT ids: 30 characters of [A-Z0-9]
+OURS = "unpack batch 3 unpack-hit-17"
+
+
+@pytest.mark.parametrize("message", [
+    f'The idempotency token "unpack-hit-17" has already been processed. HIT ID: {EXISTING} '
+    "(1626172412406)",
+    f'The HIT with ID "{EXISTING}" already exists. (1626172412406)',
+    f"HITId={EXISTING}: duplicate request",
+], ids=["our-stand-in", "aws-style", "terse"])
+def test_a_duplicate_token_resolves_to_the_hit_named_in_any_wording(stubbed, message):
     provider, stubber, _ = stubbed
-    stubber.add_client_error(
-        "create_hit_with_hit_type",
-        service_error_code="RequestError",
-        service_message=(
-            'The idempotency token "unpack-hit-17" has already been processed. '
-            "HIT ID: 3EXISTING01 (1626172412406)"
-        ),
-        http_status_code=400,
-    )
-    stubber.add_response("get_hit", {"HIT": _hit("3EXISTING01")}, {"HITId": "3EXISTING01"})
-    hit = provider.create_hit(
-        hit_type_id="3TYPEAAAA",
-        question_xml=EXTERNAL_QUESTION,
-        max_assignments=4,
-        lifetime_seconds=86400,
-        unique_request_token="unpack-hit-17",
-    )
-    assert hit.hit_id == "3EXISTING01"
+    stubber.add_client_error("create_hit_with_hit_type", service_error_code="RequestError",
+                             service_message=message, http_status_code=400)
+    stubber.add_response("get_hit", {"HIT": {**_hit(EXISTING), "RequesterAnnotation": OURS}},
+                         {"HITId": EXISTING})
+    hit = provider.create_hit(hit_type_id="3TYPEAAAA", question_xml=EXTERNAL_QUESTION,
+                              max_assignments=4, lifetime_seconds=86400,
+                              unique_request_token="unpack-hit-17", requester_annotation=OURS)
+    assert hit.hit_id == EXISTING
+    stubber.assert_no_pending_responses()
+
+
+def test_a_duplicate_token_without_a_hit_id_is_found_by_its_annotation_on_any_page(stubbed):
+    provider, stubber, _ = stubbed
+    stubber.add_client_error("create_hit_with_hit_type", service_error_code="RequestError",
+                             service_message="The request has already been processed.",
+                             http_status_code=400)
+    others = [{**_hit(f"3OTHER{n:024d}"), "RequesterAnnotation": f"unpack batch 2 t{n}"}
+              for n in range(150)]
+    stubber.add_response("list_hits", {"HITs": others[:100], "NextToken": "page-2",
+                                       "NumResults": 100}, {"MaxResults": 100})
+    stubber.add_response("list_hits", {
+        "HITs": [*others[100:], {**_hit(EXISTING), "RequesterAnnotation": OURS}],
+        "NumResults": 51}, {"MaxResults": 100, "NextToken": "page-2"})
+    hit = provider.create_hit(hit_type_id="3TYPEAAAA", question_xml=EXTERNAL_QUESTION,
+                              max_assignments=4, lifetime_seconds=86400,
+                              unique_request_token="unpack-hit-17", requester_annotation=OURS)
+    assert hit.hit_id == EXISTING
+    stubber.assert_no_pending_responses()
+
+
+def test_a_permanent_create_error_that_made_no_hit_is_raised(stubbed):
+    provider, stubber, _ = stubbed
+    stubber.add_client_error("create_hit_with_hit_type", service_error_code="RequestError",
+                             service_message="The Question is not well-formed XML.",
+                             http_status_code=400)
+    stubber.add_response("list_hits", {"HITs": [], "NumResults": 0}, {"MaxResults": 100})
+    with pytest.raises(ProviderPermanentError, match="not well-formed"):
+        provider.create_hit(hit_type_id="3TYPEAAAA", question_xml=EXTERNAL_QUESTION,
+                            max_assignments=4, lifetime_seconds=86400,
+                            unique_request_token="unpack-hit-18", requester_annotation=OURS)
+
+
+def test_missing_credentials_and_network_failures_are_provider_errors():
+    """Finding 6: NoCredentialsError escaped as a 500; every botocore failure now maps."""
+    import botocore.exceptions
+
+    from annotation.providers.mturk import classify_botocore_error
+
+    missing = classify_botocore_error(botocore.exceptions.NoCredentialsError(), "create_hit")
+    assert isinstance(missing, ProviderPermanentError) and missing.code == "NoCredentials"
+    assert "AWS_ACCESS_KEY_ID" in missing.message
+    for failure in (botocore.exceptions.EndpointConnectionError(endpoint_url="https://x"),
+                    botocore.exceptions.ConnectTimeoutError(endpoint_url="https://x"),
+                    botocore.exceptions.SSLError(endpoint_url="https://x", error="bad"),
+                    botocore.exceptions.ProxyConnectionError(proxy_url="https://p", error="x")):
+        assert isinstance(classify_botocore_error(failure, "get_hit"), ProviderTransientError)
 
 
 def test_list_assignments_follows_every_next_token(stubbed):

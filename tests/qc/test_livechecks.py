@@ -42,8 +42,23 @@ def test_every_rule_is_described():
 
 
 def test_tokenization_is_the_documented_regex():
-    expected = ["who's", "the", "best", "known", "2nd", "act"]
+    expected = ["who", "the", "best", "known", "2nd", "act"]
     assert tokenize("Who's the BEST-known 2nd act?") == expected
+
+
+def test_tokenization_is_unicode_aware_and_knows_possessives_and_contractions():
+    assert tokenize("Zappa\u2019s Björk's café, they're Ωmega") == [
+        "zappa", "björk", "café", "they", "ωmega"]
+    assert tokenize("it's don't rock 'n' roll") == ["it", "don't", "rock", "n", "roll"]
+    # NFC: a decomposed é is the same word as the composed one.
+    assert tokenize("cafe\u0301") == ["café"]
+    context = ["Pinhead", "Frank Zappa"]
+    assert check_rewrite("What were his abilities?", "What were Pinhead's abilities?",
+                         context_words=["abilities", *context]) == []
+    assert [w.code for w in check_rewrite("Is it new?", "Isn't Zappa\u2019s band new?",
+                                          context_words=context)] == ["rewrite_new_words"]
+    pronouns = check_rewrite("Where are they now?", "Where are they're and it's now?")
+    assert pronouns[0].code == "rewrite_pronoun_left" and "they, it" in pronouns[0].message
 
 
 def test_messages_name_what_was_found():

@@ -19,7 +19,7 @@ from annotation.services.annotations import (
     annotations_confirm,
 )
 from annotation.services.batches.plan import LaunchOptions, batch_plan
-from annotation.services.review import annotation_decide, worker_block
+from annotation.services.decisions import annotation_reject, worker_block
 from annotation.services.work_queue import work_queue_next_item
 from tests.factories import AnnotationFactory
 from tests.frontend.builders import sluice_project
@@ -78,8 +78,7 @@ def mixed_project(reviewer):
     # A reviewer rejects one of two local answers: the slot opens again.
     answer(project, items["rejected"], local("r1"))
     rejected = answer(project, items["rejected"], local("r2"))
-    annotation_decide(annotation=rejected, reviewer=reviewer, approve=False,
-                      message="Not a question.")
+    annotation_reject(annotation_id=rejected.pk, actor=reviewer, message="Not a question.")
     # A skip is an answer ("the context is not enough"): it fills its slot.
     answer(project, items["skipped"], local("s1"), skipped=True)
     answer(project, items["skipped"], local("s2"))
@@ -87,7 +86,7 @@ def mixed_project(reviewer):
     blocked = local("b1")
     answer(project, items["blocked"], blocked)
     answer(project, items["blocked"], local("b2"))
-    worker_block(worker=blocked, reviewer=reviewer, reason="Too fast.")
+    worker_block(worker_id=blocked.pk, actor=reviewer, reason="Too fast.")
     # A released dataset's answers fill no slot: the project collects its own on top.
     AnnotationFactory(item=items["imported"], source=Annotation.Source.IMPORT, rating=None)
     AnnotationFactory(item=items["imported"], source=Annotation.Source.IMPORT, rating=None)
@@ -177,7 +176,7 @@ def test_after_a_reviewer_rejects_a_local_answer_queue_planning_and_dashboard_ag
     options = LaunchOptions(title="More", reward_cents=10, splits=("train",))
     assert work_queue_next_item(project=project, worker=local("other")) is None
     assert batch_plan(project=project, options=options).estimate.assignments == 0
-    annotation_decide(annotation=first, reviewer=staff_user, approve=False, message="No.")
+    annotation_reject(annotation_id=first.pk, actor=staff_user, message="No.")
     assert qc_selectors.progress_by_split(project=project)[0]["complete"] == 0
     assert batch_plan(project=project, options=options).estimate.assignments == 1
     assert work_queue_next_item(project=project, worker=local("another")) == item
@@ -194,8 +193,7 @@ def test_a_decision_on_unconfirmed_work_holds_once_collection_confirms_it(staff_
     provisional = answer(project, item, page.worker, assignment=page)
     assert provisional.state == Annotation.State.PROVISIONAL
     Assignment.objects.filter(pk=page.pk).update(status=Assignment.Status.SUBMITTED)
-    annotation_decide(annotation=provisional, reviewer=staff_user, approve=False,
-                      message="No.")
+    annotation_reject(annotation_id=provisional.pk, actor=staff_user, message="No.")
     provisional.refresh_from_db()
     assert provisional.state == Annotation.State.PROVISIONAL  # still not MTurk's, nowhere
     assert annotations_confirm(annotations=page.annotations.all()) == 1

@@ -143,7 +143,7 @@ def test_block_bonus_and_unflag(staff_client, django_capture_on_commit_callbacks
     assert worker.is_blocked and worker.blocked_reason == "random rewrites"
     block.assert_called_once_with(worker.pk)
     (row,) = Bonus.objects.all()
-    assert row.amount_cents == 25 and len(row.unique_request_token) == 32
+    assert row.amount_cents == 25 and row.unique_request_token.startswith("unpack-bonus-")
     bonus.assert_called_once_with(row.pk)
     flag.refresh_from_db()
     worker_flag.refresh_from_db()

@@ -5,9 +5,11 @@ so a new URL without a row fails ``test_every_url_pattern_has_a_row`` and access
 never silently regress. Each row names the request to make and the status each role gets.
 
 Statuses: 200 served; 302 → a login page (``login_required`` / ``staff_member_required``) or
-back to the page after a staff form; 400 refused bad input; 403 DRF refusal (session auth gives
-403, not 401); 404 unknown object; 405 method not allowed. A refused request changes nothing:
-``test_refused_requests_change_nothing`` compares a snapshot of the database.
+back to the page after a staff form; 401 JSON naming the login page (the endpoints task pages
+call with ``fetch``, which must never follow a redirect into a page); 400 refused bad input;
+403 DRF refusal (session auth gives 403, not 401); 404 unknown object; 405 method not allowed.
+A refused request changes nothing: ``test_refused_requests_change_nothing`` compares a
+snapshot of the database.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 from django.views.generic import RedirectView
 
+from annotation.admin import ReadOnlyWorkMixin
 from annotation.models import (
     Annotation,
     Assignment,
@@ -58,6 +61,7 @@ class Row:
 LOGIN = 302   # redirected to a login page
 BACK = 302    # a staff form redirecting back to its page
 DRF_NO = 403  # DRF refusal
+LOGIN_JSON = 401  # a fetch endpoint's "log in again" answer
 
 # One entry per URL pattern (as the resolver prints it), each with the requests to try.
 TABLE: dict[str, list[Row]] = {
@@ -82,6 +86,37 @@ TABLE: dict[str, list[Row]] = {
     "api/batches/<int:batch_id>/": [
         Row("GET", "/api/batches/{batch}/", DRF_NO, DRF_NO, 200),
         Row("GET", "/api/batches/999999/", DRF_NO, DRF_NO, 404)],
+    # Decisions: staff only; a refused decision (400) changes nothing.
+    "api/assignments/<int:pk>/approve/": [
+        Row("POST", "/api/assignments/{assignment}/approve/", DRF_NO, DRF_NO, 200, data={},
+            json=True),
+        Row("GET", "/api/assignments/{assignment}/approve/", DRF_NO, DRF_NO, 405)],
+    "api/assignments/<int:pk>/reject/": [
+        Row("POST", "/api/assignments/{assignment}/reject/", DRF_NO, DRF_NO, 400,
+            data={"message": " "}, json=True),
+        Row("POST", "/api/assignments/999999/reject/", DRF_NO, DRF_NO, 404,
+            data={"message": "no"}, json=True)],
+    "api/assignments/<int:pk>/bonus/": [
+        Row("POST", "/api/assignments/{assignment}/bonus/", DRF_NO, DRF_NO, 200,
+            data={"amount_cents": 25, "reason": "good work"}, json=True),
+        Row("POST", "/api/assignments/{assignment}/bonus/", DRF_NO, DRF_NO, 400,
+            data={"amount_cents": 0, "reason": "typo"}, json=True)],
+    "api/annotations/<int:pk>/approve/": [
+        Row("POST", "/api/annotations/{own_annotation}/approve/", DRF_NO, DRF_NO, 200, data={},
+            json=True)],
+    "api/annotations/<int:pk>/reject/": [
+        Row("POST", "/api/annotations/{own_annotation}/reject/", DRF_NO, DRF_NO, 400,
+            data={}, json=True)],
+    "api/workers/<int:pk>/block/": [
+        Row("POST", "/api/workers/{other_worker}/block/", DRF_NO, DRF_NO, 200,
+            data={"reason": "spam"}, json=True),
+        Row("POST", "/api/workers/{other_worker}/block/", DRF_NO, DRF_NO, 400, data={},
+            json=True)],
+    "api/workers/<int:pk>/unblock/": [
+        Row("POST", "/api/workers/{other_worker}/unblock/", DRF_NO, DRF_NO, 200, data={},
+            json=True)],
+    "api/flags/<int:pk>/dismiss/": [
+        Row("POST", "/api/flags/{flag}/dismiss/", DRF_NO, DRF_NO, 200, data={}, json=True)],
     "api/^projects/$": [
         Row("GET", "/api/projects/", DRF_NO, 200, 200),
         Row("POST", "/api/projects/", DRF_NO, DRF_NO, 400, data={"slug": "x"}, json=True)],
@@ -154,14 +189,21 @@ TABLE: dict[str, list[Row]] = {
     "staff/batches/<int:batch_id>/resume/": [
         Row("GET", "/staff/batches/{batch}/resume/", LOGIN, LOGIN, 405),
         Row("POST", "/staff/batches/{batch}/resume/", LOGIN, LOGIN, 302, data={})],
+    "staff/batches/<int:batch_id>/cancel/": [
+        Row("GET", "/staff/batches/{batch}/cancel/", LOGIN, LOGIN, 405),
+        Row("POST", "/staff/batches/{batch}/cancel/", LOGIN, LOGIN, 302, data={}),
+        Row("POST", "/staff/batches/999999/cancel/", LOGIN, LOGIN, 404, data={})],
     # --- annotators -----------------------------------------------------------------------------
     "": [Row("GET", "/", LOGIN, 200, 200)],
     "annotate/<slug:slug>/": [Row("GET", "/annotate/{slug}/", LOGIN, 200, 200),
                               Row("POST", "/annotate/{slug}/", LOGIN, 405, 405, data={})],
     "annotate/<slug:slug>/submit/": [
-        Row("GET", "/annotate/{slug}/submit/", LOGIN, 405, 405),
-        Row("POST", "/annotate/{slug}/submit/", LOGIN, 400, 400, data={"not": "valid"},
+        Row("GET", "/annotate/{slug}/submit/", LOGIN_JSON, 405, 405),
+        Row("POST", "/annotate/{slug}/submit/", LOGIN_JSON, 400, 400, data={"not": "valid"},
             json=True)],
+    "annotate/<slug:slug>/progress/": [
+        Row("GET", "/annotate/{slug}/progress/", LOGIN_JSON, 200, 200),
+        Row("POST", "/annotate/{slug}/progress/", LOGIN_JSON, 405, 405, data={})],
     # --- MTurk ExternalQuestion (no login: MTurk workers have none) ----------------------------
     "mturk/task/<slug:slug>/": [
         Row("GET", "/mturk/task/{slug}/?hitId=HIT123&assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE",
@@ -288,7 +330,8 @@ def test_access(route, index, role, world, staff_user, annotator_user):
 
 REFUSED = [pytest.param(route, k, role, id=f"{role}-{row.method}-{row.url}")
            for route, rows in TABLE.items() for k, row in enumerate(rows) for role in ROLES
-           if row.method != "GET" and row.expected(role) in (LOGIN, DRF_NO, 400, 404, 405)
+           if row.method != "GET"
+           and row.expected(role) in (LOGIN, LOGIN_JSON, DRF_NO, 400, 404, 405)
            and route != "accounts/logout/" and not (role == "staff" and row.staff == BACK)]
 
 
@@ -331,10 +374,11 @@ def test_state_changing_requests_need_the_csrf_token(route, index, world, staff_
 
 def admin_urls():
     urls = ["/admin/", "/admin/annotation/", "/admin/auth/user/"]
-    for model in admin.site._registry:
+    for model, model_admin in admin.site._registry.items():
         meta = model._meta
-        urls += [f"/admin/{meta.app_label}/{meta.model_name}/",
-                 f"/admin/{meta.app_label}/{meta.model_name}/add/"]
+        urls.append(f"/admin/{meta.app_label}/{meta.model_name}/")
+        if model_admin.has_add_permission.__func__ is not ReadOnlyWorkMixin.has_add_permission:
+            urls.append(f"/admin/{meta.app_label}/{meta.model_name}/add/")
     return urls
 
 

@@ -8,7 +8,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.models import Project
+from annotation.models import Batch, Project
 from annotation.services.batches.common import DEFAULT_LOCALES
 from annotation.services.batches.decide import parse_duration_seconds
 from annotation.services.batches.plan import (
@@ -73,11 +73,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         if options["resume"] is not None:
-            try:
-                batch = batch_resume(batch_id=options["resume"])
-            except ValidationError as error:
-                raise CommandError("; ".join(error.messages)) from error
-            self.stdout.write(f"batch {batch.pk}: publishing resumed ({batch.status})")
+            self._resume(options["resume"])
             return
         if not options["slug"] or options["reward"] is None or not options["title"]:
             raise CommandError("SLUG, --reward and --title are required (or --resume ID)")
@@ -132,5 +128,27 @@ class Command(BaseCommand):
         except ValidationError as error:
             raise CommandError("; ".join(error.messages)) from error
         batch.refresh_from_db()
-        self.stdout.write(self.style.SUCCESS(
-            f"batch {batch.pk} launched ({batch.status}); publishing runs as a Celery job"))
+        self._report(batch, done=f"batch {batch.pk} launched")
+
+    def _resume(self, batch_id: int) -> None:
+        if not Batch.objects.filter(pk=batch_id).exists():
+            raise CommandError(f"no batch {batch_id}")
+        try:
+            batch = batch_resume(batch_id=batch_id)
+        except ValidationError as error:
+            raise CommandError("; ".join(error.messages)) from error
+        self._report(batch, done=f"batch {batch.pk}: publishing resumed")
+
+    def _report(self, batch: Batch, *, done: str) -> None:
+        """Say how publishing ended; a batch that could not publish exits non-zero. Inline (no
+        broker) the job has run already; with a worker it is queued."""
+        published = batch.hits.filter(provider_hit_id__isnull=False).count()
+        progress = f"{published}/{batch.hits.count()} HITs published"
+        if batch.status == Batch.Status.FAILED or batch.error:
+            raise CommandError(f"{done}, but publishing did not finish ({batch.status}, "
+                               f"{progress}): {batch.error}")
+        if batch.status == Batch.Status.PUBLISHED:
+            self.stdout.write(self.style.SUCCESS(f"{done}: published, {progress}"))
+        else:
+            self.stdout.write(self.style.SUCCESS(
+                f"{done} ({batch.status}, {progress}); publishing runs as a Celery job"))

@@ -1,6 +1,9 @@
-"""python manage.py review list|approve|reject|bonus|block  -- decide on MTurk work.
+"""python manage.py review list|approve|reject|approve-answer|reject-answer|bonus|block|unblock|
+dismiss -- decide on collected work.
 
-Decisions are recorded at once and sent to MTurk by Celery jobs (retried until they land).
+Every action is a service of ``annotation.services.decisions`` (the same as the review pages,
+the API and the admin). Decisions are recorded at once and sent to the provider by Celery jobs
+(retried until they land).
 """
 
 from __future__ import annotations
@@ -10,13 +13,14 @@ from decimal import Decimal, InvalidOperation
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.models import Worker
+from annotation.models import Annotation, Flag, Worker
 from annotation.selectors.batches import assignment_by_reference, assignments_pending_review
-from annotation.services.batches.decide import assignment_decide, bonus_create, worker_set_blocked
+from annotation.services import decisions
 
 
 class Command(BaseCommand):
-    help = "List submitted assignments; approve, reject, bonus; block or unblock workers."
+    help = ("List submitted assignments; approve or reject whole HITs, pay bonuses, block or "
+            "unblock workers, dismiss flags.")
 
     def add_arguments(self, parser):
         actions = parser.add_subparsers(dest="action", required=True)
@@ -24,24 +28,39 @@ class Command(BaseCommand):
         listing.add_argument("--project", default=None)
         listing.add_argument("--batch", type=int, default=None)
         listing.add_argument("--limit", type=int, default=100)
-        approve = actions.add_parser("approve")
+        approve = actions.add_parser("approve", help="approve whole assignments (HITs)")
         approve.add_argument("assignments", nargs="+", help="AssignmentIds or ids")
         approve.add_argument("--message", default="")
-        reject = actions.add_parser("reject")
+        reject = actions.add_parser("reject", help="reject whole assignments (HITs)")
         reject.add_argument("assignments", nargs="+")
         reject.add_argument("--message", required=True, help="what the worker reads")
-        bonus = actions.add_parser("bonus")
+        bonus = actions.add_parser("bonus", help="pay a bonus; re-sends an unpaid one")
         bonus.add_argument("assignment")
         bonus.add_argument("--amount", required=True, help="dollars, e.g. 0.25")
         bonus.add_argument("--reason", required=True)
+        bonus.add_argument("--again", action="store_true",
+                           help="a second bonus for an assignment that already got one")
+        approve_answer = actions.add_parser(
+            "approve-answer", help="approve answers given outside a HIT (local, imported)")
+        approve_answer.add_argument("annotations", nargs="+", type=int, help="annotation ids")
+        approve_answer.add_argument("--message", default="")
+        reject_answer = actions.add_parser(
+            "reject-answer", help="reject answers given outside a HIT (in a HIT: the whole HIT)")
+        reject_answer.add_argument("annotations", nargs="+", type=int)
+        reject_answer.add_argument("--message", required=True)
         block = actions.add_parser("block")
-        block.add_argument("worker", help="MTurk WorkerId")
+        block.add_argument("worker", help="the worker's provider id (e.g. MTurk WorkerId)")
         block.add_argument("--reason", default="")
-        block.add_argument("--unblock", action="store_true")
+        block.add_argument("--unblock", action="store_true", help="same as 'unblock'")
+        unblock = actions.add_parser("unblock")
+        unblock.add_argument("worker")
+        dismiss = actions.add_parser("dismiss", help="dismiss flags (the work is fine)")
+        dismiss.add_argument("flags", nargs="+", type=int, help="flag ids")
+        dismiss.add_argument("--note", default="")
 
     def handle(self, *args, **options):
         try:
-            getattr(self, f"_{options['action']}")(options)
+            getattr(self, f"_{options['action'].replace('-', '_')}")(options)
         except ValidationError as error:
             raise CommandError("; ".join(error.messages)) from error
 
@@ -50,6 +69,14 @@ class Command(BaseCommand):
         if assignment is None:
             raise CommandError(f"no assignment {reference!r}")
         return assignment
+
+    def _worker(self, external_id: str) -> Worker:
+        workers = list(Worker.objects.filter(external_id=external_id)
+                       .exclude(provider__in=decisions.APP_ONLY_WORKERS)[:2])
+        if len(workers) != 1:
+            raise CommandError(f"no worker {external_id!r}" if not workers else
+                               f"several providers know a worker {external_id!r}")
+        return workers[0]
 
     def _list(self, options):
         pending = assignments_pending_review(project_slug=options["project"],
@@ -65,35 +92,70 @@ class Command(BaseCommand):
                 f"{assignment.annotation_count} annotations\tsubmitted {submitted}")
         self.stdout.write(f"{count} assignment(s) awaiting review")
 
-    def _decide(self, options, approve: bool):
+    def _approve(self, options):
         for reference in options["assignments"]:
-            assignment = assignment_decide(assignment_id=self._assignment(reference).pk,
-                                           approve=approve, message=options["message"])
+            assignment = decisions.assignment_approve(
+                assignment_id=self._assignment(reference).pk, message=options["message"])
             self.stdout.write(f"{assignment.provider_assignment_id}: {assignment.status}")
 
-    def _approve(self, options):
-        self._decide(options, approve=True)
-
     def _reject(self, options):
-        self._decide(options, approve=False)
+        for reference in options["assignments"]:
+            assignment = decisions.assignment_reject(
+                assignment_id=self._assignment(reference).pk, message=options["message"])
+            self.stdout.write(f"{assignment.provider_assignment_id}: {assignment.status}")
+
+    def _approve_answer(self, options):
+        for annotation_id in self._annotation_ids(options):
+            annotation = decisions.annotation_approve(annotation_id=annotation_id,
+                                                      message=options["message"])
+            self.stdout.write(f"annotation {annotation.pk}: {annotation.review_status}")
+
+    def _reject_answer(self, options):
+        for annotation_id in self._annotation_ids(options):
+            annotation = decisions.annotation_reject(annotation_id=annotation_id,
+                                                     message=options["message"])
+            self.stdout.write(f"annotation {annotation.pk}: {annotation.review_status}")
+
+    def _annotation_ids(self, options) -> list[int]:
+        ids = options["annotations"]
+        missing = sorted(set(ids) - set(Annotation.objects.filter(pk__in=ids)
+                                        .values_list("pk", flat=True)))
+        if missing:
+            raise CommandError(f"no annotation {', '.join(map(str, missing))}")
+        return ids
 
     def _bonus(self, options):
         try:
             dollars = Decimal(options["amount"])
         except InvalidOperation as error:
             raise CommandError("--amount must be dollars, e.g. 0.25") from error
-        if dollars.as_tuple().exponent < -2:
-            raise CommandError("--amount has fractions of a cent")
-        bonus = bonus_create(assignment_id=self._assignment(options["assignment"]).pk,
-                             amount_cents=int(dollars * 100), reason=options["reason"])
-        self.stdout.write(f"bonus {bonus.pk}: ${dollars:.2f} queued")
+        if not dollars.is_finite() or dollars.as_tuple().exponent < -2:
+            raise CommandError("--amount must be dollars with at most two decimals")
+        outcome = decisions.bonus_create(
+            assignment_id=self._assignment(options["assignment"]).pk,
+            amount_cents=int(dollars * 100), reason=options["reason"], again=options["again"])
+        bonus = outcome.bonus
+        if outcome.resent:
+            self.stdout.write(f"bonus {bonus.pk}: ${bonus.amount_cents / 100:.2f} was not paid "
+                              "yet; sent again (it is paid once)")
+        else:
+            self.stdout.write(f"bonus {bonus.pk}: ${dollars:.2f} queued")
 
     def _block(self, options):
-        worker = Worker.objects.filter(provider=Worker.Provider.MTURK,
-                                       external_id=options["worker"]).first()
-        if worker is None:
-            raise CommandError(f"no MTurk worker {options['worker']!r}")
-        worker = worker_set_blocked(worker_id=worker.pk, blocked=not options["unblock"],
-                                    reason=options["reason"])
-        state = "blocked" if worker.is_blocked else "unblocked"
-        self.stdout.write(f"{worker.external_id}: {state}")
+        if options["unblock"]:
+            self._unblock(options)
+            return
+        worker = decisions.worker_block(worker_id=self._worker(options["worker"]).pk,
+                                        reason=options["reason"])
+        self.stdout.write(f"{worker.external_id}: blocked")
+
+    def _unblock(self, options):
+        worker = decisions.worker_unblock(worker_id=self._worker(options["worker"]).pk)
+        self.stdout.write(f"{worker.external_id}: unblocked")
+
+    def _dismiss(self, options):
+        for flag_id in options["flags"]:
+            if not Flag.objects.filter(pk=flag_id).exists():
+                raise CommandError(f"no flag {flag_id}")
+            flag = decisions.flag_dismiss(flag_id=flag_id, note=options["note"])
+            self.stdout.write(f"flag {flag.pk}: {flag.status}")

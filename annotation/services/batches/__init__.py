@@ -6,8 +6,9 @@ The flow, each step a service here and a thin Celery task in ``annotation.tasks`
       -> batch_launch (writes the Batch + pending Hits; enqueues publish_batch)
       -> batch_publish (CreateHITType once, CreateHITWithHITType per pending Hit)
       -> batch_collect (ListReviewableHITs + ListAssignmentsForHIT; stores annotations)
-      -> assignment_decide / assignment_sync_decision, bonus_create / bonus_send,
-         worker_set_blocked / worker_sync_block, hit_expire, hit_extend, hit_add_assignments
+      -> hit_expire, hit_extend, hit_add_assignments (``decide``: live HITs)
+
+Reviewer decisions (approve, reject, bonus, block) are ``annotation.services.decisions``.
 
 Every provider write is safe to retry: HITs carry ``Hit.unique_request_token``, bonuses
 ``Bonus.unique_request_token``, additional assignments a token derived from the job id; every

@@ -14,13 +14,13 @@ from ...models import (
     Assignment,
     Batch,
     Hit,
-    StatusEvent,
     TaskKind,
 )
 from ...providers import (
     AnnotationProvider,
     get_provider,
 )
+from ..audit import record_status_event
 
 logger = logging.getLogger(__name__)
 
@@ -64,16 +64,8 @@ REMOTE_HIT_STATUS = {
 DEFAULT_LOCALES = ("US", "GB")
 
 
-def record_status_event(*, batch: Batch, kind: str, hit: Hit | None = None,
-           assignment: Assignment | None = None, old: str = "", new: str = "",
-           detail: dict | None = None) -> StatusEvent:
-    return StatusEvent.objects.create(batch=batch, hit=hit, assignment=assignment, kind=kind,
-                                      old_status=old, new_status=new, detail=detail or {})
-
-
 def new_request_token(prefix: str) -> str:
     return f"unpack-{prefix}-{uuid.uuid4().hex}"
-
 
 
 def set_batch_status(batch_id: int, *, old: Sequence[str], new: str, kind: str,
@@ -89,13 +81,6 @@ def set_batch_status(batch_id: int, *, old: Sequence[str], new: str, kind: str,
         batch.save(update_fields=["status", "error", "updated_at"])
         return True
 
-
-
-
-def enqueue_task(task_name: str, *args) -> None:
-    from ... import tasks
-
-    getattr(tasks, task_name).delay(*args)
 
 
 # --- Providers ---------------------------------------------------------------------------------

@@ -28,6 +28,7 @@ from ...models import (
 from ...providers import (
     QualificationRequirementSpec,
 )
+from ..jobs import JobQueueUnavailable, check_job_queue, enqueue_after_commit
 from .common import (
     ACTIVE_BATCH_STATUSES,
     DEFAULT_LOCALES,
@@ -38,7 +39,6 @@ from .common import (
     MTURK_LARGE_HIT_THRESHOLD,
     MTURK_MINIMUM_FEE_CENTS,
     WHOLE_GROUP_KINDS,
-    enqueue_task,
     new_request_token,
     record_status_event,
 )
@@ -299,7 +299,17 @@ def batch_launch(*, project: Project, options: LaunchOptions, confirmed_total_ce
     changed since (other work launched, items annotated) the launch is refused so nobody pays
     an amount they did not see. Launching the same selection twice is harmless: the second plan
     finds every item covered by the first batch's HITs and there is nothing to launch.
+
+    All or nothing as the researcher sees it: with the job queue unreachable the launch is
+    refused before anything is written. Should the queue fail between that check and the
+    commit, the batch waits as a draft on its page (Resume, Cancel) and the periodic
+    ``resume_unfinished_work`` job publishes it once the queue is back.
     """
+    try:
+        check_job_queue()
+    except JobQueueUnavailable as error:
+        raise ValidationError(f"{error}; nothing was launched, try again once it is back") \
+            from error
     # Serialise launches of one project so two concurrent launches cannot both plan the items.
     Project.objects.select_for_update().filter(pk=project.pk).first()
     plan = batch_plan(project=project, options=options)
@@ -336,10 +346,11 @@ def batch_launch(*, project: Project, options: LaunchOptions, confirmed_total_ce
                          for order, item_id in enumerate(planned.item_ids))
     HitItem.objects.bulk_create(hit_items)
     record_status_event(batch=batch, kind="batch_launched", new=Batch.Status.DRAFT,
+                        actor=created_by,
                         detail={"estimate": plan.estimate.as_dict(), "live": options.live,
-                   "skipped_items": len(plan.skipped_item_ids)})
+                                "skipped_items": len(plan.skipped_item_ids)})
     batch_id = batch.pk
-    transaction.on_commit(lambda: enqueue_task("publish_batch", batch_id))
+    enqueue_after_commit("annotation.tasks.publish_batch", batch_id)
     return batch
 
 

@@ -1,5 +1,6 @@
 """Publish a launched batch: CreateHITType once, CreateHITWithHITType per pending Hit; resume an
-interrupted or failed publish without creating anything twice."""
+interrupted or failed publish without creating anything twice; cancel a batch that cannot
+publish (its items are free again)."""
 
 from __future__ import annotations
 
@@ -22,13 +23,14 @@ from ...models import (
 from ...providers import (
     AnnotationProvider,
     HitTypeSpec,
+    ProviderError,
     ProviderPermanentError,
     QualificationRequirementSpec,
 )
 from ...providers.base import LocaleValue
+from ..jobs import JobQueueUnavailable, check_job_queue, enqueue_after_commit
 from .common import (
     REMOTE_HIT_STATUS,
-    enqueue_task,
     provider_for_batch,
     record_status_event,
     set_batch_status,
@@ -37,21 +39,51 @@ from .common import (
 logger = logging.getLogger(__name__)
 
 
-@transaction.atomic
-def batch_resume(*, batch_id: int) -> Batch:
+#: Batches whose publishing can be resumed or cancelled.
+UNFINISHED_BATCH_STATUSES = (Batch.Status.DRAFT, Batch.Status.PUBLISHING, Batch.Status.FAILED)
+
+
+def batch_resume(*, batch_id: int, actor=None) -> Batch:
     """Publish a failed or interrupted batch again: failed HITs go back to pending. HITs that
-    already exist at MTurk are skipped and the others reuse their tokens, so nothing doubles."""
+    already exist at the provider are skipped and the others reuse their tokens, so nothing
+    doubles. Refused (nothing changes) while the job queue is unreachable."""
+    try:
+        check_job_queue()
+    except JobQueueUnavailable as error:
+        raise ValidationError(f"{error}; nothing was resumed, try again once it is back") \
+            from error
+    with transaction.atomic():
+        batch = Batch.objects.select_for_update().get(pk=batch_id)
+        if batch.status not in UNFINISHED_BATCH_STATUSES:
+            raise ValidationError(f"batch {batch_id} is {batch.status}; only a draft, "
+                                  "publishing or failed batch can be resumed")
+        Hit.objects.filter(batch=batch, status=Hit.Status.FAILED,
+                           provider_hit_id__isnull=True).update(status=Hit.Status.PENDING,
+                                                                error="")
+        record_status_event(batch=batch, kind="batch_resumed", old=batch.status,
+                            new=Batch.Status.PUBLISHING, actor=actor)
+        batch.status, batch.error = Batch.Status.PUBLISHING, ""
+        batch.save(update_fields=["status", "error", "updated_at"])
+        enqueue_after_commit("annotation.tasks.publish_batch", batch_id)
+    batch.refresh_from_db()
+    return batch
+
+
+@transaction.atomic
+def batch_cancel(*, batch_id: int, actor=None) -> Batch:
+    """Stop a batch that has not finished publishing: its items count as open work no more,
+    and every HIT it already published is expired at the provider (``expire_hit``), so no new
+    worker takes it. Work already submitted is still collected and decided."""
     batch = Batch.objects.select_for_update().get(pk=batch_id)
-    if batch.status not in (Batch.Status.FAILED, Batch.Status.PUBLISHING, Batch.Status.DRAFT):
-        raise ValidationError(f"batch {batch_id} is {batch.status}; only a draft, publishing or "
-                              "failed batch can be resumed")
-    Hit.objects.filter(batch=batch, status=Hit.Status.FAILED,
-                       provider_hit_id__isnull=True).update(status=Hit.Status.PENDING, error="")
-    record_status_event(batch=batch, kind="batch_resumed", old=batch.status,
-                        new=Batch.Status.PUBLISHING)
-    batch.status, batch.error = Batch.Status.PUBLISHING, ""
-    batch.save(update_fields=["status", "error", "updated_at"])
-    transaction.on_commit(lambda: enqueue_task("publish_batch", batch_id))
+    if batch.status not in UNFINISHED_BATCH_STATUSES:
+        raise ValidationError(f"batch {batch_id} is {batch.status}; only a draft, publishing "
+                              "or failed batch can be cancelled")
+    record_status_event(batch=batch, kind="batch_cancelled", old=batch.status,
+                        new=Batch.Status.CANCELLED, actor=actor)
+    batch.status = Batch.Status.CANCELLED
+    batch.save(update_fields=["status", "updated_at"])
+    for hit_id in batch.hits.filter(provider_hit_id__isnull=False).values_list("pk", flat=True):
+        enqueue_after_commit("annotation.tasks.expire_hit", hit_id)
     return batch
 
 
@@ -124,6 +156,20 @@ def hit_type_spec(batch: Batch, provider: AnnotationProvider) -> HitTypeSpec:
     )
 
 
+def requester_annotation_for(hit: Hit) -> str:
+    """The HIT's RequesterAnnotation: unique to it (the token is), so the provider can find
+    the HIT again when the answer to its create was lost."""
+    return f"unpack batch {hit.batch_id} {hit.unique_request_token}"
+
+
+def _record_retryable_error(batch: Batch, error: ProviderError) -> None:
+    """Say on the batch why publishing paused; it stays publishing (the job retries, the
+    periodic resume job or "Resume publishing" start it again)."""
+    Batch.objects.filter(pk=batch.pk, status=Batch.Status.PUBLISHING).update(
+        error=f"publishing paused, will retry: {error.operation or 'provider'}: {error}",
+        updated_at=timezone.now())
+
+
 def _fail_publish(batch: Batch, hit: Hit | None, error: ProviderPermanentError) -> None:
     reason = f"{error.operation or 'provider'}: {error}"
     with transaction.atomic():
@@ -139,31 +185,42 @@ def _fail_publish(batch: Batch, hit: Hit | None, error: ProviderPermanentError) 
 def batch_publish(*, batch_id: int, provider: AnnotationProvider | None = None) -> Batch:
     """Create the batch's HIT type (once) and every pending HIT at the provider.
 
-    Safe to call again at any point: a Hit holding ``provider_hit_id`` is skipped, and a HIT
-    whose create answer was lost is recovered by its UniqueRequestToken (the provider resolves
-    MTurk's duplicate-token error to the existing HIT). Throttled/transient provider errors
-    propagate (the task retries with backoff); a permanent one marks the HIT and the batch
-    failed with the reason in ``.error``.
+    Safe to call again at any point, even twice at once: a Hit holding ``provider_hit_id`` is
+    skipped, and a HIT whose create answer was lost is recovered by its UniqueRequestToken (the
+    provider resolves MTurk's duplicate-token error to the existing HIT). Throttled/transient
+    provider errors are noted on the batch and propagate (the job retries with backoff); a
+    permanent one marks the HIT and the batch failed with the reason in ``.error``. A batch
+    cancelled meanwhile stops at the next HIT.
     """
     batch = Batch.objects.select_related("project").get(pk=batch_id)
     if batch.status not in (Batch.Status.DRAFT, Batch.Status.PUBLISHING):
         return batch
     set_batch_status(batch_id, old=(Batch.Status.DRAFT,), new=Batch.Status.PUBLISHING,
                       kind="batch_publishing")
-    provider = provider or provider_for_batch(batch)
     try:
-        if not batch.provider_hit_type_id:
-            hit_type_id = provider.create_hit_type(hit_type_spec(batch, provider))
-            Batch.objects.filter(pk=batch_id).update(provider_hit_type_id=hit_type_id)
-            batch.provider_hit_type_id = hit_type_id
-    except ProviderPermanentError as error:
+        provider = provider or provider_for_batch(batch)
+        _publish_pending(batch, provider)
+    except ProviderPermanentError as error:  # the HIT type (a HIT's own error is handled there)
         _fail_publish(batch, None, error)
-        batch.refresh_from_db()
-        return batch
+    except ProviderError as error:
+        _record_retryable_error(batch, error)
+        raise
+    batch.refresh_from_db()
+    return batch
+
+
+def _publish_pending(batch: Batch, provider: AnnotationProvider) -> None:
+    batch_id = batch.pk
+    if not batch.provider_hit_type_id:
+        hit_type_id = provider.create_hit_type(hit_type_spec(batch, provider))
+        Batch.objects.filter(pk=batch_id).update(provider_hit_type_id=hit_type_id)
+        batch.provider_hit_type_id = hit_type_id
     question_xml = hit_templates.render_external_question(url=task_page_url(batch.project))
     pending = Hit.objects.filter(batch_id=batch_id, status=Hit.Status.PENDING,
                                  provider_hit_id__isnull=True).order_by("pk")
     for hit in pending.iterator():
+        if not Batch.objects.filter(pk=batch_id, status=Batch.Status.PUBLISHING).exists():
+            return  # cancelled (or failed) meanwhile
         try:
             published = provider.create_hit(
                 hit_type_id=batch.provider_hit_type_id,
@@ -171,20 +228,17 @@ def batch_publish(*, batch_id: int, provider: AnnotationProvider | None = None) 
                 max_assignments=hit.max_assignments,
                 lifetime_seconds=batch.lifetime_seconds,
                 unique_request_token=hit.unique_request_token,
-                requester_annotation=f"unpack batch {batch_id} hit {hit.pk}",
+                requester_annotation=requester_annotation_for(hit),
             )
         except ProviderPermanentError as error:
             _fail_publish(batch, hit, error)
-            batch.refresh_from_db()
-            return batch
+            return
         _record_published_hit(batch, hit, published.hit_id, published.status,
                               published.expiration)
     if not Hit.objects.filter(batch_id=batch_id, provider_hit_id__isnull=True).exists():
         set_batch_status(batch_id, old=(Batch.Status.PUBLISHING,), new=Batch.Status.PUBLISHED,
                           kind="batch_published",
                           detail={"hits": Hit.objects.filter(batch_id=batch_id).count()})
-    batch.refresh_from_db()
-    return batch
 
 
 def _record_published_hit(batch: Batch, hit: Hit, provider_hit_id: str, remote_status: str,
@@ -197,5 +251,7 @@ def _record_published_hit(batch: Batch, hit: Hit, provider_hit_id: str, remote_s
         if updated:
             record_status_event(batch=batch, hit=hit, kind="hit_published", old=Hit.Status.PENDING,
                                 new=new_status, detail={"provider_hit_id": provider_hit_id})
+        # A publish that makes progress is not "unfinished" for resume_unfinished_work.
+        Batch.objects.filter(pk=batch.pk).update(updated_at=timezone.now(), error="")
 
 

@@ -67,60 +67,147 @@ export function mount(section, item, ctx) {
   let gap = null; // insertion position (code points)
   let source = null; // {paragraph, start, end} of the text taken from the page
   let message = "";
+  // The token box is one tab stop (roving tabindex): its stops are the gaps and the words in
+  // sentence order (even = the gap before word stop/2, odd = a word); arrows move the focus and
+  // choose what they land on, Shift+arrows extend the selection from its anchor word.
+  let cursor = tokens.length ? 1 : 0;
+  let anchor = null;
 
   function covered(index) {
     const token = tokens[index];
     return operations.find((op) => op.start < token.end && token.start < op.end);
   }
 
+  function gapPosition(stop) {
+    const index = stop / 2;
+    return index < tokens.length ? tokens[index].start : tokens[tokens.length - 1].end;
+  }
+
   function renderTokens() {
+    const hadFocus = tokenBox.contains(document.activeElement);
     tokenBox.replaceChildren();
-    const gapButton = (position) => {
-      const button = element("button", "gap", "+");
+    const stopButton = (button, stop) => {
       button.type = "button";
+      button.dataset.stop = String(stop);
+      button.tabIndex = stop === cursor ? 0 : -1;
+      tokenBox.append(button);
+    };
+    const gapButton = (stop) => {
+      const position = gapPosition(stop);
+      const button = element("button", "gap", "+");
       button.title = "Add here";
       button.setAttribute("aria-label", `Add at position ${position}`);
       button.dataset.position = String(position);
       if (gap === position) button.classList.add("chosen");
       button.addEventListener("click", () => {
+        cursor = stop;
+        message = "";
         gap = gap === position ? null : position;
         selection = null;
         render();
       });
-      return button;
+      stopButton(button, stop);
     };
     tokens.forEach((token, index) => {
-      tokenBox.append(gapButton(token.start));
+      gapButton(2 * index);
       const button = element("button", "tok", token.text);
-      button.type = "button";
       button.dataset.index = String(index);
       const op = covered(index);
       if (op) button.classList.add(`op-${op.op}`);
       if (selection && index >= selection.from && index <= selection.to) button.classList.add("selected");
+      button.setAttribute("aria-pressed", String(button.classList.contains("selected")));
       button.addEventListener("click", () => {
+        cursor = 2 * index + 1;
+        message = "";
         gap = null;
         if (selection && selection.from === selection.to && selection.from === index) selection = null;
         else if (selection && selection.from === selection.to) {
           selection = { from: Math.min(selection.from, index), to: Math.max(selection.from, index) };
         } else selection = { from: index, to: index };
+        anchor = selection ? index : null;
         render();
       });
-      tokenBox.append(button);
+      stopButton(button, 2 * index + 1);
     });
-    if (tokens.length) tokenBox.append(gapButton(tokens[tokens.length - 1].end));
+    if (tokens.length) gapButton(2 * tokens.length);
+    if (hadFocus) tokenBox.querySelector(`[data-stop="${cursor}"]`)?.focus();
+  }
+
+  // Arrow keys in the token box: Left/Right (Home/End) move to the previous/next gap or word
+  // and choose it; Shift+Left/Right extend the selection by one word from its anchor.
+  function moveInTokens(event) {
+    if (ctx.disabled || !tokens.length || event.altKey || event.ctrlKey || event.metaKey) return;
+    const last = 2 * tokens.length;
+    const step = { ArrowRight: 1, ArrowDown: 1, ArrowLeft: -1, ArrowUp: -1 }[event.key];
+    const clamp = (index) => Math.min(Math.max(index, 0), tokens.length - 1);
+    if (event.shiftKey && step) {
+      let head;
+      if (selection) {
+        if (anchor === null || anchor < selection.from || anchor > selection.to) anchor = selection.from;
+        head = clamp((selection.from === anchor ? selection.to : selection.from) + step);
+      } else {
+        // From a gap, Shift+arrow takes the word on that side; from a word, that word.
+        anchor = clamp(cursor % 2 ? (cursor - 1) / 2 : cursor / 2 - (step < 0 ? 1 : 0));
+        head = anchor;
+      }
+      selection = { from: Math.min(anchor, head), to: Math.max(anchor, head) };
+      gap = null;
+      cursor = 2 * head + 1;
+    } else if (step || event.key === "Home" || event.key === "End") {
+      cursor = event.key === "Home" ? 0 : event.key === "End" ? last
+        : Math.min(Math.max(cursor + step, 0), last);
+      if (cursor % 2) {
+        anchor = (cursor - 1) / 2;
+        selection = { from: anchor, to: anchor };
+        gap = null;
+      } else {
+        selection = null;
+        gap = gapPosition(cursor);
+      }
+    } else return;
+    event.preventDefault();
+    event.stopPropagation();
+    message = "";
+    render();
+  }
+  tokenBox.addEventListener("keydown", moveInTokens);
+
+  // Where an addition goes, in words: before the word at its position, or at the end.
+  function addPlace(position) {
+    const next = tokens.find((token) => token.start >= position);
+    return next ? `before \u201c${next.text}\u201d` : "at the end";
+  }
+
+  function describe(op) {
+    const span = original.slice(op.start, op.end).join("").trim();
+    const text = op.op === "delete" ? `delete \u201c${span}\u201d`
+      : op.op === "add" ? `add \u201c${op.text.trim()}\u201d ${addPlace(op.start)}`
+        : `swap \u201c${span}\u201d \u2192 \u201c${op.text}\u201d`;
+    return text + (op.edit_type ? ` [${op.edit_type}]` : "") + (op.source ? " (from the page)" : "");
   }
 
   function renderOps() {
     opList.replaceChildren();
-    operations.forEach((op) => {
+    operations.forEach((op, index) => {
       const line = element("li", `op op-${op.op}`);
-      const span = original.slice(op.start, op.end).join("");
-      const describe = op.op === "delete" ? `delete \u201c${span}\u201d`
-        : op.op === "add" ? `add \u201c${op.text.trim()}\u201d at ${op.start}`
-          : `swap \u201c${span}\u201d \u2192 \u201c${op.text}\u201d`;
-      line.textContent = describe + (op.edit_type ? ` [${op.edit_type}]` : "") + (op.source ? " (from the page)" : "");
+      line.append(element("span", "op-text-described", describe(op)));
+      const remove = element("button", "op-remove", "\u00d7");
+      remove.type = "button";
+      remove.title = "Remove this edit";
+      remove.setAttribute("aria-label", `Remove: ${describe(op)}`);
+      remove.disabled = ctx.disabled;
+      // Spans are in the original sentence, so the other edits stay as they are.
+      remove.addEventListener("click", () => removeOperation(index));
+      line.append(" ", remove);
       opList.append(line);
     });
+  }
+
+  function removeOperation(index) {
+    redoStack = [];
+    operations = operations.filter((_, i) => i !== index);
+    message = "";
+    update();
   }
 
   function result() {
@@ -143,7 +230,7 @@ export function mount(section, item, ctx) {
       const tag = kind === window.DIFF_INSERT ? "ins" : kind === window.DIFF_DELETE ? "del" : "span";
       diffBox.append(element(tag, "", chunk));
     }
-    const labels = { IMPOSSIBLE: "Saved as INFEASIBLE.", UNNECESSARY: "Saved as FEASIBLE, no edit needed.", DONE: "Saved as FEASIBLE, edited." };
+    const labels = { IMPOSSIBLE: "Will be saved as INFEASIBLE.", UNNECESSARY: "Will be saved as FEASIBLE, no edit needed.", DONE: "Will be saved as FEASIBLE, edited." };
     categoryBox.textContent = category() ? labels[category()] : "Choose FEASIBLE or INFEASIBLE first.";
     categoryBox.dataset.category = category() || "";
   }
@@ -163,7 +250,7 @@ export function mount(section, item, ctx) {
 
   function push(op) {
     if (overlaps(operations, op)) {
-      message = "That overlaps an earlier edit; undo it first.";
+      message = "That overlaps an earlier edit; remove that edit first (\u00d7 in the list).";
       render();
       return;
     }
@@ -219,6 +306,7 @@ export function mount(section, item, ctx) {
 
   function undo() {
     if (!operations.length) return;
+    message = "";
     redoStack = [...redoStack, operations[operations.length - 1]];
     operations = operations.slice(0, -1);
     update();
@@ -226,6 +314,7 @@ export function mount(section, item, ctx) {
 
   function redo() {
     if (!redoStack.length) return;
+    message = "";
     operations = [...operations, redoStack[redoStack.length - 1]];
     redoStack = redoStack.slice(0, -1);
     update();
@@ -242,27 +331,45 @@ export function mount(section, item, ctx) {
     const picked = window.getSelection();
     if (!picked || picked.isCollapsed || !picked.rangeCount) return;
     const range = picked.getRangeAt(0);
-    const paragraph = range.startContainer.parentElement?.closest(".paragraph");
-    if (!paragraph || paragraph !== range.endContainer.parentElement?.closest(".paragraph")) return;
+    // A paragraph, the page title or a section heading (the instructions' own example swaps
+    // "It" for the title).
+    const PARTS = ".paragraph, .page-title, .section-title";
+    const block = range.startContainer.parentElement?.closest(PARTS);
+    if (!block || !article.contains(block)
+        || block !== range.endContainer.parentElement?.closest(PARTS)) return;
     let start = segmentOffset(range.startContainer, range.startOffset);
     let end = segmentOffset(range.endContainer, range.endOffset);
     if (start === null || end === null || end <= start) return;
-    const index = Number(paragraph.dataset.paragraph);
-    const text = chars(paragraphsText[index]);
+    const part = block.dataset.part || "text";
+    const index = Number(part === "heading" ? block.dataset.headingOf : block.dataset.paragraph);
+    const text = chars(part === "title" ? item.title
+      : part === "heading" ? item.paragraphs[index].heading : paragraphsText[index]);
     while (start < end && SPACE.test(text[start])) start++;
     while (end > start && SPACE.test(text[end - 1])) end--;
     if (end <= start) return;
     textInput.value = text.slice(start, end).join("");
-    source = { paragraph: index, start, end };
+    source = part === "title" ? { part, start, end }
+      : part === "heading" ? { part, paragraph: index, start, end } : { paragraph: index, start, end };
     message = "";
     render();
   }
 
-  article.addEventListener("mouseup", takeSelectionFromPage);
+  article.addEventListener("pointerup", takeSelectionFromPage);
   article.addEventListener("keyup", takeSelectionFromPage);
+  // A touch selection (long press, then the selection handles) ends with no pointerup on the
+  // page: take it once it has settled.
+  let selectionTimer = null;
+  document.addEventListener("selectionchange", () => {
+    clearTimeout(selectionTimer);
+    selectionTimer = setTimeout(() => {
+      const picked = window.getSelection();
+      if (picked && picked.rangeCount && article.contains(picked.anchorNode)) takeSelectionFromPage();
+    }, 300);
+  });
   textInput.addEventListener("input", () => {
     // Typed text is no longer a copy of the page span.
     source = null;
+    message = "";
     render();
   });
   section.querySelectorAll(".step1 input").forEach((radio) => {

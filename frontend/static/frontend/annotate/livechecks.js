@@ -2,9 +2,18 @@
 // page) and the same semantics as qc/livechecks.py, so both sides return the same warning codes
 // in the same order. A browser test asserts that on the shared test vectors.
 
+// The rule file's tokenization (qc.livechecks.tokenize): NFC, lower-case, any apostrophe as
+// "'", runs of letters and digits of any script joined by inner apostrophes, each without its
+// clitic ending ("Pinhead's" is pinhead, "they're" is they).
 function tokenize(rules, text) {
-  const pattern = new RegExp(rules.tokenization.pattern, "g");
-  return String(text).toLowerCase().match(pattern) || [];
+  const { word_pattern: wordPattern, apostrophes, clitics } = rules.tokenization;
+  let normal = String(text).normalize("NFC").toLowerCase();
+  for (const apostrophe of apostrophes) normal = normal.replaceAll(apostrophe, "'");
+  const tokens = normal.match(new RegExp(wordPattern.js, "gu")) || [];
+  return tokens.map((token) => {
+    const clitic = clitics.find((ending) => token.endsWith(ending) && token.length > ending.length);
+    return clitic ? token.slice(0, -clitic.length) : token;
+  });
 }
 
 function distinct(words) {

@@ -24,8 +24,18 @@ const csrfInput = document.querySelector("input[name=csrfmiddlewaretoken]");
 const netError = page.querySelector(".net-error");
 const nextLink = page.querySelector(".next-item");
 const finishButton = page.querySelector(".finish-hit");
+const progressLine = document.getElementById("progress");
+const submitStatus = page.querySelector(".submit-status");
+// A multi-item task (a HIT, a participant's session: any provider) whose answers do not build
+// on each other has ONE Submit for the whole set: it checks every item, asks once about
+// warnings, saves each item (each with its own token) and then submits the task. CANARD keeps a
+// Save per question: saving reveals the answer the next question builds on.
+const submitAllMode = config.mode !== "local" && config.kind !== "rewrite";
 let entries = [];
 let retryAction = null;
+// A local annotator's {done, left} in the project: asked once after load (config.progress_url),
+// then counted here from this page's own saves.
+let progress = null;
 let kind = null;
 let shared = {};
 // What the last submit answer said comes next: undefined (nothing said), null (none left) or
@@ -53,7 +63,6 @@ function renderWarnings(entry, warnings) {
   const box = entry.section.querySelector(".warnings");
   box.replaceChildren();
   for (const warning of warnings) {
-    entry.shown.set(warning.code, warning);
     const line = document.createElement("p");
     line.className = "warning";
     line.dataset.code = warning.code;
@@ -78,28 +87,102 @@ function saveDraft(entry) {
   }
 }
 
-function changed(entry) {
-  if (entry.section.querySelector(".item-status.error")) setStatus(entry, "");
+// Live checks look at settled input: SETTLE_MS after the last change, when the focus leaves the
+// item, and at save; never at every keystroke ("too short" after one letter, "pinhea" as a new
+// word). The section carries data-checking while a check is pending.
+const SETTLE_MS = 700;
+
+function checkNow(entry) {
+  clearTimeout(entry.checkTimer);
+  delete entry.section.dataset.checking;
   const warnings = entry.widget.warnings();
   renderWarnings(entry, warnings);
   const codes = warnings.map((w) => w.code).join(",");
   if (entry.overrideCodes !== null && entry.overrideCodes !== codes) {
     entry.overrideCodes = null;
     entry.saveButton.firstChild.textContent = "Save ";
+    if (finishButton?.dataset.anyway) {
+      // The warnings changed: the next Submit asks again.
+      delete finishButton.dataset.anyway;
+      updatePageActions();
+    }
   }
+  return warnings;
+}
+
+function changed(entry) {
+  if (entry.section.querySelector(".item-status.error")) setStatus(entry, "");
   saveDraft(entry);
+  clearTimeout(entry.checkTimer);
+  entry.section.dataset.checking = "true";
+  entry.checkTimer = setTimeout(() => checkNow(entry), SETTLE_MS);
 }
 
 function currentEntry() {
   return entries.find((entry) => !entry.saved && !entry.section.hidden);
 }
 
+// Keyboard first: the current item's first input (decontext: step 1; CANARD/sluice: the text
+// box; plausibility: the slider) has the focus on load, after Next and after each save of a
+// multi-item page, unless a dialog is open.
+function focusCurrent() {
+  const entry = currentEntry();
+  if (!entry || config.preview || document.querySelector("dialog[open]")) return;
+  const field = entry.section.querySelector(
+    "input:not([type=hidden]):not(:disabled), textarea:not(:disabled), select:not(:disabled)");
+  if (field) field.focus({ preventScroll: true });
+}
+
 function updatePageActions() {
   const allSaved = entries.every((entry) => entry.saved);
   if (nextLink) nextLink.hidden = !allSaved;
-  if (finishButton) finishButton.hidden = !allSaved;
+  if (finishButton) finishButton.hidden = !allSaved && !submitAllMode;
+  if (finishButton && submitAllMode && !finishButton.dataset.anyway) {
+    finishButton.textContent = entries.length > 1 ? `Submit all ${entries.length} items` : "Submit";
+  }
   if (allSaved && nextLink) nextLink.focus();
   if (allSaved && finishButton) finishButton.focus();
+}
+
+// "N done · M left for you" (local), or how far through the task's items this page is (a HIT
+// of MTurk, or any provider's multi-item task).
+function renderProgress() {
+  if (!progressLine) return;
+  if (config.mode === "local") {
+    if (progress) progressLine.textContent = `${progress.done} done \u00b7 ${progress.left} left for you`;
+    return;
+  }
+  const saved = entries.filter((entry) => entry.saved).length;
+  progressLine.textContent = config.preview ? `${entries.length} items in this task`
+    : `${saved} of ${entries.length} saved in this task`;
+}
+
+async function loadProgress() {
+  if (!config.progress_url) return;
+  try {
+    const response = await fetch(config.progress_url, {
+      headers: { "X-Requested-With": "fetch" }, credentials: "same-origin", redirect: "manual",
+    });
+    const data = await answerJson(response);
+    if (response.ok && data) {
+      progress = { done: data.done, left: data.left };
+      renderProgress();
+    }
+  } catch (error) {
+    // Progress is a courtesy: the page works without it.
+  }
+}
+
+// This page's own saves move the count: a new answer is one more done and one fewer left; an
+// item completed by others meanwhile is one fewer left.
+function countSaved(status) {
+  if (progress && status === "saved") {
+    progress.done += 1;
+    progress.left = Math.max(progress.left - 1, 0);
+  } else if (progress && status === "item_full") {
+    progress.left = Math.max(progress.left - 1, 0);
+  }
+  renderProgress();
 }
 
 function markSaved(entry, response) {
@@ -112,12 +195,64 @@ function markSaved(entry, response) {
   const next = entries[entries.indexOf(entry) + 1];
   if (next) next.section.hidden = false;
   updatePageActions();
+  if (response) focusCurrent();
+}
+
+// The CSRF token as of now: logging in again (in another tab) rotates it, so the cookie is read
+// at each send; the page's own copy is the fallback (cookies withheld, e.g. MTurk's iframe).
+function csrfToken() {
+  const cookie = document.cookie.split("; ").find((part) => part.startsWith("csrftoken="));
+  return cookie ? decodeURIComponent(cookie.slice("csrftoken=".length)) : csrfInput?.value;
 }
 
 async function postJson(url, body) {
   const headers = { "Content-Type": "application/json", "X-Requested-With": "fetch" };
-  if (csrfInput) headers["X-CSRFToken"] = csrfInput.value;
-  return fetch(url, { method: "POST", headers, body: JSON.stringify(body), credentials: "same-origin" });
+  const token = csrfToken();
+  if (token) headers["X-CSRFToken"] = token;
+  // redirect: "manual": a redirect (to a login page) is never followed into a 200 that could
+  // pass for an answer; it arrives as an "opaqueredirect" response.
+  return fetch(url, {
+    method: "POST", headers, body: JSON.stringify(body), credentials: "same-origin", redirect: "manual",
+  });
+}
+
+// The JSON answer of the server, or null when the answer is not JSON (a login page, a proxy's
+// error page…).
+async function answerJson(response) {
+  if (response.type === "opaqueredirect") return null;
+  if (!(response.headers.get("Content-Type") || "").startsWith("application/json")) return null;
+  try {
+    return await response.json();
+  } catch (error) {
+    return null;
+  }
+}
+
+const CONFIRMED = new Set(["saved", "duplicate", "already_saved"]);
+
+// Not saved because the session ended (or its CSRF token went stale): say so, keep the draft,
+// link to the login page in a new tab and save again (same token) when the annotator comes back.
+function askToLogIn(entry, data) {
+  const status = entry.section.querySelector(".item-status");
+  status.className = "item-status error login-needed";
+  const link = document.createElement("a");
+  link.href = data?.login_url || config.login_url;
+  link.target = "_blank";
+  link.rel = "opener";
+  link.className = "log-in-again";
+  link.textContent = "Log in again (opens a new tab)";
+  status.replaceChildren(
+    `Not saved: ${data?.message || "your session has ended."} Your answer is kept in this browser. `,
+    link,
+    ", then come back here: it is saved again automatically, or press Save.",
+  );
+  entry.awaitingLogin = true;
+}
+
+function retryAfterLogin() {
+  for (const entry of entries) {
+    if (entry.awaitingLogin && !entry.busy) save(entry);
+  }
 }
 
 function showNetworkError(action) {
@@ -132,8 +267,7 @@ async function save(entry) {
     setStatus(entry, problem, "error");
     return;
   }
-  const warnings = entry.widget.warnings();
-  renderWarnings(entry, warnings);
+  const warnings = checkNow(entry);
   const codes = warnings.map((w) => w.code).join(",");
   if (warnings.length && entry.overrideCodes !== codes) {
     // First press over warnings: ask. The second press records the override.
@@ -146,7 +280,8 @@ async function save(entry) {
     item_id: entry.itemId,
     client_token: entry.token,
     payload: entry.widget.payload(),
-    client_warnings: [...entry.shown.values()],
+    // The warnings shown for the final text, now (the page shows them before any save).
+    client_warnings: warnings,
     overridden_warnings: warnings,
     started_at: entry.startedAt,
     duration_ms: Date.now() - Date.parse(entry.startedAt),
@@ -163,32 +298,113 @@ async function save(entry) {
   }
   entry.busy = false;
   entry.saveButton.disabled = false;
+  entry.awaitingLogin = false;
   if (response === null || response.status >= 500) {
     setStatus(entry, "Not saved yet.", "error");
     showNetworkError(() => save(entry));
     return;
   }
   netError.hidden = true;
-  let data = {};
-  try {
-    data = await response.json();
-  } catch (error) {
-    data = { message: `Unexpected answer from the server (${response.status}).` };
-  }
-  if ("next" in data) pendingNext = data.next;
-  if (response.ok) {
-    setStatus(entry, data.status === "duplicate" ? "Saved (already stored)." : "Saved.", "ok");
+  const data = await answerJson(response);
+  if (data && "next" in data) pendingNext = data.next;
+  // Only an answer that says this item's answer is stored counts as saved; anything else keeps
+  // the draft and says what happened.
+  if (response.ok && data && CONFIRMED.has(data.status) && data.item_id === entry.itemId) {
+    if (data.status === "already_saved") {
+      setStatus(entry, `Your answer here was not stored: an answer to this item was already saved (from another tab or earlier): \u201c${data.stored.summary}\u201d.`, "warn");
+    } else {
+      setStatus(entry, data.status === "duplicate" ? "Saved (already stored)." : "Saved.", "ok");
+    }
     markSaved(entry, data);
-  } else if (data.error === "item_full") {
+    countSaved(data.status);
+  } else if (response.type === "opaqueredirect" || response.status === 401
+             || data?.error === "csrf_failed") {
+    askToLogIn(entry, data);
+  } else if (data?.error === "item_full") {
     localStorage.removeItem(draftKey(entry.itemId));
     setStatus(entry, `${data.message} Your answer was not needed; please take the next item.`, "warn");
     entry.saved = true;
     entry.widget.disable();
     entry.saveButton.hidden = true;
     updatePageActions();
+    countSaved("item_full");
+  } else if (data?.message) {
+    setStatus(entry, `Not saved: ${data.message} Your answer is kept in this browser.`, "error");
   } else {
-    setStatus(entry, data.message || `The server refused this answer (${response.status}).`, "error");
+    setStatus(entry, `Not saved: unexpected answer from the server (${response.status}). Your answer is kept in this browser.`, "error");
   }
+}
+
+function setSubmitStatus(text, kind = "") {
+  if (!submitStatus) return;
+  submitStatus.textContent = text;
+  submitStatus.className = `submit-status ${kind}`;
+}
+
+function focusField(entry) {
+  const field = entry.section.querySelector(
+    "input:not([type=hidden]):not(:disabled), textarea:not(:disabled), select:not(:disabled)");
+  entry.section.scrollIntoView({ block: "center" });
+  if (field) field.focus({ preventScroll: true });
+}
+
+// Enter (or Skip) in one item of a submit-all page: check that item and go on to the next.
+function itemDone(entry) {
+  const problem = entry.widget.error();
+  if (problem) {
+    setStatus(entry, problem, "error");
+    return;
+  }
+  const warnings = checkNow(entry);
+  if (!warnings.length) setStatus(entry, entry.widget.payload().skipped ? "Skipped." : "Ready.");
+  const next = entries.slice(entries.indexOf(entry) + 1).find((other) => !other.saved);
+  if (next) focusField(next);
+  else finishButton.focus();
+}
+
+async function submitAll() {
+  if (config.preview || finishButton.disabled) return;
+  const open = entries.filter((entry) => !entry.saved);
+  // Every item first: an answer for each, then the warnings, asked about once for the set.
+  const missing = open.filter((entry) => {
+    const problem = entry.widget.error();
+    if (problem) setStatus(entry, problem, "error");
+    return problem;
+  });
+  if (missing.length) {
+    setSubmitStatus(`Not submitted: ${missing.length} item(s) need an answer (marked above).`, "error");
+    focusField(missing[0]);
+    return;
+  }
+  const warned = open.filter((entry) => {
+    const warnings = checkNow(entry);
+    const codes = warnings.map((w) => w.code).join(",");
+    if (!warnings.length || entry.overrideCodes === codes) return false;
+    entry.overrideCodes = codes;
+    setStatus(entry, "Please look at the warnings above.", "warn");
+    return true;
+  });
+  if (warned.length) {
+    finishButton.dataset.anyway = "true";
+    finishButton.textContent = "Submit anyway";
+    setSubmitStatus(`${warned.length} item(s) have warnings. Change them, or press \u201cSubmit anyway\u201d.`, "warn");
+    focusField(warned[0]);
+    return;
+  }
+  finishButton.disabled = true;
+  setSubmitStatus("Saving\u2026");
+  for (const entry of open) {
+    await save(entry);
+    if (!entry.saved) {
+      finishButton.disabled = false;
+      setSubmitStatus("Not submitted: an item could not be saved (see its message).", "error");
+      focusField(entry);
+      return;
+    }
+  }
+  finishButton.disabled = false;
+  setSubmitStatus("");
+  await finishHit();
 }
 
 async function finishHit() {
@@ -206,9 +422,9 @@ async function finishHit() {
     return;
   }
   netError.hidden = true;
-  const data = await response.json();
-  if (!response.ok) {
-    finishButton.insertAdjacentText("afterend", ` ${data.message || "Could not submit."}`);
+  const data = await answerJson(response);
+  if (!response.ok || !data) {
+    finishButton.insertAdjacentText("afterend", ` ${data?.message || `Could not submit (${response.status}).`}`);
     return;
   }
   const form = document.getElementById("mturk-submit-form");
@@ -224,10 +440,16 @@ async function finishHit() {
   form.submit();
 }
 
+// Inputs that take no text (radios, checkboxes, sliders, buttons) leave the letter and digit
+// shortcuts working: the focus is on such an input when a page opens (decontext's step 1,
+// the rating slider).
+const NO_TEXT_INPUTS = new Set(["radio", "checkbox", "range", "button", "submit", "reset"]);
+
 function isTyping(event) {
   const target = event.target;
-  return target instanceof HTMLElement
-    && (target.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName));
+  if (!(target instanceof HTMLElement)) return false;
+  if (target.tagName === "INPUT") return !NO_TEXT_INPUTS.has(target.type);
+  return target.isContentEditable || ["TEXTAREA", "SELECT"].includes(target.tagName);
 }
 
 function setupInstructions() {
@@ -246,7 +468,6 @@ function mountItem(section, item, saved) {
     section,
     itemId: item.item_id,
     saveButton: section.querySelector(".save-item"),
-    shown: new Map(),
     overrideCodes: null,
     saved: false,
     busy: false,
@@ -259,10 +480,16 @@ function mountItem(section, item, saved) {
     disabled: Boolean(config.preview),
     shared,
     changed: () => changed(entry),
-    requestSave: () => save(entry),
+    requestSave: () => (submitAllMode ? itemDone(entry) : save(entry)),
   });
+  if (submitAllMode) entry.saveButton.hidden = true;
   if (draft?.state) entry.widget.restore(draft.state);
   entry.saveButton.addEventListener("click", () => save(entry));
+  // Leaving the item settles its input. Not when the focus moves within it (to Save, whose
+  // click would be lost if the warnings appearing above it moved it under the pointer).
+  section.addEventListener("focusout", (event) => {
+    if (section.dataset.checking && !section.contains(event.relatedTarget)) checkNow(entry);
+  });
   entries.push(entry);
   if (saved.has(item.item_id)) {
     setStatus(entry, "Saved earlier.", "ok");
@@ -293,6 +520,7 @@ function showNextItem() {
   mountItem(section, item, new Set());
   updatePageActions();
   window.scrollTo(0, 0);
+  focusCurrent();
   return true;
 }
 
@@ -312,7 +540,8 @@ async function main() {
     entries.forEach((entry, index) => { entry.section.hidden = firstOpen >= 0 && index > firstOpen; });
   }
   netError.querySelector(".retry").addEventListener("click", () => retryAction && retryAction());
-  if (finishButton) finishButton.addEventListener("click", finishHit);
+  window.addEventListener("focus", retryAfterLogin);
+  if (finishButton) finishButton.addEventListener("click", submitAllMode ? submitAll : finishHit);
   if (nextLink) {
     nextLink.addEventListener("click", (event) => {
       if (event.button !== 0 || event.ctrlKey || event.metaKey || event.shiftKey) return;
@@ -321,12 +550,14 @@ async function main() {
     });
   }
   const dialog = setupInstructions();
+  dialog.addEventListener("close", focusCurrent);
   document.addEventListener("keydown", (event) => {
     if (dialog.open) return;
     const entry = currentEntry();
     if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
       event.preventDefault();
-      if (entry) save(entry);
+      if (submitAllMode) submitAll();
+      else if (entry) save(entry);
       return;
     }
     if (entry && entry.widget.onKey && entry.widget.onKey(event, isTyping(event))) {
@@ -342,6 +573,9 @@ async function main() {
     }
   });
   updatePageActions();
+  focusCurrent();
+  renderProgress();
+  await loadProgress();
   page.dataset.ready = "true";
 }
 

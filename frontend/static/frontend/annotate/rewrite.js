@@ -2,6 +2,7 @@
 // saved (the server sends it back). Live checks: too short, pronouns left, ambiguous words,
 // other/another/else without the allowed phrases, words not in the conversation.
 
+import { singleLine } from "./fields.js";
 import { checkRewrite } from "./livechecks.js";
 
 export function mount(section, item, ctx) {
@@ -14,7 +15,7 @@ export function mount(section, item, ctx) {
   const textarea = section.querySelector(".rewrite-text");
   const revealed = section.querySelector(".revealed-answer");
   textarea.disabled = ctx.disabled;
-  textarea.addEventListener("input", () => ctx.changed());
+  singleLine(textarea, ctx);
 
   return {
     state: () => ({ rewrite: textarea.value }),

@@ -1,6 +1,7 @@
 // Sluice resolution: write the full question Q2 stands for, or skip when the context is not
 // enough. Live checks: starts with Q2's wh-word, more than one word, not a copy of Q1.
 
+import { singleLine } from "./fields.js";
 import { checkSluice } from "./livechecks.js";
 
 export function mount(section, item, ctx) {
@@ -9,7 +10,7 @@ export function mount(section, item, ctx) {
   let skipped = false;
   input.disabled = ctx.disabled;
   skipButton.disabled = ctx.disabled;
-  input.addEventListener("input", () => { skipped = false; ctx.changed(); });
+  singleLine(input, ctx, () => { skipped = false; });
 
   function skip() {
     if (ctx.disabled) return;

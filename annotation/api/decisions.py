@@ -1,0 +1,221 @@
+"""Staff-only decision endpoints: the same services as the review pages, the ``review``
+command and the admin (``annotation.services.decisions``).
+
+``POST /api/assignments/{id}/approve/`` · ``…/reject/`` (the whole HIT) · ``…/bonus/``;
+``POST /api/annotations/{id}/approve/`` · ``…/reject/`` (work outside a HIT);
+``POST /api/workers/{id}/block/`` · ``…/unblock/``; ``POST /api/flags/{id}/dismiss/``.
+A refused decision answers 400 with the reason and changes nothing.
+"""
+
+from __future__ import annotations
+
+from django.core.exceptions import ValidationError
+from django.shortcuts import get_object_or_404
+from django.urls import path
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from ..models import Annotation, Assignment, Flag, Worker
+from ..services import decisions
+from .permissions import ChangesItsModel
+
+
+class MessageSerializer(serializers.Serializer):
+    message = serializers.CharField(required=False, allow_blank=True, default="",
+                                    max_length=4000, help_text="what the worker reads")
+
+
+class RejectionSerializer(serializers.Serializer):
+    message = serializers.CharField(max_length=4000, help_text="what the worker reads")
+
+
+class BonusSerializer(serializers.Serializer):
+    amount_cents = serializers.IntegerField(min_value=1, max_value=decisions.MAX_BONUS_CENTS)
+    reason = serializers.CharField(max_length=4000, help_text="what the worker reads")
+    again = serializers.BooleanField(default=False, help_text=(
+        "pay a second bonus for an assignment that already got one"))
+
+
+class BlockSerializer(serializers.Serializer):
+    reason = serializers.CharField(max_length=4000, help_text="the provider shows it")
+
+
+class NoteSerializer(serializers.Serializer):
+    note = serializers.CharField(required=False, allow_blank=True, default="", max_length=4000)
+
+
+class DecisionSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    status = serializers.CharField()
+
+
+class BonusResultSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    amount_cents = serializers.IntegerField()
+    resent = serializers.BooleanField(help_text="an unpaid earlier bonus is being sent again")
+
+
+class WorkerStateSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    is_blocked = serializers.BooleanField()
+
+
+class DecisionView(APIView):
+    """One decision: validate the body, call the service, answer the new state. A refusal by
+    the service is a 400 with its reason."""
+
+    permission_classes = [ChangesItsModel]
+    model = None
+    body = MessageSerializer
+
+    def decide(self, request, obj, data):  # pragma: no cover - every subclass defines it
+        raise NotImplementedError
+
+    def answer(self, result) -> dict:
+        return {"id": result.pk, "status": result.status}
+
+    def handle(self, request, pk: int) -> Response:
+        obj = get_object_or_404(self.model, pk=pk)
+        body = self.body(data=request.data)
+        body.is_valid(raise_exception=True)
+        try:
+            result = self.decide(request, obj, body.validated_data)
+        except ValidationError as error:
+            detail = (error.message_dict if hasattr(error, "error_dict")
+                      else {"detail": error.messages})
+            return Response(detail, status=status.HTTP_400_BAD_REQUEST)
+        return Response(self.answer(result))
+
+
+class AssignmentApproveView(DecisionView):
+    model = Assignment
+
+    def decide(self, request, obj, data):
+        return decisions.assignment_approve(assignment_id=obj.pk, actor=request.user,
+                                            message=data["message"])
+
+    @extend_schema(request=MessageSerializer, responses={200: DecisionSerializer},
+                   summary="Approve a worker's whole HIT (their assignment)")
+    def post(self, request, pk: int):
+        return self.handle(request, pk)
+
+
+class AssignmentRejectView(DecisionView):
+    model = Assignment
+    body = RejectionSerializer
+
+    def decide(self, request, obj, data):
+        return decisions.assignment_reject(assignment_id=obj.pk, actor=request.user,
+                                           message=data["message"])
+
+    @extend_schema(request=RejectionSerializer, responses={200: DecisionSerializer},
+                   summary="Reject a worker's whole HIT (every answer in the assignment)")
+    def post(self, request, pk: int):
+        return self.handle(request, pk)
+
+
+class BonusView(DecisionView):
+    model = Assignment
+    body = BonusSerializer
+
+    def decide(self, request, obj, data):
+        return decisions.bonus_create(assignment_id=obj.pk, actor=request.user, **data)
+
+    def answer(self, result) -> dict:
+        return {"id": result.bonus.pk, "amount_cents": result.bonus.amount_cents,
+                "resent": result.resent}
+
+    @extend_schema(request=BonusSerializer, responses={200: BonusResultSerializer},
+                   summary="Pay a bonus for an assignment (re-sends an unpaid one)")
+    def post(self, request, pk: int):
+        return self.handle(request, pk)
+
+
+class AnnotationApproveView(DecisionView):
+    model = Annotation
+
+    def decide(self, request, obj, data):
+        return decisions.annotation_approve(annotation_id=obj.pk, actor=request.user,
+                                            message=data["message"])
+
+    def answer(self, result) -> dict:
+        return {"id": result.pk, "status": result.review_status}
+
+    @extend_schema(request=MessageSerializer, responses={200: DecisionSerializer},
+                   summary="Approve an answer (inside a HIT: the whole HIT)")
+    def post(self, request, pk: int):
+        return self.handle(request, pk)
+
+
+class AnnotationRejectView(AnnotationApproveView):
+    body = RejectionSerializer
+
+    def decide(self, request, obj, data):
+        return decisions.annotation_reject(annotation_id=obj.pk, actor=request.user,
+                                           message=data["message"])
+
+    @extend_schema(request=RejectionSerializer, responses={200: DecisionSerializer},
+                   summary="Reject an answer (inside a HIT: the whole HIT)")
+    def post(self, request, pk: int):
+        return self.handle(request, pk)
+
+
+class WorkerBlockView(DecisionView):
+    model = Worker
+    body = BlockSerializer
+
+    def decide(self, request, obj, data):
+        return decisions.worker_block(worker_id=obj.pk, actor=request.user,
+                                      reason=data["reason"])
+
+    def answer(self, result) -> dict:
+        return {"id": result.pk, "is_blocked": result.is_blocked}
+
+    @extend_schema(request=BlockSerializer, responses={200: WorkerStateSerializer},
+                   summary="Block a worker from our work (the provider shows the reason)")
+    def post(self, request, pk: int):
+        return self.handle(request, pk)
+
+
+class WorkerUnblockView(WorkerBlockView):
+    body = NoteSerializer
+
+    def decide(self, request, obj, data):
+        return decisions.worker_unblock(worker_id=obj.pk, actor=request.user,
+                                        reason=data["note"])
+
+    @extend_schema(request=NoteSerializer, responses={200: WorkerStateSerializer},
+                   summary="Lift a worker's block")
+    def post(self, request, pk: int):
+        return self.handle(request, pk)
+
+
+class FlagDismissView(DecisionView):
+    model = Flag
+    body = NoteSerializer
+
+    def decide(self, request, obj, data):
+        return decisions.flag_dismiss(flag_id=obj.pk, actor=request.user, note=data["note"])
+
+    @extend_schema(request=NoteSerializer, responses={200: DecisionSerializer},
+                   summary="Dismiss a flag: the work was looked at and is fine")
+    def post(self, request, pk: int):
+        return self.handle(request, pk)
+
+
+urlpatterns = [
+    path("assignments/<int:pk>/approve/", AssignmentApproveView.as_view(),
+         name="api-assignment-approve"),
+    path("assignments/<int:pk>/reject/", AssignmentRejectView.as_view(),
+         name="api-assignment-reject"),
+    path("assignments/<int:pk>/bonus/", BonusView.as_view(), name="api-assignment-bonus"),
+    path("annotations/<int:pk>/approve/", AnnotationApproveView.as_view(),
+         name="api-annotation-approve"),
+    path("annotations/<int:pk>/reject/", AnnotationRejectView.as_view(),
+         name="api-annotation-reject"),
+    path("workers/<int:pk>/block/", WorkerBlockView.as_view(), name="api-worker-block"),
+    path("workers/<int:pk>/unblock/", WorkerUnblockView.as_view(), name="api-worker-unblock"),
+    path("flags/<int:pk>/dismiss/", FlagDismissView.as_view(), name="api-flag-dismiss"),
+]

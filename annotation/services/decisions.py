@@ -1,0 +1,383 @@
+"""Reviewer decisions, one service per action, for every way in (review pages, the ``review``
+command, the staff API, Django admin actions):
+
+========================  ==========================================================
+``assignment_approve``    approve a worker's whole HIT (their assignment) and pay it
+``assignment_reject``     reject the whole HIT: every answer in the assignment
+``annotation_approve``    approve one answer given outside a HIT (local, imported);
+``annotation_reject``     inside a HIT the decision is the assignment's (MTurk pays per HIT)
+``bonus_create``          pay a bonus for an assignment (re-sends an unpaid one)
+``worker_block``          stop a worker from taking more of our work
+``worker_unblock``        lift the block
+``flag_dismiss``          the finding was looked at and the work is fine
+========================  ==========================================================
+
+Every service takes keyword arguments (ids, the acting staff user as ``actor``, the text the
+worker reads), runs in one transaction, writes a ``StatusEvent`` for every state change
+(``audit.record_status_event``) and enqueues the provider call after commit
+(``jobs.enqueue_after_commit``); invalid requests raise ``ValidationError`` and change nothing.
+
+The rules, where the two older stacks disagreed (see docs/review-and-export.md, "Decisions"):
+a decision closes the open flags of the work it decides (dismissed on approval, upheld on
+rejection); an approval may override a rejection (MTurk's ``OverrideRejection``), a rejection
+may replace an approval only until the provider was told; a bonus needs submitted work and is
+capped at ``MAX_BONUS_CENTS``.
+
+The provider is the one the work went through (the batch's for an assignment, the worker's own
+for a block), never a fixed one: another provider behind ``providers.base`` needs no change here.
+The ``*_sync_*`` / ``bonus_send`` functions below are what the Celery jobs run.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from decimal import Decimal
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from ..models import Annotation, Assignment, Batch, Bonus, Flag, Worker
+from ..providers import AnnotationProvider, ProviderPermanentError, get_provider
+from .annotations import annotations_set_review_status
+from .audit import record_status_event
+from .batches.common import REMOTE_ASSIGNMENT_STATUS, new_request_token, provider_for_batch
+from .jobs import enqueue_after_commit
+
+logger = logging.getLogger(__name__)
+
+#: A typo guard: $100 for one assignment is never intended.
+MAX_BONUS_CENTS = 10_000
+#: Assignments a worker has submitted; only these can be decided or get a bonus.
+DECIDABLE = (Assignment.Status.SUBMITTED, Assignment.Status.APPROVED,
+             Assignment.Status.REJECTED)
+#: Workers known only to this app: blocking them needs no provider call.
+APP_ONLY_WORKERS = (Worker.Provider.LOCAL, Worker.Provider.IMPORT)
+
+
+# --- Assignments (a worker's whole HIT) --------------------------------------------------------
+
+
+def _close_open_flags(flags, *, status: str, actor, note: str) -> int:
+    """Close the open flags among ``flags``; one audit row each."""
+    closed = 0
+    for flag in (flags.filter(status=Flag.Status.OPEN).select_for_update(of=("self",))
+                 .select_related("annotation", "assignment__hit__batch", "worker")):
+        flag.status, flag.reviewed_by = status, actor if getattr(actor, "pk", None) else None
+        flag.reviewed_at, flag.decision_note = timezone.now(), note
+        flag.save(update_fields=["status", "reviewed_by", "reviewed_at", "decision_note"])
+        record_status_event(kind="flag_closed", flag=flag, annotation=flag.annotation,
+                            assignment=flag.assignment, worker=flag.worker, actor=actor,
+                            old=Flag.Status.OPEN, new=status)
+        closed += 1
+    return closed
+
+
+def _decide_assignment(*, assignment_id: int, approve: bool, message: str,
+                       actor) -> Assignment:
+    assignment = (Assignment.objects.select_for_update(of=("self",))
+                  .select_related("hit__batch").get(pk=assignment_id))
+    new = Assignment.Status.APPROVED if approve else Assignment.Status.REJECTED
+    if assignment.status == new:
+        return assignment  # the same decision again (a double click, a re-run): nothing to do
+    allowed = {Assignment.Status.SUBMITTED, Assignment.Status.REJECTED} if approve else (
+        {Assignment.Status.SUBMITTED}
+        | ({Assignment.Status.APPROVED} if not assignment.decision_synced else set()))
+    if assignment.status not in allowed:
+        why = ("the approval was already sent to the provider" if assignment.status in DECIDABLE
+               else "the worker never submitted it")
+        raise ValidationError(f"assignment {assignment.provider_assignment_id} is "
+                              f"{assignment.status}; it cannot be {new} now ({why})")
+    old = assignment.status
+    assignment.status, assignment.review_message = new, message
+    assignment.reviewed_at, assignment.decision_synced = timezone.now(), False
+    assignment.save(update_fields=["status", "review_message", "reviewed_at",
+                                   "decision_synced"])
+    decided = annotations_set_review_status(
+        annotations=assignment.annotations.all(),
+        review_status=Annotation.Review.APPROVED if approve else Annotation.Review.REJECTED)
+    record_status_event(kind="assignment_decided", assignment=assignment, actor=actor,
+                        old=old, new=new, detail={"message": message, "annotations": decided})
+    _close_open_flags(
+        Flag.objects.filter(Q(assignment=assignment) | Q(annotation__assignment=assignment)),
+        status=Flag.Status.DISMISSED if approve else Flag.Status.UPHELD, actor=actor,
+        note=message)
+    enqueue_after_commit("annotation.tasks.sync_assignment_decision", assignment.pk)
+    return assignment
+
+
+def _rejection_message(message: str) -> str:
+    if not message.strip():
+        raise ValidationError({"message": "a rejection needs a message the worker can read"})
+    return message.strip()
+
+
+@transaction.atomic
+def assignment_approve(*, assignment_id: int, actor=None, message: str = "") -> Assignment:
+    return _decide_assignment(assignment_id=assignment_id, approve=True,
+                              message=message.strip(), actor=actor)
+
+
+@transaction.atomic
+def assignment_reject(*, assignment_id: int, message: str, actor=None) -> Assignment:
+    """Reject the whole HIT: every answer of the assignment (CANARD rejected a HIT when one of
+    its rewrites was inadequate)."""
+    return _decide_assignment(assignment_id=assignment_id, approve=False,
+                              message=_rejection_message(message), actor=actor)
+
+
+# --- Answers outside a HIT ---------------------------------------------------------------------
+
+
+def _decide_annotation(*, annotation_id: int, approve: bool, message: str, actor) -> Annotation:
+    annotation = Annotation.objects.select_for_update().get(pk=annotation_id)
+    if annotation.assignment_id is not None:
+        _decide_assignment(assignment_id=annotation.assignment_id, approve=approve, message=message,
+               actor=actor)
+        annotation.refresh_from_db()
+        return annotation
+    new = Annotation.Review.APPROVED if approve else Annotation.Review.REJECTED
+    if annotation.review_status == new:
+        return annotation
+    old = annotation.review_status
+    annotations_set_review_status(annotations=Annotation.objects.filter(pk=annotation.pk),
+                                  review_status=new)
+    annotation.refresh_from_db(fields=["review_status", "state"])
+    record_status_event(kind="annotation_decided", annotation=annotation,
+                        worker=annotation.worker, actor=actor, old=old, new=new,
+                        detail={"message": message})
+    _close_open_flags(annotation.flags.all(),
+                      status=Flag.Status.DISMISSED if approve else Flag.Status.UPHELD,
+                      actor=actor, note=message)
+    return annotation
+
+
+@transaction.atomic
+def annotation_approve(*, annotation_id: int, actor=None, message: str = "") -> Annotation:
+    return _decide_annotation(annotation_id=annotation_id, approve=True,
+                              message=message.strip(), actor=actor)
+
+
+@transaction.atomic
+def annotation_reject(*, annotation_id: int, message: str, actor=None) -> Annotation:
+    return _decide_annotation(annotation_id=annotation_id, approve=False,
+                              message=_rejection_message(message), actor=actor)
+
+
+# --- Flags -------------------------------------------------------------------------------------
+
+
+@transaction.atomic
+def flag_dismiss(*, flag_id: int, actor=None, note: str = "") -> Flag:
+    """Un-flag: the finding was looked at and the work is fine; the work itself is unchanged."""
+    flag = Flag.objects.select_for_update().get(pk=flag_id)
+    if flag.status != Flag.Status.OPEN:
+        raise ValidationError(f"flag {flag.pk} was already decided ({flag.status})")
+    _close_open_flags(Flag.objects.filter(pk=flag.pk), status=Flag.Status.DISMISSED,
+                      actor=actor, note=note.strip())
+    flag.refresh_from_db()
+    return flag
+
+
+# --- Bonuses -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BonusOutcome:
+    bonus: Bonus
+    #: True when an earlier bonus that was never paid is being sent again (same token).
+    resent: bool
+
+
+@transaction.atomic
+def bonus_create(*, assignment_id: int, amount_cents: int, reason: str, actor=None,
+                 again: bool = False) -> BonusOutcome:
+    """Pay a bonus for a submitted assignment, once.
+
+    A bonus keeps its ``unique_request_token`` until it is paid: asking again while one is
+    unpaid re-sends that one (the provider pays a token once) instead of minting a second; a
+    second bonus for an assignment already bonused needs ``again=True``.
+    """
+    if not 0 < amount_cents <= MAX_BONUS_CENTS:
+        raise ValidationError({"amount_cents": f"a bonus must be between $0.01 and "
+                                               f"${MAX_BONUS_CENTS / 100:.2f}"})
+    if not reason.strip():
+        raise ValidationError({"reason": "a bonus needs a reason the worker can read"})
+    assignment = (Assignment.objects.select_for_update(of=("self",))
+                  .select_related("hit__batch").get(pk=assignment_id))
+    if assignment.status not in DECIDABLE:
+        raise ValidationError(f"assignment {assignment.provider_assignment_id} is "
+                              f"{assignment.status}: the worker never submitted it, so it "
+                              "cannot get a bonus")
+    unpaid = assignment.bonuses.filter(sent_at__isnull=True).order_by("pk").first()
+    if unpaid is not None:
+        Bonus.objects.filter(pk=unpaid.pk).update(error="")
+        record_status_event(kind="bonus_resent", assignment=assignment, actor=actor,
+                            detail={"bonus_id": unpaid.pk, "amount_cents": unpaid.amount_cents})
+        enqueue_after_commit("annotation.tasks.send_bonus", unpaid.pk)
+        unpaid.refresh_from_db()
+        return BonusOutcome(unpaid, resent=True)
+    if assignment.bonuses.exists() and not again:
+        raise ValidationError(f"assignment {assignment.provider_assignment_id} already got a "
+                              "bonus; a second one needs an explicit 'again'")
+    bonus = Bonus.objects.create(assignment=assignment, amount_cents=amount_cents,
+                                 reason=reason.strip(),
+                                 unique_request_token=new_request_token("bonus"))
+    record_status_event(kind="bonus_created", assignment=assignment, actor=actor,
+                        detail={"bonus_id": bonus.pk, "amount_cents": amount_cents})
+    enqueue_after_commit("annotation.tasks.send_bonus", bonus.pk)
+    return BonusOutcome(bonus, resent=False)
+
+
+# --- Workers -----------------------------------------------------------------------------------
+
+
+def _set_blocked(*, worker_id: int, blocked: bool, reason: str, actor) -> Worker:
+    worker = Worker.objects.select_for_update().get(pk=worker_id)
+    if worker.is_blocked == blocked:
+        return worker
+    remote = worker.provider not in APP_ONLY_WORKERS
+    worker.is_blocked, worker.blocked_reason = blocked, reason if blocked else ""
+    worker.block_synced = not remote
+    worker.save(update_fields=["is_blocked", "blocked_reason", "block_synced"])
+    record_status_event(kind="worker_blocked" if blocked else "worker_unblocked",
+                        worker=worker, actor=actor, old="unblocked" if blocked else "blocked",
+                        new="blocked" if blocked else "unblocked", detail={"reason": reason})
+    if blocked:
+        _close_open_flags(Flag.objects.filter(worker=worker, annotation__isnull=True,
+                                              assignment__isnull=True),
+                          status=Flag.Status.UPHELD, actor=actor, note=reason)
+    if remote:
+        enqueue_after_commit("annotation.tasks.sync_worker_block", worker.pk)
+    return worker
+
+
+@transaction.atomic
+def worker_block(*, worker_id: int, reason: str, actor=None) -> Worker:
+    """Block a worker (the reason is required: MTurk shows it to them) and uphold their open
+    worker-level flags."""
+    if not reason.strip():
+        raise ValidationError({"reason": "blocking a worker needs a reason"})
+    return _set_blocked(worker_id=worker_id, blocked=True, reason=reason.strip(), actor=actor)
+
+
+@transaction.atomic
+def worker_unblock(*, worker_id: int, actor=None, reason: str = "") -> Worker:
+    return _set_blocked(worker_id=worker_id, blocked=False, reason=reason.strip(), actor=actor)
+
+
+# --- What the jobs run: tell the provider ------------------------------------------------------
+
+
+def provider_for_worker(worker: Worker) -> AnnotationProvider:
+    """The provider (and MTurk environment) the worker last worked through, else their own
+    provider with the configured default environment."""
+    latest = (Batch.objects.filter(hits__assignments__worker=worker)
+              .order_by("-pk").only("provider", "live").first())
+    if latest is not None:
+        return provider_for_batch(latest)
+    return get_provider(worker.provider, live=bool(settings.MTURK_LIVE)
+                        if worker.provider == Worker.Provider.MTURK else None)
+
+
+def _remote_assignment_status(provider: AnnotationProvider, assignment: Assignment) -> str | None:
+    for collected in provider.list_assignments_for_hit(assignment.hit.provider_hit_id):
+        if collected.assignment_id == assignment.provider_assignment_id:
+            return REMOTE_ASSIGNMENT_STATUS.get(collected.status)
+    return None
+
+
+def assignment_sync_decision(*, assignment_id: int,
+                             provider: AnnotationProvider | None = None) -> bool:
+    """Send an unsynced approve/reject to the provider; True when it is (now) synced.
+
+    A retry after the provider acted but before we recorded it gets MTurk's "wrong status"
+    error: the remote status is then read back and, when it already shows the decision, the
+    sync counts as done. An approval of a remotely rejected assignment overrides the rejection.
+    Throttled and transient errors propagate: the job retries them.
+    """
+    assignment = Assignment.objects.select_related("hit__batch").get(pk=assignment_id)
+    if assignment.decision_synced:
+        return True
+    if assignment.status not in (Assignment.Status.APPROVED, Assignment.Status.REJECTED):
+        return False
+    decided = assignment.status
+    provider = provider or provider_for_batch(assignment.hit.batch)
+    try:
+        if decided == Assignment.Status.APPROVED:
+            provider.approve_assignment(assignment.provider_assignment_id,
+                                        feedback=assignment.review_message)
+        else:
+            provider.reject_assignment(assignment.provider_assignment_id,
+                                       message=assignment.review_message)
+    except ProviderPermanentError as error:
+        remote = _remote_assignment_status(provider, assignment)
+        if remote == Assignment.Status.REJECTED and decided == Assignment.Status.APPROVED:
+            provider.approve_assignment(assignment.provider_assignment_id,
+                                        feedback=assignment.review_message,
+                                        override_rejection=True)
+        elif remote != decided:
+            record_status_event(kind="decision_sync_failed", assignment=assignment,
+                                new=decided,
+                                detail={"error": str(error), "remote_status": remote or ""})
+            return False
+    with transaction.atomic():
+        # Only the decision we sent is marked synced; a newer one keeps waiting for its job.
+        if Assignment.objects.filter(pk=assignment_id, status=decided,
+                                     decision_synced=False).update(decision_synced=True):
+            record_status_event(kind="decision_synced", assignment=assignment, new=decided)
+    return True
+
+
+def bonus_send(*, bonus_id: int, provider: AnnotationProvider | None = None) -> Bonus:
+    """Pay the bonus once: its token makes a retried SendBonus a no-op at the provider."""
+    bonus = Bonus.objects.select_related("assignment__worker", "assignment__hit__batch").get(
+        pk=bonus_id)
+    if bonus.sent_at is not None:
+        return bonus
+    assignment = bonus.assignment
+    provider = provider or provider_for_batch(assignment.hit.batch)
+    try:
+        provider.send_bonus(worker_id=assignment.worker.external_id,
+                            assignment_id=assignment.provider_assignment_id,
+                            amount=Decimal(bonus.amount_cents) / 100, reason=bonus.reason,
+                            unique_request_token=bonus.unique_request_token)
+    except ProviderPermanentError as error:
+        Bonus.objects.filter(pk=bonus_id, sent_at__isnull=True).update(error=str(error))
+        record_status_event(kind="bonus_failed", assignment=assignment,
+                            detail={"bonus_id": bonus_id, "error": str(error)})
+        bonus.refresh_from_db()
+        return bonus
+    with transaction.atomic():
+        if Bonus.objects.filter(pk=bonus_id, sent_at__isnull=True).update(
+                sent_at=timezone.now(), error=""):
+            record_status_event(kind="bonus_sent", assignment=assignment,
+                                detail={"bonus_id": bonus_id, "amount_cents": bonus.amount_cents})
+    bonus.refresh_from_db()
+    return bonus
+
+
+def worker_sync_block(*, worker_id: int, provider: AnnotationProvider | None = None) -> bool:
+    """Make the provider's block list match ``Worker.is_blocked`` (both calls are idempotent).
+    Returns False for workers only this app knows (local annotators, imported work)."""
+    worker = Worker.objects.get(pk=worker_id)
+    if worker.provider in APP_ONLY_WORKERS:
+        return False
+    if worker.block_synced:
+        return True
+    blocked = worker.is_blocked
+    provider = provider or provider_for_worker(worker)
+    if blocked:
+        provider.create_worker_block(worker.external_id,
+                                     reason=worker.blocked_reason or "blocked by the requester")
+    else:
+        provider.delete_worker_block(worker.external_id, reason="block lifted")
+    with transaction.atomic():
+        if Worker.objects.filter(pk=worker_id, is_blocked=blocked,
+                                 block_synced=False).update(block_synced=True):
+            record_status_event(kind="block_synced", worker=worker,
+                                new="blocked" if blocked else "unblocked")
+    return True
