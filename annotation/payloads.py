@@ -58,6 +58,8 @@ class ItemContext:
     kind: str
     sentence: str = ""  # decontext target / split complex sentence
     paragraphs: tuple[str, ...] = ()  # decontext page text, paragraph by paragraph
+    title: str = ""  # decontext page title
+    headings: tuple[str, ...] = ()  # decontext: the heading shown above each paragraph, or ""
     question: str = ""  # rewrite: the turn's question
     context_words: tuple[str, ...] = ()  # rewrite: title, section, earlier questions/answers
     q1: str = ""  # sluice
@@ -122,6 +124,41 @@ def apply_operations(sentence: str, operations: list[dict]) -> str:
     return "".join(pieces)
 
 
+SOURCE_PARTS = ("text", "title", "heading")
+
+
+def _clean_source(source: dict, name: str, text: str, context: ItemContext) -> dict:
+    """Where on the page copied text came from: ``{"paragraph", "start", "end"}`` in a
+    paragraph's text; ``{"part": "title", "start", "end"}`` in the page title;
+    ``{"part": "heading", "paragraph", "start", "end"}`` in the heading shown above that
+    paragraph. The page must hold exactly ``text`` there (padding spaces aside)."""
+    part = source.get("part", "text")
+    if part not in SOURCE_PARTS:
+        raise PayloadError(f"{name}.part", f"must be one of {', '.join(SOURCE_PARTS)}")
+    src_start = _int(source.get("start"), f"{name}.start")
+    src_end = _int(source.get("end"), f"{name}.end")
+    clean: dict = {"start": src_start, "end": src_end}
+    if part == "title":
+        page_text = context.title
+        clean = {"part": "title", **clean}
+    else:
+        paragraph = _int(source.get("paragraph"), f"{name}.paragraph")
+        if not 0 <= paragraph < len(context.paragraphs):
+            raise PayloadError(f"{name}.paragraph", "no such paragraph on the page")
+        if part == "heading":
+            page_text = context.headings[paragraph] if paragraph < len(context.headings) else ""
+            clean = {"part": "heading", "paragraph": paragraph, **clean}
+        else:
+            page_text = context.paragraphs[paragraph]
+            clean = {"paragraph": paragraph, **clean}
+    if not 0 <= src_start < src_end <= len(page_text):
+        raise PayloadError(name, f"span is outside the {part}")
+    # The copied words must really be on the page at that span (padding spaces aside).
+    if page_text[src_start:src_end].strip() != text.strip():
+        raise PayloadError(name, "the text is not what the page has at that span")
+    return clean
+
+
 def _clean_operation(raw: Any, index: int, context: ItemContext) -> dict:
     name = f"operations[{index}]"
     if not isinstance(raw, dict):
@@ -147,18 +184,7 @@ def _clean_operation(raw: Any, index: int, context: ItemContext) -> dict:
             raise PayloadError(f"{name}.source", "a delete copies nothing from the page")
         if not isinstance(source, dict):
             raise PayloadError(f"{name}.source", "must be an object or null")
-        paragraph = _int(source.get("paragraph"), f"{name}.source.paragraph")
-        src_start = _int(source.get("start"), f"{name}.source.start")
-        src_end = _int(source.get("end"), f"{name}.source.end")
-        if not 0 <= paragraph < len(context.paragraphs):
-            raise PayloadError(f"{name}.source.paragraph", "no such paragraph on the page")
-        page_text = context.paragraphs[paragraph]
-        if not 0 <= src_start < src_end <= len(page_text):
-            raise PayloadError(f"{name}.source", "span is outside the paragraph")
-        # The copied words must really be on the page at that span (padding spaces aside).
-        if page_text[src_start:src_end].strip() != text.strip():
-            raise PayloadError(f"{name}.source", "the text is not what the page has at that span")
-        source = {"paragraph": paragraph, "start": src_start, "end": src_end}
+        source = _clean_source(source, f"{name}.source", text, context)
     edit_type = raw.get("edit_type")
     if edit_type is not None and edit_type not in EDIT_TYPES:
         raise PayloadError(f"{name}.edit_type", f"must be null or one of {', '.join(EDIT_TYPES)}")

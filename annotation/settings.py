@@ -29,18 +29,22 @@ def env_list(name: str, default: str = "") -> list[str]:
 DEBUG = env_bool("DJANGO_DEBUG", False)
 # The key signs sessions, CSRF and MTurk task tokens and salts the worker pseudonyms of exports,
 # so a published key would let anyone forge tokens and re-identify workers. Without
-# DJANGO_SECRET_KEY the app refuses to start, unless DEBUG is on or UNPACK_ALLOW_DEV_KEY=true
-# says "this is a throwaway demo" (`manage.py demo` and the test settings say so themselves).
+# DJANGO_SECRET_KEY the app refuses to start, unless UNPACK_ALLOW_DEV_KEY=true says "this is a
+# throwaway demo" (`manage.py demo` and the test settings say so themselves). DJANGO_DEBUG=true
+# does not: a debugging server is often one someone else can reach, and on the public key its
+# pseudonyms could be reversed.
 DEVELOPMENT_SECRET_KEY = "unpack-insecure-development-key"  # noqa: S105 — public on purpose
 SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "")
 if not SECRET_KEY:
-    if not (DEBUG or env_bool("UNPACK_ALLOW_DEV_KEY", False)):
+    if not env_bool("UNPACK_ALLOW_DEV_KEY", False):
         raise ImproperlyConfigured(
-            "DJANGO_SECRET_KEY is not set. Set it to a long random value, e.g. "
+            "DJANGO_SECRET_KEY is not set"
+            + (" (DJANGO_DEBUG=true does not replace it)" if DEBUG else "")
+            + ". Set it to a long random value, e.g. "
             "`python3 -c 'import secrets; print(secrets.token_urlsafe(50))'` (keep it: worker "
-            "pseudonyms in exports depend on it), or set UNPACK_ALLOW_DEV_KEY=true (or "
-            "DJANGO_DEBUG=true) to use the public development key on a machine nobody else "
-            "reaches. See README.md, Configuration.")
+            "pseudonyms in exports depend on it), or set UNPACK_ALLOW_DEV_KEY=true to use the "
+            "public development key on a machine nobody else reaches. See README.md, "
+            "Configuration.")
     SECRET_KEY = DEVELOPMENT_SECRET_KEY
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", "localhost,127.0.0.1,[::1],testserver")
 CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS")
@@ -68,6 +72,8 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     # The Content-Security-Policy header (CONTENT_SECURITY_POLICY below) on every response.
     "annotation.csp.UnpackCSPMiddleware",
+    # Login pages of a locked-out address: a small 429 before sessions and templates.
+    "annotation.login_throttle.LoginLockoutMiddleware",
     # Static files (the task pages' JS and CSS) served by the app itself under gunicorn too.
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",

@@ -11,6 +11,9 @@ from frontend.login import LoginView, ThrottledAdminAuthenticationForm
 # The admin's login page counts failed logins like the site's (annotation/login_throttle.py).
 admin.site.login_form = ThrottledAdminAuthenticationForm
 
+# Server errors, and a 503 while the database is unreachable, rendered without the database.
+handler500 = "frontend.errors.server_error"
+
 urlpatterns = [
     path("admin/", admin.site.urls),
     # Browsers ask every site for /favicon.ico, pages or not (the admin, the API, a JSON answer).

@@ -10,7 +10,7 @@ from django.core.exceptions import ValidationError
 from django.shortcuts import get_object_or_404
 from django.urls import path
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework import permissions, serializers, status
+from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -23,6 +23,7 @@ from ..selectors.batches import (
 )
 from ..services.batches.common import DEFAULT_LOCALES
 from ..services.batches.plan import LaunchOptions, batch_launch, batch_plan
+from .permissions import model_permission
 
 INT32 = 2**31 - 1
 MAX_REWARD_CENTS = 1_000_000  # $10,000 per assignment
@@ -134,7 +135,7 @@ def _validation_response(error: ValidationError) -> Response:
 
 
 class BatchListView(APIView):
-    permission_classes = [permissions.IsAdminUser]
+    permission_classes = [model_permission(GET="annotation.view_batch")]
 
     @extend_schema(operation_id="batches_list", responses=BatchSerializer(many=True),
                    parameters=[OpenApiParameter("project", str, description="a project slug")])
@@ -144,7 +145,7 @@ class BatchListView(APIView):
 
 
 class BatchDetailView(APIView):
-    permission_classes = [permissions.IsAdminUser]
+    permission_classes = [model_permission(GET="annotation.view_batch")]
 
     @extend_schema(responses=BatchDetailSerializer)
     def get(self, request, batch_id: int):
@@ -163,7 +164,7 @@ class BatchDetailView(APIView):
 class BatchLaunchView(APIView):
     """Estimate (default) or launch (``confirm: true`` + the confirmed total) a batch."""
 
-    permission_classes = [permissions.IsAdminUser]
+    permission_classes = [model_permission(POST="annotation.add_batch")]
 
     @extend_schema(request=LaunchSerializer,
                    responses={200: LaunchAnswerSerializer, 201: LaunchAnswerSerializer,

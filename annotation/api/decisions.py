@@ -13,12 +13,13 @@ from django.core.exceptions import ValidationError
 from django.shortcuts import get_object_or_404
 from django.urls import path
 from drf_spectacular.utils import extend_schema
-from rest_framework import permissions, serializers, status
+from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from ..models import Annotation, Assignment, Flag, Worker
 from ..services import decisions
+from .permissions import ChangesItsModel
 
 
 class MessageSerializer(serializers.Serializer):
@@ -65,7 +66,7 @@ class DecisionView(APIView):
     """One decision: validate the body, call the service, answer the new state. A refusal by
     the service is a 400 with its reason."""
 
-    permission_classes = [permissions.IsAdminUser]
+    permission_classes = [ChangesItsModel]
     model = None
     body = MessageSerializer
 

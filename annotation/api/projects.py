@@ -1,7 +1,8 @@
 """The REST API under /api/ (schema at /api/schema/).
 
 Everyone logged in can list projects and their own annotations; items, other workers'
-annotations and every write are for staff.
+annotations and every write need the model permission (``annotation.api.permissions``: the
+``researcher`` and ``reviewer`` groups, or a superuser).
 """
 
 from __future__ import annotations
@@ -12,14 +13,8 @@ from rest_framework import permissions, routers, viewsets
 from ..models import Annotation, Project
 from ..selectors import projects as project_selectors
 from ..services.projects import project_get_or_create, project_update
+from .permissions import SEES_EVERY_ANNOTATION, model_permission
 from .serializers import AnnotationSerializer, ItemSerializer, ProjectSerializer
-
-
-class IsStaffOrReadOnly(permissions.BasePermission):
-    def has_permission(self, request, view) -> bool:
-        if not request.user or not request.user.is_authenticated:
-            return False
-        return request.method in permissions.SAFE_METHODS or request.user.is_staff
 
 
 class ProjectViewSet(viewsets.ModelViewSet):
@@ -29,7 +24,9 @@ class ProjectViewSet(viewsets.ModelViewSet):
 
     http_method_names = ["get", "post", "put", "patch", "head", "options"]
     serializer_class = ProjectSerializer
-    permission_classes = [IsStaffOrReadOnly]
+    permission_classes = [model_permission(GET=None, POST="annotation.add_project",
+                                           PUT="annotation.change_project",
+                                           PATCH="annotation.change_project")]
     lookup_field = "slug"
     queryset = Project.objects.order_by("slug")
 
@@ -55,7 +52,7 @@ class ItemViewSet(viewsets.ReadOnlyModelViewSet):
     """
 
     serializer_class = ItemSerializer
-    permission_classes = [permissions.IsAdminUser]
+    permission_classes = [model_permission(GET="annotation.view_item")]
 
     def get_queryset(self):
         items = project_selectors.item_list(split=self.request.query_params.get("split"))
@@ -78,7 +75,7 @@ class AnnotationViewSet(viewsets.ReadOnlyModelViewSet):
             return Annotation.objects.none()
         annotations = project_selectors.annotation_list()
         user = self.request.user
-        if not user.is_staff:
+        if not user.has_perm(SEES_EVERY_ANNOTATION):
             annotations = annotations.filter(Q(worker__user=user))
         project = self.request.query_params.get("project")
         if project:

@@ -155,13 +155,27 @@ def _earlier_turns(turn: DialogueTurn) -> list[DialogueTurn]:
     return [other for other in turn.dialogue.turns.all() if other.order < turn.order]
 
 
+def paragraph_headings(paragraphs: list[dict]) -> list[str]:
+    """The section heading the page shows above each paragraph ("" where the section does not
+    change): its section path without the page title, joined by " › "."""
+    headings, previous = [], None
+    for paragraph in paragraphs:
+        section = list(paragraph.get("section") or [])
+        headings.append(" › ".join(section[1:] or section) if section != previous else "")
+        previous = section
+    return headings
+
+
 def item_context(item: Item) -> ItemContext:
     """What validation and live checks need about ``item`` (no queries after items_for_page)."""
     kind = item.project.kind
     if kind == TaskKind.DECONTEXT:
         target = item.target_sentence
-        paragraphs = tuple(p.get("text", "") for p in target.document.paragraphs)
-        return ItemContext(kind=kind, sentence=target.text, paragraphs=paragraphs)
+        document = target.document
+        paragraphs = tuple(p.get("text", "") for p in document.paragraphs)
+        return ItemContext(kind=kind, sentence=target.text, paragraphs=paragraphs,
+                           title=document.title,
+                           headings=tuple(paragraph_headings(document.paragraphs)))
     if kind == TaskKind.SPLIT_REPHRASE:
         return ItemContext(kind=kind, sentence=item.complex_sentence.text)
     if kind == TaskKind.REWRITE:
@@ -186,14 +200,10 @@ def item_page_data(item: Item) -> dict:
         target = item.target_sentence
         document = target.document
         paragraphs = []
-        previous_section: list = []
+        headings = paragraph_headings(document.paragraphs)
         for index, paragraph in enumerate(document.paragraphs):
             text = paragraph.get("text", "")
-            section = list(paragraph.get("section") or [])
-            entry = {"index": index, "text": text,
-                     "heading": " › ".join(section[1:] or section)
-                     if section != previous_section else ""}
-            previous_section = section
+            entry = {"index": index, "text": text, "heading": headings[index]}
             if index == target.paragraph_index:
                 start, end = _byte_span_to_chars(text, target.start_byte, target.end_byte)
                 entry.update(before=text[:start], target=text[start:end], after=text[end:],

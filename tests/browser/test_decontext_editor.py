@@ -57,3 +57,21 @@ def test_edit_list_in_words_any_edit_removable(page, live_server, annotator_user
     annotation = Annotation.objects.get()
     assert annotation.text == "It is very brittle."
     assert [op["op"] for op in annotation.edit_operations] == ["add", "delete"]
+
+
+def test_text_taken_from_the_page_title(page, live_server, annotator_user):
+    """The instructions' own example: swap "It" for the page title."""
+    project = decontext_project(title="Zinc")
+    login_browser(page, live_server, annotator_user)
+    open_task(page, f"{live_server.url}/annotate/{project.slug}/")
+    page.get_by_label("FEASIBLE", exact=False).first.check()
+    page.locator(".page-title .seg").dblclick()
+    assert page.locator(".op-text").input_value() == "Zinc"
+    assert page.locator(".op-source").inner_text() == "from the page"
+    token(page, "It").click()
+    page.click(".op-buttons .op-swap")
+    page.click(".save-item")
+    page.locator(".item-status.ok").wait_for()
+    [swap] = Annotation.objects.get().edit_operations
+    assert swap["source"] == {"part": "title", "start": 0, "end": 4}
+    assert Annotation.objects.get().text == "Zinc is brittle at room temperature."

@@ -8,6 +8,7 @@ from tests.browser.conftest import CHROMIUM, login_browser, open_task
 from tests.frontend.builders import (
     decontext_project,
     plausibility_project,
+    publish_hit,
     rewrite_project,
     sluice_project,
     split_project,
@@ -53,6 +54,16 @@ def test_no_task_page_scrolls_sideways_at_390px(phone, live_server, annotator_us
     assert page_width(phone) <= WIDTH, kind
     # Keyboard hints mean nothing on a touch screen.
     assert phone.locator(".save-item kbd").is_hidden()
+
+
+@pytest.mark.parametrize("kind", sorted(BUILDERS))
+def test_no_multi_item_task_page_scrolls_sideways_at_390px(phone, live_server, kind):
+    project = BUILDERS[kind](**({} if kind == "rewrite" else {"items": 2}))
+    publish_hit(project)
+    open_task(phone, f"{live_server.url}/mturk/task/{project.slug}/?assignmentId=A390"
+                     f"&hitId=HIT123&workerId=W390&turkSubmitTo=https://www.mturk.com")
+    assert phone.locator(".task-item").count() >= 2
+    assert page_width(phone) <= WIDTH, kind
 
 
 def test_touch_selection_on_the_page_is_taken_for_the_editor(phone, live_server, annotator_user):

@@ -80,6 +80,30 @@ def test_other_kinds_derive_their_columns():
     assert split.columns == {"text": "A b. C d."}
 
 
+def test_text_may_come_from_the_page_title_and_a_section_heading():
+    context = ItemContext(kind="decontext", sentence=SENTENCE, paragraphs=PAGE, title="Zinc",
+                          headings=("", "Properties"))
+    from_title = swap_it(source={"part": "title", "start": 0, "end": 4})
+    clean = validate_payload("decontext", {"category": "DONE", "operations": [from_title],
+                                           "decontextualized_sentence": "Zinc is brittle at "
+                                           "room temperature."}, context)
+    assert clean.payload["operations"][0]["source"] == {"part": "title", "start": 0, "end": 4}
+    heading = {"op": "add", "start": 33, "end": 33, "text": " Properties",
+               "source": {"part": "heading", "paragraph": 1, "start": 0, "end": 10},
+               "edit_type": None}
+    clean = validate_payload("decontext", {"category": "DONE", "operations": [heading],
+                                           "decontextualized_sentence": "It is brittle at room "
+                                           "temperature Properties."}, context)
+    assert clean.payload["operations"][0]["source"]["part"] == "heading"
+    for wrong in ({"part": "title", "start": 0, "end": 3}, {"part": "heading", "paragraph": 0,
+                                                           "start": 0, "end": 4},
+                  {"part": "footer", "start": 0, "end": 4}):
+        with pytest.raises(PayloadError):
+            validate_payload("decontext", {"category": "DONE", "operations": [
+                swap_it(source=wrong)], "decontextualized_sentence": "Zinc is brittle at room "
+                "temperature."}, context)
+
+
 def test_single_line_answers_never_store_a_newline():
     rewrite = validate_payload("rewrite", {"rewrite": "What were the abilities\nof Pinhead?"},
                                ItemContext("rewrite"))

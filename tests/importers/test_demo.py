@@ -194,3 +194,26 @@ def test_demo_review_pages_show_the_flags(demo_twice, client):
     assert "Q1: Who beat him? · A1: Oliver Cromwell" in sluice
     assert "overrode sluice_too_short" in sluice
     assert "Per-worker" not in client.get("/staff/review/demo-sluice/dashboard/").content.decode()
+
+
+def test_demo_refuses_a_database_it_did_not_make(django_user_model):
+    """The demo adds researcher/researcher (staff, public password): never to a database that
+    has someone else's accounts or projects, unless told it is a demo database."""
+    from django.core.management.base import CommandError
+
+    from annotation.management.commands.demo import demo_database_check
+
+    django_user_model.objects.create_user(username="alice", password="real-secret-1")
+    with pytest.raises(CommandError, match="researcher/researcher"):
+        call_command("demo", no_serve=True, stdout=StringIO())
+    assert not django_user_model.objects.filter(username="researcher").exists()
+    assert not Project.objects.exists()
+    demo_database_check(declared_demo=True)  # --demo-database: allowed
+    # A database the demo made (its researcher still has the demo password) passes too.
+    django_user_model.objects.create_user(username="researcher", password="researcher")
+    demo_database_check(declared_demo=False)
+    researcher = django_user_model.objects.get(username="researcher")
+    researcher.set_password("changed-by-its-owner")
+    researcher.save()
+    with pytest.raises(CommandError):
+        demo_database_check(declared_demo=False)

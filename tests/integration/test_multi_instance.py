@@ -33,7 +33,7 @@ from annotation import tasks
 from annotation.celery import app as celery_app
 from annotation.fake_mturk import FakeMTurkSimulator
 from annotation.models import Annotation, Assignment, Batch, Bonus
-from annotation.services.batches import decide
+from annotation.services import decisions
 from tests.batches.helpers import page_answer_fields, plausibility_project
 from tests.integration.conftest import (
     PUBLIC_URL,
@@ -242,8 +242,9 @@ def test_nothing_is_published_collected_or_paid_twice(deployment, simulator, fak
     assert Annotation.objects.count() == 48
     assert Assignment.objects.count() == 12
     good = Assignment.objects.get(provider_assignment_id=assignment_ids[0])
-    decide.assignment_decide(assignment_id=good.pk, approve=True)
-    bonus = decide.bonus_create(assignment_id=good.pk, amount_cents=30, reason="Thank you")
+    decisions.assignment_approve(assignment_id=good.pk)
+    bonus = decisions.bonus_create(assignment_id=good.pk, amount_cents=30,
+                                   reason="Thank you").bonus
     wait_for(lambda: Bonus.objects.get(pk=bonus.pk).sent_at, what="the bonus to be paid")
     # The bonus job replayed on both workers at once: still one payment.
     Bonus.objects.filter(pk=bonus.pk).update(sent_at=None)

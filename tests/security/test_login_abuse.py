@@ -64,6 +64,18 @@ def test_guessing_many_usernames_from_one_address_is_locked_too(alice, django_us
     assert site_login(other, "alice", "right-horse-9").status_code == 302
 
 
+def test_a_locked_address_gets_a_small_429_page_before_any_form(alice):
+    client = Client()
+    for _ in range(LIMIT):
+        site_login(client, "alice", "wrong")
+    for path in ("/accounts/login/", "/admin/login/"):
+        page = client.get(path)
+        assert page.status_code == 429 and page["Retry-After"] == "900"
+        assert "Too many failed logins" in page.content.decode()
+        assert "csrfmiddlewaretoken" not in page.content.decode()  # no form rendered
+    assert Client(REMOTE_ADDR="10.0.0.8").get("/accounts/login/").status_code == 200
+
+
 def test_one_username_is_locked_from_every_address(alice):
     for index in range(LIMIT):
         site_login(Client(REMOTE_ADDR=f"10.0.1.{index}"), "alice", "wrong")

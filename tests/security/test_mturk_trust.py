@@ -470,3 +470,26 @@ def test_an_assignment_of_another_hit_is_refused(client, hit_project):
                   items[0].pk).status_code == 200
     other = open_page(client, project, assignment="A1", worker="AW1", hit="HIT999")
     assert other.status_code == 403
+
+
+def test_staff_see_pseudonyms_not_mturk_worker_ids_in_events_and_flags(client, hit_project,
+                                                                       staff_client):
+    """Batch events and collection flags name workers by pseudonym (``Worker.anonymous_id``),
+    as the serializers do: the batch API, the batch page and the review queue show them."""
+    project, hit = hit_project
+    save_every_item(client, project, token_for(client, project, assignment="ASTOLEN",
+                                               worker="AIMPOSTOR"))
+    batch_collect(batch_id=hit.batch_id, provider=MTurkReports(
+        reported("ASTOLEN", "AOWNERWORKER"), reported("AFRESH", "AFRESHWORKER")))
+    shown = [json.dumps(event.detail) for event in StatusEvent.objects.all()]
+    shown += [flag.detail for flag in Flag.objects.all()]
+    shown.append(staff_client.get(f"/api/batches/{hit.batch_id}/").content.decode())
+    shown.append(staff_client.get(f"/staff/batches/{hit.batch_id}/").content.decode())
+    for raw in ("AOWNERWORKER", "AFRESHWORKER", "AIMPOSTOR"):
+        assert not [text for text in shown if raw in text], raw
+    fresh = Worker.objects.get(external_id="AFRESHWORKER")
+    assert StatusEvent.objects.get(kind="assignment_collected").detail == {
+        "worker": fresh.anonymous_id}
+    owner = Worker(provider="mturk", external_id="AOWNERWORKER").anonymous_id
+    assert StatusEvent.objects.get(kind="assignment_mismatch").detail["reported_worker"] == owner
+    assert owner in Flag.objects.get(reason="assignment_mismatch").detail

@@ -46,10 +46,14 @@ def test_without_a_secret_key_the_app_refuses_to_start():
     assert "UNPACK_ALLOW_DEV_KEY" in result.stderr  # the message says how to proceed
 
 
-def test_the_development_key_only_when_explicitly_allowed_or_debugging():
+def test_the_development_key_only_when_explicitly_allowed():
     assert settings_with(UNPACK_ALLOW_DEV_KEY="true")["SECRET_KEY"] == (
         "unpack-insecure-development-key")
-    assert settings_with(DJANGO_DEBUG="true")["DEBUG"] is True
+    # Debugging is no excuse: DJANGO_DEBUG=true without a key is refused, saying why.
+    debugging = run(SHOW, DJANGO_DEBUG="true")
+    assert debugging.returncode != 0
+    assert "DJANGO_DEBUG=true does not replace it" in debugging.stderr
+    assert settings_with(DJANGO_DEBUG="true", UNPACK_ALLOW_DEV_KEY="true")["DEBUG"] is True
     assert run(SHOW, UNPACK_ALLOW_DEV_KEY="false").returncode != 0
     assert settings_with(DJANGO_SECRET_KEY=STRONG_KEY,
                          UNPACK_ALLOW_DEV_KEY="true")["SECRET_KEY"] == STRONG_KEY

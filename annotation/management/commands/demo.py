@@ -20,6 +20,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import connections, transaction
 
 from annotation.importers import ImportInputError
+from annotation.models import Project
 from annotation.services.demo import demo_crowd_run
 from annotation.services.imports import import_files
 
@@ -59,6 +60,27 @@ def demo_users_ensure() -> list[str]:
     return created
 
 
+def demo_database_check(*, declared_demo: bool) -> None:
+    """CommandError unless this database may get the demo's well-known logins: it is fresh (no
+    account and no project yet), an earlier run of the demo made it (the demo's ``researcher``
+    still has the demo password), or the caller declared it a demo database.
+
+    The demo adds ``researcher`` / ``researcher``, a staff superuser with a published password:
+    run by mistake against a real database (a DATABASE_URL left set), it would open it to
+    anyone who has read the README."""
+    user_model = get_user_model()
+    if declared_demo or not (user_model.objects.exists() or Project.objects.exists()):
+        return
+    researcher = user_model.objects.filter(username=DEMO_USERS[0][0]).first()
+    if researcher is not None and researcher.check_password(DEMO_USERS[0][1]):
+        return
+    raise CommandError(
+        "This database already has accounts or projects that the demo did not make, and the "
+        "demo would add the staff login researcher/researcher, whose password is public. Run "
+        "the demo on a fresh database (e.g. UNPACK_SQLITE_PATH=demo.sqlite3 without "
+        "DATABASE_URL), or pass --demo-database if this database is only a demo.")
+
+
 class Command(BaseCommand):
     help = "Set up a demo (migrate, sample data of the five kinds, logins) and serve it."
 
@@ -66,9 +88,16 @@ class Command(BaseCommand):
         parser.add_argument("--no-serve", action="store_true",
                             help="set everything up, then exit instead of serving")
         parser.add_argument("--port", type=int, default=8000)
+        parser.add_argument("--demo-database", action="store_true",
+                            help="this database is only a demo: add the demo logins even "
+                                 "though it has other accounts or projects")
 
     def handle(self, *args, **options):
         call_command("migrate", interactive=False, verbosity=0)
+        demo_database_check(declared_demo=options["demo_database"])
+        # The logins first: a run interrupted after this point leaves a database that the
+        # check above recognises as the demo's.
+        created = demo_users_ensure()
         for slug, name, fmt, files in DEMO_PROJECTS:
             for split in dict.fromkeys(split for split, _ in files):
                 paths = [DEMO_DATA / path for file_split, path in files if file_split == split]
@@ -86,7 +115,6 @@ class Command(BaseCommand):
                 f"{crowd.project}: simulated crowd submitted {crowd.submitted} answers"
                 f" ({crowd.already_there} already there); QC raised {raised} flags"
                 f" ({stored['created']} new)")
-        created = demo_users_ensure()
         if created:
             self.stdout.write(f"created demo users: {', '.join(created)}")
         url = f"http://127.0.0.1:{options['port']}/"

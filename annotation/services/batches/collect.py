@@ -26,6 +26,7 @@ from ...providers import (
     AnnotationProvider,
     CollectedAssignment,
 )
+from ...selectors.qc import anonymous_worker_id
 from ..annotations import (
     ASSIGNMENT_GRACE,
     RELEASED_ASSIGNMENT_STATUSES,
@@ -163,7 +164,7 @@ def assignment_record_collected(*, hit: Hit, collected: CollectedAssignment) -> 
             result.assignments_created = 1
             record_status_event(batch=hit.batch, hit=hit, assignment=assignment,
                                 kind="assignment_collected", new=remote_status,
-                                detail={"worker": collected.worker_id})
+                                detail={"worker": worker.anonymous_id})
         else:
             if assignment.hit_id != hit.pk or assignment.worker_id != worker.pk:
                 # The task page stored this AssignmentId for another worker or HIT than MTurk
@@ -204,9 +205,11 @@ def _verify(hit: Hit, assignment: Assignment) -> int:
 def _flag_mismatch(hit: Hit, assignment: Assignment, collected: CollectedAssignment) -> None:
     if assignment.events.filter(kind="assignment_mismatch").exists():
         return
+    # Staff see pseudonyms, never the WorkerId MTurk reports (as everywhere else).
+    reported_worker = anonymous_worker_id(Worker.Provider.MTURK, collected.worker_id)
     record_status_event(batch=hit.batch, hit=hit, assignment=assignment,
                         kind="assignment_mismatch",
-                        detail={"reported_worker": collected.worker_id,
+                        detail={"reported_worker": reported_worker,
                                 "reported_hit": collected.hit_id})
     project = hit.batch.project
     Flag.objects.get_or_create(
@@ -215,7 +218,7 @@ def _flag_mismatch(hit: Hit, assignment: Assignment, collected: CollectedAssignm
                   "reason": "assignment_mismatch", "score": 1.0,
                   "raised_by": Flag.RaisedBy.COLLECTION,
                   "detail": (f"MTurk reports assignment {assignment.provider_assignment_id} for "
-                             f"worker {collected.worker_id} on HIT {collected.hit_id}; the task "
+                             f"worker {reported_worker} on HIT {collected.hit_id}; the task "
                              "page stored it for another worker or HIT. Its answers are left "
                              "out of exports and QC.")})
 
@@ -253,7 +256,7 @@ def _release_unreported(hit: Hit, reported: set[str], *, listed_at: datetime) ->
                               "detail": (
                                   f"The task page stored {answers} answer(s) for assignment "
                                   f"{assignment.provider_assignment_id} (worker "
-                                  f"{assignment.worker.external_id}), which MTurk never "
+                                  f"{assignment.worker.anonymous_id}), which MTurk never "
                                   "reported: an invented assignment id, or work returned "
                                   "or abandoned. Left out of exports, QC and coverage.")})
     return released

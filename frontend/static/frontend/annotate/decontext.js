@@ -331,18 +331,25 @@ export function mount(section, item, ctx) {
     const picked = window.getSelection();
     if (!picked || picked.isCollapsed || !picked.rangeCount) return;
     const range = picked.getRangeAt(0);
-    const paragraph = range.startContainer.parentElement?.closest(".paragraph");
-    if (!paragraph || paragraph !== range.endContainer.parentElement?.closest(".paragraph")) return;
+    // A paragraph, the page title or a section heading (the instructions' own example swaps
+    // "It" for the title).
+    const PARTS = ".paragraph, .page-title, .section-title";
+    const block = range.startContainer.parentElement?.closest(PARTS);
+    if (!block || !article.contains(block)
+        || block !== range.endContainer.parentElement?.closest(PARTS)) return;
     let start = segmentOffset(range.startContainer, range.startOffset);
     let end = segmentOffset(range.endContainer, range.endOffset);
     if (start === null || end === null || end <= start) return;
-    const index = Number(paragraph.dataset.paragraph);
-    const text = chars(paragraphsText[index]);
+    const part = block.dataset.part || "text";
+    const index = Number(part === "heading" ? block.dataset.headingOf : block.dataset.paragraph);
+    const text = chars(part === "title" ? item.title
+      : part === "heading" ? item.paragraphs[index].heading : paragraphsText[index]);
     while (start < end && SPACE.test(text[start])) start++;
     while (end > start && SPACE.test(text[end - 1])) end--;
     if (end <= start) return;
     textInput.value = text.slice(start, end).join("");
-    source = { paragraph: index, start, end };
+    source = part === "title" ? { part, start, end }
+      : part === "heading" ? { part, paragraph: index, start, end } : { paragraph: index, start, end };
     message = "";
     render();
   }

@@ -1,0 +1,178 @@
+"""Annotators' throughput while an attacker guesses passwords (issue 11, point 6).
+
+Runs gunicorn (``gunicorn.conf.py``) on 127.0.0.1 over a scratch SQLite file, with
+``--annotators`` simulated annotators (``bench_load.Annotator``: the task page, then submit after
+submit) and, in the attack phases, ``--attackers`` clients posting wrong passwords to
+``/accounts/login/`` as fast as the server answers (each fetches the login page for its CSRF
+cookie first, as a script would). The attack starts ``--lead`` seconds before the measured
+window: with the lockout, an address's first guesses are still checked (10 per process without
+a shared cache: the embedded default counts per gunicorn process), and this bench measures the
+state the server then stays in for the rest of the 15-minute window. Three phases, interleaved
+``--rounds`` times because the machine's 2 CPUs are shared with others:
+
+* ``quiet``: annotators alone;
+* ``attack, no lockout``: the attack with ``UNPACK_LOGIN_FAILURE_LIMIT`` set out of reach (every
+  guess is a PBKDF2 password check, as before the lockout existed);
+* ``attack, lockout``: the attack with the shipped lockout (10 failures per address, 900 s).
+
+Prints one JSON line per phase and round, then the median submits/s per phase and the ratio
+to ``quiet``. Usage::
+
+    python bench/bench_login_abuse.py --annotators 16 --attackers 4 --seconds 10 --rounds 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_load import (
+    REPO,
+    SEED,
+    SLUG,
+    Annotator,
+    base_env,
+    free_port,
+    wait_until_listening,
+)
+
+VICTIM = """
+import django
+django.setup()
+from django.contrib.auth import get_user_model
+get_user_model().objects.create_user("victim", password="a-long-secret-passphrase")
+"""
+
+
+class Attacker:
+    """Posts wrong passwords for one username to /accounts/login/ until the deadline."""
+
+    def __init__(self, port: int, deadline: float):
+        self.port, self.deadline = port, deadline
+        self.statuses: dict[int, int] = {}
+
+    async def request(self, method: str, path: str, body: bytes = b"", cookie: str = ""):
+        reader, writer = await asyncio.open_connection("127.0.0.1", self.port)
+        try:
+            head = [f"{method} {path} HTTP/1.1", f"Host: 127.0.0.1:{self.port}",
+                    "Connection: close"]
+            if cookie:
+                head.append(f"Cookie: csrftoken={cookie}")
+            if body:
+                head += ["Content-Type: application/x-www-form-urlencoded",
+                         f"Content-Length: {len(body)}",
+                         f"Referer: http://127.0.0.1:{self.port}/accounts/login/"]
+            writer.write(("\r\n".join(head) + "\r\n\r\n").encode() + body)
+            status = int((await reader.readline()).split()[1])
+            token = ""
+            while (line := await reader.readline()) not in (b"\r\n", b""):
+                name, _, value = line.decode("latin-1").partition(":")
+                if name.lower() == "set-cookie" and value.strip().startswith("csrftoken="):
+                    token = value.strip().split(";")[0].split("=", 1)[1]
+            await reader.read()
+            return status, token
+        finally:
+            writer.close()
+
+    async def run(self) -> None:
+        while time.monotonic() < self.deadline:
+            try:
+                _, token = await self.request("GET", "/accounts/login/")
+                body = (f"csrfmiddlewaretoken={token}&username=victim"
+                        f"&password={uuid.uuid4().hex}").encode()
+                status, _ = await self.request("POST", "/accounts/login/", body, cookie=token)
+                self.statuses[status] = self.statuses.get(status, 0) + 1
+            except (OSError, ValueError, IndexError, asyncio.IncompleteReadError):
+                self.statuses[0] = self.statuses.get(0, 0) + 1
+
+
+async def run_phase(port: int, keys: list[str], attackers: int, warmup: float,
+                    seconds: float) -> tuple[list[Annotator], list[Attacker]]:
+    """Attackers and annotators start together; annotators are measured after ``warmup``."""
+    measure_from = time.monotonic() + warmup
+    deadline = measure_from + seconds
+    annotators = [Annotator(port, key, measure_from, deadline) for key in keys]
+    guessers = [Attacker(port, deadline) for _ in range(attackers)]
+    await asyncio.wait_for(asyncio.gather(*(a.run() for a in annotators),
+                                          *(g.run() for g in guessers)), warmup + seconds + 60)
+    return annotators, guessers
+
+
+def phase(name: str, args, failure_limit: int, attackers: int) -> dict:
+    with tempfile.TemporaryDirectory() as folder:
+        env = base_env()
+        env["UNPACK_SQLITE_PATH"] = str(Path(folder) / "bench.sqlite3")
+        env["UNPACK_LOGIN_FAILURE_LIMIT"] = str(failure_limit)
+        subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], cwd=REPO, env=env,
+                       check=True)
+        seeded = subprocess.run([sys.executable, "-c", SEED, str(args.annotators),
+                                 str(args.items), SLUG], cwd=REPO, env=env, check=True,
+                                capture_output=True, text=True)
+        keys = json.loads(seeded.stdout.strip().splitlines()[-1])
+        subprocess.run([sys.executable, "-c", VICTIM], cwd=REPO, env=env, check=True)
+        port = free_port()
+        workers = args.workers
+        server = subprocess.Popen(
+            [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py", "-b",
+             f"127.0.0.1:{port}", "-w", str(workers), "--log-level", "warning"],
+            cwd=REPO, env=env)
+        try:
+            wait_until_listening(port, workers)
+            annotators, guessers = asyncio.run(run_phase(port, keys, attackers, args.lead,
+                                                         args.seconds))
+        finally:
+            server.terminate()
+            server.wait(10)
+    submits = sum(len(a.submit_ms) for a in annotators)
+    statuses: dict[int, int] = {}
+    for guesser in guessers:
+        for status, count in guesser.statuses.items():
+            statuses[status] = statuses.get(status, 0) + count
+    return {"phase": name, "annotators": len(annotators), "attackers": attackers,
+            "submits_per_s": round(submits / args.seconds, 1),
+            "submit_p99_ms": round(sorted(ms for a in annotators for ms in a.submit_ms)[
+                int(0.99 * submits)] if submits else 0, 1),
+            "annotator_errors": sum(a.errors for a in annotators),
+            "guesses_per_s": round(sum(statuses.values()) / (args.lead + args.seconds), 1),
+            "guess_statuses": {str(k): v for k, v in sorted(statuses.items())}}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--annotators", type=int, default=16)
+    parser.add_argument("--attackers", type=int, default=4)
+    parser.add_argument("--seconds", type=float, default=10)
+    parser.add_argument("--lead", type=float, default=20,
+                        help="seconds of attack (and unmeasured annotating) before the window")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--items", type=int, default=3000)
+    parser.add_argument("--workers", type=int, default=2)
+    args = parser.parse_args()
+    if not 1 <= args.annotators <= 128 or not 1 <= args.seconds <= 120 or args.rounds > 10:
+        parser.error("--annotators 1-128, --seconds 1-120, --rounds at most 10")
+    phases = [("quiet", 10, 0), ("attack, no lockout", 10**9, args.attackers),
+              ("attack, lockout", 10, args.attackers)]
+    results: dict[str, list[float]] = {name: [] for name, _, _ in phases}
+    for _ in range(args.rounds):
+        for name, limit, attackers in phases:
+            result = phase(name, args, limit, attackers)
+            print(json.dumps(result), flush=True)
+            results[name].append(result["submits_per_s"])
+    quiet = statistics.median(results["quiet"])
+    for name, values in results.items():
+        median = statistics.median(values)
+        print(f"{name:20s} median {median:7.1f} submits/s  ({median / quiet:.0%} of quiet)  "
+              f"runs {values}")
+
+
+if __name__ == "__main__":
+    main()
