@@ -9,6 +9,7 @@ from django.core.cache import caches
 from django.core.cache.backends.locmem import LocMemCache
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+INTEGRATION_TESTS = Path(__file__).resolve().parent / "integration"
 # Real released data sits beside the repository (../shared/data), read-only.
 SHARED_DATA = (REPO_ROOT / ".." / "shared" / "data").resolve()
 
@@ -52,3 +53,14 @@ def staff_client(client, staff_user):
 def annotator_client(client, annotator_user):
     client.force_login(annotator_user)
     return client
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    """Every test under tests/integration/ needs the real services (a Celery worker shares the
+    test database, which SQLite cannot), so it carries the ``integration`` mark whether or not
+    its module says so; ``-m "not integration"`` (the SQLite run in .ci/run) then leaves it out.
+    tryfirst: the mark must be there before pytest's own -m selection runs."""
+    for item in items:
+        if Path(str(item.path)).is_relative_to(INTEGRATION_TESTS):
+            item.add_marker(pytest.mark.integration)
