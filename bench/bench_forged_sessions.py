@@ -50,7 +50,7 @@ def main() -> None:
     from django.test import Client
     from django.test.utils import setup_test_environment
 
-    from tests.frontend.builders import publish_hit, sluice_project
+    from tests.factories import publish_hit, sluice_project
 
     setup_test_environment()  # responses carry their template context (the page's token)
     settings.ALLOWED_HOSTS = ["*"]

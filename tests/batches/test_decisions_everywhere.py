@@ -14,8 +14,7 @@ from django.db import transaction
 from annotation.models import Annotation, Assignment, Bonus, Flag, StatusEvent, Worker
 from annotation.services import decisions
 from annotation.services.batches import collect
-from tests.batches.helpers import plausibility_project
-from tests.batches.test_publish_collect import launch, work
+from tests.factories import batch_plausibility_project, launched_batch, submitted_assignment
 
 pytestmark = pytest.mark.django_db
 
@@ -29,9 +28,9 @@ class Rollback(Exception):
 def scenario(simulator, capture) -> dict:
     """One submitted MTurk assignment (an answer flagged, its worker flagged) and one local
     answer (flagged)."""
-    project = plausibility_project(items=1, redundancy={"train": 1, "dev": 1, "test": 1})
-    batch = launch(project, capture)
-    work(simulator, batch.hits.get(), "ADECIDE1")
+    project = batch_plausibility_project(items=1, redundancy={"train": 1, "dev": 1, "test": 1})
+    batch = launched_batch(project, capture)
+    submitted_assignment(simulator, batch.hits.get(), "ADECIDE1")
     collect.batch_collect(batch_id=batch.pk)
     assignment = Assignment.objects.get()
     answer = assignment.annotations.get()

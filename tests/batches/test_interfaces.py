@@ -16,7 +16,7 @@ from annotation.providers.mturk import MTurkConfig, MTurkProvider
 from annotation.services import decisions
 from annotation.services.batches import plan as planning
 from annotation.services.batches import publish
-from tests.batches.helpers import page_answer_fields, plausibility_project
+from tests.factories import batch_plausibility_project, page_answer_fields
 
 pytestmark = pytest.mark.django_db
 
@@ -29,7 +29,7 @@ def run(*args) -> str:
 
 def test_launch_batch_shows_the_estimate_and_launches_only_with_yes(
         fake, simulator, django_capture_on_commit_callbacks):
-    plausibility_project(items=12)
+    batch_plausibility_project(items=12)
     shown = run("launch_batch", "claire", "--split", "dev", "--reward", "0.50",
                 "--title", "Rate fillers", "--min-approval", "90", "--min-approved", "500")
     # The fake fixture points MTURK_ENDPOINT_URL at the stand-in, and the command says so.
@@ -68,7 +68,7 @@ def test_launch_batch_shows_the_estimate_and_launches_only_with_yes(
 
 
 def test_launch_batch_errors_are_clear():
-    plausibility_project(items=1)
+    batch_plausibility_project(items=1)
     with pytest.raises(CommandError, match="no project"):
         run("launch_batch", "nope", "--split", "dev", "--reward", "0.5", "--title", "t")
     with pytest.raises(CommandError, match="fractions of a cent"):
@@ -82,7 +82,7 @@ def test_launch_batch_errors_are_clear():
 
 def test_api_estimates_then_launches_with_confirm(staff_client, fake,
                                                   django_capture_on_commit_callbacks):
-    plausibility_project(items=6)
+    batch_plausibility_project(items=6)
     body = {"project": "claire", "title": "Rate", "reward_cents": 50, "splits": ["dev"]}
     estimate = staff_client.post("/api/batches/launch/", body, content_type="application/json")
     assert estimate.status_code == 200, estimate.content
@@ -115,7 +115,7 @@ def test_api_is_staff_only(annotator_client):
 
 def test_staff_page_form_estimate_confirm_and_detail(staff_client, fake, simulator,
                                                      django_capture_on_commit_callbacks):
-    plausibility_project(items=6)
+    batch_plausibility_project(items=6)
     form = {"project": "claire", "title": "Rate <fillers>", "splits": ["dev"],
             "items_per_hit": "5", "reward": "0.50", "lifetime": "7d", "duration": "1h",
             "auto_approve": "3d", "locales": "US,GB", "provider": "mturk"}
@@ -139,7 +139,7 @@ def test_staff_page_form_estimate_confirm_and_detail(staff_client, fake, simulat
 
 def test_staff_page_shows_a_permanent_error_and_resumes(staff_client, fake, simulator,
                                                         django_capture_on_commit_callbacks):
-    project = plausibility_project(items=5)
+    project = batch_plausibility_project(items=5)
     simulator.inject_fault("CreateHITWithHITType", error="RequestError",
                            message="Insufficient funds")
     options = planning.LaunchOptions(title="Rate", reward_cents=50, splits=("dev",))
@@ -162,7 +162,7 @@ def test_staff_pages_need_staff(annotator_client):
 def test_exact_create_hit_requests_through_the_provider(django_capture_on_commit_callbacks,
                                                         settings, monkeypatch):
     settings.UNPACK_PUBLIC_URL = "https://unpack.example.org"
-    project = plausibility_project(items=2)
+    project = batch_plausibility_project(items=2)
     monkeypatch.setattr(planning, "enqueue_after_commit", lambda *args: None)
     options = planning.LaunchOptions(title="Rate", reward_cents=50, splits=("dev",),
                                     min_percent_approved=90, keywords="wikihow, rating")
@@ -204,7 +204,7 @@ def test_exact_create_hit_requests_through_the_provider(django_capture_on_commit
 
 
 def test_exact_decision_requests(django_capture_on_commit_callbacks, monkeypatch):
-    project = plausibility_project(items=1)
+    project = batch_plausibility_project(items=1)
     batch = Batch.objects.create(project=project, provider="mturk", title="t", status="published")
     hit = Hit.objects.create(batch=batch, unique_request_token="t1", provider_hit_id="HIT9")
     worker = Worker.objects.create(provider="mturk", external_id="AW9")
@@ -234,7 +234,7 @@ def test_exact_decision_requests(django_capture_on_commit_callbacks, monkeypatch
 @pytest.mark.django_db
 def test_launch_batch_names_the_sandbox_when_no_endpoint_is_set(settings):
     settings.MTURK_ENDPOINT_URL = None
-    plausibility_project(items=2)
+    batch_plausibility_project(items=2)
     shown = run("launch_batch", "claire", "--split", "dev", "--reward", "0.50",
                 "--title", "Rate fillers")
     assert "assignments on MTurk sandbox" in shown

@@ -12,7 +12,7 @@ from django.core.management import CommandError, call_command
 from annotation.celery import app as celery_app
 from annotation.models import Assignment, Batch, Bonus, Hit, StatusEvent
 from annotation.selectors.outbox import unfinished_work
-from tests.batches.helpers import plausibility_project
+from tests.factories import batch_plausibility_project
 
 pytestmark = pytest.mark.django_db
 
@@ -46,7 +46,7 @@ def test_launching_without_credentials_says_why_and_the_batch_resumes_or_cancels
         no_credentials, staff_client, django_capture_on_commit_callbacks):
     """Finding 6: this answered 500 and left the batch "publishing" at 0/1, covering its
     items, with no error and no way out."""
-    plausibility_project(items=5)
+    batch_plausibility_project(items=5)
     launched = confirm_launch(staff_client, django_capture_on_commit_callbacks)
     batch = Batch.objects.get()
     assert launched.status_code == 302
@@ -70,7 +70,7 @@ def test_launching_without_credentials_says_why_and_the_batch_resumes_or_cancels
 
 def test_an_unreachable_endpoint_pauses_publishing_without_retrying_in_the_request(
         fake, simulator, staff_client, django_capture_on_commit_callbacks):
-    plausibility_project(items=5)
+    batch_plausibility_project(items=5)
     simulator.inject_fault("CreateHITWithHITType", error="ServiceFault", count=1)
     started = time.monotonic()
     launched = confirm_launch(staff_client, django_capture_on_commit_callbacks)
@@ -105,7 +105,7 @@ def broker_down():
 def test_a_launch_with_the_job_queue_down_is_refused_and_writes_nothing(
         fake, broker_down, staff_client, django_capture_on_commit_callbacks):
     """Issue 11, point 3: this answered 500 after 19 s and left a draft covering the items."""
-    plausibility_project(items=5)
+    batch_plausibility_project(items=5)
     started = time.monotonic()
     answer = confirm_launch(staff_client, django_capture_on_commit_callbacks)
     assert time.monotonic() - started < 10
@@ -123,7 +123,7 @@ def test_a_launch_with_the_job_queue_down_is_refused_and_writes_nothing(
 def test_launch_batch_resume_reports_the_outcome_and_fails_loudly(no_credentials, monkeypatch):
     """Finding 8: ``--resume`` printed the status from before publishing and exited 0.
     (Committed transactions, as in real use: the inline job runs when the launch commits.)"""
-    plausibility_project(items=5)
+    batch_plausibility_project(items=5)
     with pytest.raises(CommandError, match="AWS credentials"):
         call_command("launch_batch", "claire", "--split", "dev", "--reward", "0.50",
                      "--title", "Rate", "--yes", stdout=StringIO())
@@ -141,7 +141,7 @@ def test_launch_batch_resume_reports_the_outcome_and_fails_loudly(no_credentials
 
 def test_unfinished_work_is_what_a_lost_job_left(django_capture_on_commit_callbacks):
     """What the periodic resume_unfinished_work job sends again."""
-    project = plausibility_project(items=1)
+    project = batch_plausibility_project(items=1)
     quiet = Batch.objects.create(project=project, provider="mturk", title="t",
                                  status=Batch.Status.PUBLISHING)
     busy = Batch.objects.create(project=project, provider="mturk", title="t",

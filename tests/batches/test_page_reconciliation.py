@@ -19,21 +19,10 @@ from annotation.selectors.qc import exportable_annotations, rating_rows
 from annotation.services import decisions
 from annotation.services.annotations import annotations_confirm
 from annotation.services.batches import collect
-from annotation.services.batches.plan import LaunchOptions, batch_launch, batch_plan
-from tests.batches.helpers import page_work, plausibility_project
+from annotation.services.batches.plan import LaunchOptions, batch_plan
+from tests.factories import batch_plausibility_project, launched_batch, page_work
 
 pytestmark = pytest.mark.django_db
-
-
-def launch(project, capture):
-    options = LaunchOptions(title="Rate fillers", reward_cents=50, items_per_hit=5,
-                            splits=("dev",))
-    plan = batch_plan(project=project, options=options)
-    with capture(execute=True):
-        batch = batch_launch(project=project, options=options,
-                             confirmed_total_cents=plan.estimate.total_cents)
-    batch.refresh_from_db()
-    return batch
 
 
 def with_ids(task_url: str, **ids: str) -> str:
@@ -50,8 +39,8 @@ def page_assignments(*ids: str):
 def test_collection_verifies_reported_work_and_releases_the_rest(
         fake, simulator, client, staff_user, settings, django_capture_on_commit_callbacks):
     settings.UNPACK_MTURK_SUBMIT_ORIGINS = (fake.base_url,)
-    project = plausibility_project(items=2)
-    batch = launch(project, django_capture_on_commit_callbacks)
+    project = batch_plausibility_project(items=2)
+    batch = launched_batch(project, django_capture_on_commit_callbacks)
     hit = batch.hits.get()
     assert hit.max_assignments == 4
 
@@ -108,8 +97,8 @@ def test_collection_verifies_reported_work_and_releases_the_rest(
 def test_provisional_answers_fill_no_slot_when_planning_more_work(
         fake, simulator, client, settings, django_capture_on_commit_callbacks):
     settings.UNPACK_MTURK_SUBMIT_ORIGINS = (fake.base_url,)
-    project = plausibility_project(items=1, redundancy={"train": 1, "dev": 1, "test": 1})
-    batch = launch(project, django_capture_on_commit_callbacks)
+    project = batch_plausibility_project(items=1, redundancy={"train": 1, "dev": 1, "test": 1})
+    batch = launched_batch(project, django_capture_on_commit_callbacks)
     hit = batch.hits.get()
     simulator.register_worker("AREAL2")
     real = simulator.accept("AREAL2", hit.provider_hit_id)
@@ -131,8 +120,8 @@ def test_an_assignment_mturk_has_but_the_page_never_finished_is_closed_and_compl
     (no more answers go into it), the page's answer is verified and kept, the missing item is
     stored from MTurk's answer, and the assignment can be reviewed."""
     settings.UNPACK_MTURK_SUBMIT_ORIGINS = (fake.base_url,)
-    project = plausibility_project(items=2)
-    batch = launch(project, django_capture_on_commit_callbacks)
+    project = batch_plausibility_project(items=2)
+    batch = launched_batch(project, django_capture_on_commit_callbacks)
     hit = batch.hits.get()
     simulator.register_worker("AHALF1")
     accepted = simulator.accept("AHALF1", hit.provider_hit_id)

@@ -21,8 +21,13 @@ from annotation.services.batches.plan import (
     mturk_fee_cents,
     split_assignments,
 )
-from tests.batches.helpers import plausibility_project, rewrite_project
-from tests.factories import AnnotationFactory, ItemFactory, ProjectFactory
+from tests.factories import (
+    AnnotationFactory,
+    ItemFactory,
+    ProjectFactory,
+    batch_plausibility_project,
+    batch_rewrite_project,
+)
 
 
 def options(**overrides) -> LaunchOptions:
@@ -62,7 +67,7 @@ def test_cost_estimate_adds_rewards_and_fee_only_on_mturk():
 
 @pytest.mark.django_db
 def test_items_are_packed_per_hit_with_the_split_redundancy():
-    project = plausibility_project(items=12)  # dev redundancy 4
+    project = batch_plausibility_project(items=12)  # dev redundancy 4
     plan = batch_plan(project=project, options=options())
     assert [len(hit.item_ids) for hit in plan.hits] == [5, 5, 2]
     assert {hit.max_assignments for hit in plan.hits} == {4}
@@ -72,7 +77,7 @@ def test_items_are_packed_per_hit_with_the_split_redundancy():
 
 @pytest.mark.django_db
 def test_a_redundancy_of_ten_becomes_two_hits_of_five_over_the_same_items():
-    project = plausibility_project(items=3, redundancy={"train": 1, "dev": 10, "test": 10})
+    project = batch_plausibility_project(items=3, redundancy={"train": 1, "dev": 10, "test": 10})
     plan = batch_plan(project=project, options=options())
     assert [hit.max_assignments for hit in plan.hits] == [5, 5]
     assert plan.hits[0].item_ids == plan.hits[1].item_ids
@@ -83,7 +88,7 @@ def test_a_redundancy_of_ten_becomes_two_hits_of_five_over_the_same_items():
 
 @pytest.mark.django_db
 def test_a_dialogue_stays_whole_and_in_order_in_one_hit():
-    project = rewrite_project(dialogues=3, turns=7)
+    project = batch_rewrite_project(dialogues=3, turns=7)
     plan = batch_plan(project=project, options=options(splits=("train",), items_per_hit=5))
     assert len(plan.hits) == 3
     for hit in plan.hits:
@@ -94,7 +99,7 @@ def test_a_dialogue_stays_whole_and_in_order_in_one_hit():
 
 @pytest.mark.django_db
 def test_items_already_annotated_or_covered_by_open_hits_are_skipped():
-    project = plausibility_project(items=4, redundancy={"train": 2, "dev": 2, "test": 2})
+    project = batch_plausibility_project(items=4, redundancy={"train": 2, "dev": 2, "test": 2})
     first, second, third, _fourth = project.items.order_by("pk")
     AnnotationFactory(item=first)
     AnnotationFactory(item=first)
@@ -110,7 +115,7 @@ def test_items_already_annotated_or_covered_by_open_hits_are_skipped():
 
 @pytest.mark.django_db
 def test_launching_the_same_selection_twice_creates_nothing_the_second_time():
-    project = plausibility_project(items=6)
+    project = batch_plausibility_project(items=6)
     plan = batch_plan(project=project, options=options())
     batch = batch_launch(project=project, options=options(),
                          confirmed_total_cents=plan.estimate.total_cents)
@@ -126,7 +131,7 @@ def test_launching_the_same_selection_twice_creates_nothing_the_second_time():
 
 @pytest.mark.django_db
 def test_a_failed_batch_frees_its_items_for_a_new_launch():
-    project = plausibility_project(items=2)
+    project = batch_plausibility_project(items=2)
     plan = batch_plan(project=project, options=options())
     batch = batch_launch(project=project, options=options(),
                          confirmed_total_cents=plan.estimate.total_cents)
@@ -136,7 +141,7 @@ def test_a_failed_batch_frees_its_items_for_a_new_launch():
 
 @pytest.mark.django_db
 def test_launch_refuses_an_estimate_that_is_not_the_one_confirmed():
-    project = plausibility_project(items=2)
+    project = batch_plausibility_project(items=2)
     with pytest.raises(ValidationError, match="confirm again"):
         batch_launch(project=project, options=options(), confirmed_total_cents=1)
     assert not Batch.objects.exists()
@@ -146,7 +151,7 @@ def test_launch_refuses_an_estimate_that_is_not_the_one_confirmed():
 def test_launch_records_qualifications_live_flag_and_selection():
     from annotation.models import Qualification
 
-    project = plausibility_project(items=2)
+    project = batch_plausibility_project(items=2)
     qualification = Qualification.objects.create(
         project=project, name="Plausibility test", passing_score=4,
         questions=[{"id": f"q{n}", "text": "?", "options": ["1", "5"], "answer": "5"}
@@ -172,7 +177,7 @@ def test_launch_records_qualifications_live_flag_and_selection():
 
 @pytest.mark.django_db
 def test_explicit_item_ids_must_belong_to_the_project():
-    project = plausibility_project(items=2)
+    project = batch_plausibility_project(items=2)
     other = ItemFactory(project=ProjectFactory(kind=TaskKind.PLAUSIBILITY))
     with pytest.raises(ValidationError, match="not items of"):
         batch_plan(project=project, options=options(splits=(), item_ids=(other.pk,)))
@@ -209,7 +214,7 @@ def test_local_batches_are_refused_and_old_ones_stop_blocking_mturk_planning():
     "published" forever and its slots hid its items from MTurk planning. Local annotators
     need no batch (the local queue serves every item), so the option is gone, and the
     migration cancels the local batches launched before."""
-    project = plausibility_project(items=2)
+    project = batch_plausibility_project(items=2)
     with pytest.raises(CommandError, match="local annotators need no batch"):
         call_command("launch_batch", project.slug, "--split", "dev", "--reward", "0.10",
                      "--title", "Local", "--provider", "local", "--yes", stdout=io.StringIO())

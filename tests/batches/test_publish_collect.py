@@ -13,40 +13,19 @@ from annotation.providers import ProviderThrottled
 from annotation.services import decisions
 from annotation.services.batches import collect, decide, publish
 from annotation.services.batches import plan as planning
-from annotation.services.batches.plan import LaunchOptions, batch_launch, batch_plan
-from tests.batches.helpers import page_answer_fields, plausibility_project
+from tests.factories import (
+    batch_plausibility_project,
+    hit_item_ids,
+    launched_batch,
+    submitted_assignment,
+)
 
 pytestmark = pytest.mark.django_db
 
 
-def launch(project, capture, **overrides) -> Batch:
-    values = {"title": "Rate fillers", "reward_cents": 50, "items_per_hit": 5,
-              "splits": ("dev",)}
-    values.update(overrides)
-    chosen = LaunchOptions(**values)
-    plan = batch_plan(project=project, options=chosen)
-    with capture(execute=True):
-        batch = batch_launch(project=project, options=chosen,
-                             confirmed_total_cents=plan.estimate.total_cents)
-    batch.refresh_from_db()
-    return batch
-
-
-def hit_item_ids(hit: Hit) -> list[int]:
-    return list(hit.items.order_by("hititem__order").values_list("pk", flat=True))
-
-
-def work(simulator, hit: Hit, worker_id: str, rating: int = 4) -> str:
-    simulator.register_worker(worker_id)
-    accepted = simulator.accept(worker_id, hit.provider_hit_id)
-    simulator.external_submit(accepted["assignment_id"],
-                              page_answer_fields(hit_item_ids(hit), rating))
-    return accepted["assignment_id"]
-
-
 def test_launch_publishes_every_hit_with_the_external_question(
         fake, simulator, django_capture_on_commit_callbacks):
-    batch = launch(plausibility_project(items=12), django_capture_on_commit_callbacks)
+    batch = launched_batch(batch_plausibility_project(items=12), django_capture_on_commit_callbacks)
     assert batch.status == Batch.Status.PUBLISHED
     assert batch.provider_hit_type_id
     hits = list(batch.hits.all())
@@ -69,10 +48,10 @@ def test_a_create_whose_answer_was_lost_resolves_to_the_same_hit(
     """Finding 8: however the endpoint words "token already used" (AWS documents only that the
     message contains the HITId; it may contain none), the resume adopts the HIT."""
     fake.world.set_duplicate_hit_wording(wording)
-    project = plausibility_project(items=4)
+    project = batch_plausibility_project(items=4)
     # launch without publishing
     monkeypatch.setattr(planning, "enqueue_after_commit", lambda *args: None)
-    batch = launch(project, django_capture_on_commit_callbacks)
+    batch = launched_batch(project, django_capture_on_commit_callbacks)
     hit = batch.hits.get()
     # The first attempt reached MTurk but the worker died before recording the HIT id.
     hit_type_id = provider.create_hit_type(publish.hit_type_spec(batch, provider))
@@ -89,9 +68,9 @@ def test_a_create_whose_answer_was_lost_resolves_to_the_same_hit(
 
 def test_a_publish_killed_half_way_resumes_without_duplicates(
         fake, provider, django_capture_on_commit_callbacks, monkeypatch):
-    project = plausibility_project(items=10)
+    project = batch_plausibility_project(items=10)
     monkeypatch.setattr(planning, "enqueue_after_commit", lambda *args: None)
-    batch = launch(project, django_capture_on_commit_callbacks, items_per_hit=1)
+    batch = launched_batch(project, django_capture_on_commit_callbacks, items_per_hit=1)
     original_create = provider.create_hit
     created = []
 
@@ -118,10 +97,10 @@ def test_a_publish_killed_half_way_resumes_without_duplicates(
 
 def test_a_permanent_error_fails_the_batch_with_its_reason_and_resume_finishes_it(
         fake, simulator, django_capture_on_commit_callbacks):
-    project = plausibility_project(items=10)
+    project = batch_plausibility_project(items=10)
     simulator.inject_fault("CreateHITWithHITType", error="RequestError",
                            message="Your account is not allowed to publish")
-    batch = launch(project, django_capture_on_commit_callbacks)
+    batch = launched_batch(project, django_capture_on_commit_callbacks)
     assert batch.status == Batch.Status.FAILED
     assert "not allowed to publish" in batch.error
     assert batch.hits.filter(status=Hit.Status.FAILED).count() == 1
@@ -135,7 +114,7 @@ def test_a_permanent_error_fails_the_batch_with_its_reason_and_resume_finishes_i
 def test_throttling_is_retried(fake, provider, simulator, django_capture_on_commit_callbacks,
                                monkeypatch):
     monkeypatch.setattr(planning, "enqueue_after_commit", lambda *args: None)
-    batch = launch(plausibility_project(items=5), django_capture_on_commit_callbacks)
+    batch = launched_batch(batch_plausibility_project(items=5), django_capture_on_commit_callbacks)
     simulator.inject_fault("CreateHITWithHITType", count=2)  # the provider retries 3 times
     publish.batch_publish(batch_id=batch.pk, provider=provider)
     batch.refresh_from_db()
@@ -157,11 +136,11 @@ def test_the_publish_task_retries_retryable_provider_errors():
 
 def test_collect_stores_each_assignment_once(fake, simulator,
                                              django_capture_on_commit_callbacks):
-    batch = launch(plausibility_project(items=7), django_capture_on_commit_callbacks)
+    batch = launched_batch(batch_plausibility_project(items=7), django_capture_on_commit_callbacks)
     hits = list(batch.hits.order_by("pk"))
     for number, hit in enumerate(hits):
         for worker in range(4):
-            work(simulator, hit, f"AW{number}X{worker}", rating=1 + worker)
+            submitted_assignment(simulator, hit, f"AW{number}X{worker}", rating=1 + worker)
     result = collect.batch_collect(batch_id=batch.pk)
     assert result.assignments_created == 8
     assert result.annotations_created == 4 * 5 + 4 * 2
@@ -179,9 +158,9 @@ def test_collect_stores_each_assignment_once(fake, simulator,
 
 def test_an_assignment_the_page_already_saved_is_left_as_is(
         fake, simulator, django_capture_on_commit_callbacks):
-    batch = launch(plausibility_project(items=2), django_capture_on_commit_callbacks)
+    batch = launched_batch(batch_plausibility_project(items=2), django_capture_on_commit_callbacks)
     hit = batch.hits.get()
-    assignment_id = work(simulator, hit, "APAGE1", rating=5)
+    assignment_id = submitted_assignment(simulator, hit, "APAGE1", rating=5)
     worker = Worker.objects.create(provider="mturk", external_id="APAGE1")
     saved = Assignment.objects.create(hit=hit, worker=worker, provider_assignment_id=assignment_id,
                                       status=Assignment.Status.SUBMITTED)
@@ -196,7 +175,7 @@ def test_an_assignment_the_page_already_saved_is_left_as_is(
 
 def test_an_unreadable_answer_is_kept_for_review(fake, simulator,
                                                  django_capture_on_commit_callbacks):
-    batch = launch(plausibility_project(items=2), django_capture_on_commit_callbacks)
+    batch = launched_batch(batch_plausibility_project(items=2), django_capture_on_commit_callbacks)
     hit = batch.hits.get()
     simulator.register_worker("ABAD1")
     accepted = simulator.accept("ABAD1", hit.provider_hit_id)
@@ -227,8 +206,8 @@ def test_answer_parsing_errors(answers, message):
 
 
 def test_auto_approval_on_mturk_is_copied(fake, simulator, django_capture_on_commit_callbacks):
-    batch = launch(plausibility_project(items=1), django_capture_on_commit_callbacks)
-    work(simulator, batch.hits.get(), "AAUTO1")
+    batch = launched_batch(batch_plausibility_project(items=1), django_capture_on_commit_callbacks)
+    submitted_assignment(simulator, batch.hits.get(), "AAUTO1")
     collect.batch_collect(batch_id=batch.pk)
     simulator.advance_clock(4 * 24 * 3600)
     result = collect.batch_collect(batch_id=batch.pk)
@@ -240,10 +219,11 @@ def test_auto_approval_on_mturk_is_copied(fake, simulator, django_capture_on_com
 
 def test_approve_reject_bonus_block_reach_mturk_once(fake, simulator,
                                                       django_capture_on_commit_callbacks):
-    batch = launch(plausibility_project(items=1, redundancy={"train": 1, "dev": 3, "test": 3}),
-                   django_capture_on_commit_callbacks)
+    project = batch_plausibility_project(items=1,
+                                         redundancy={"train": 1, "dev": 3, "test": 3})
+    batch = launched_batch(project, django_capture_on_commit_callbacks)
     hit = batch.hits.get()
-    good, bad, late = (work(simulator, hit, f"AREV{n}") for n in range(3))
+    good, bad, late = (submitted_assignment(simulator, hit, f"AREV{n}") for n in range(3))
     collect.batch_collect(batch_id=batch.pk)
     good_row, bad_row, _ = (Assignment.objects.get(provider_assignment_id=a)
                             for a in (good, bad, late))
@@ -283,8 +263,8 @@ def test_approve_reject_bonus_block_reach_mturk_once(fake, simulator,
 
 def test_a_rejection_needs_a_message_and_a_synced_approval_cannot_become_a_rejection(
         fake, simulator, django_capture_on_commit_callbacks):
-    batch = launch(plausibility_project(items=1), django_capture_on_commit_callbacks)
-    work(simulator, batch.hits.get(), "AMSG1")
+    batch = launched_batch(batch_plausibility_project(items=1), django_capture_on_commit_callbacks)
+    submitted_assignment(simulator, batch.hits.get(), "AMSG1")
     collect.batch_collect(batch_id=batch.pk)
     assignment = Assignment.objects.get()
     with pytest.raises(ValidationError, match="message"):
@@ -296,7 +276,7 @@ def test_a_rejection_needs_a_message_and_a_synced_approval_cannot_become_a_rejec
 
 
 def test_expire_extend_and_add_assignments(fake, simulator, django_capture_on_commit_callbacks):
-    batch = launch(plausibility_project(items=1), django_capture_on_commit_callbacks)
+    batch = launched_batch(batch_plausibility_project(items=1), django_capture_on_commit_callbacks)
     hit = batch.hits.get()
     tasks.extend_hit(hit.pk, 30 * 24 * 3600)
     hit.refresh_from_db()
@@ -318,8 +298,8 @@ def test_expire_extend_and_add_assignments(fake, simulator, django_capture_on_co
 
 
 def test_notify_workers_of_the_project(fake, simulator, django_capture_on_commit_callbacks):
-    batch = launch(plausibility_project(items=1), django_capture_on_commit_callbacks)
-    work(simulator, batch.hits.get(), "ANOTE1")
+    batch = launched_batch(batch_plausibility_project(items=1), django_capture_on_commit_callbacks)
+    submitted_assignment(simulator, batch.hits.get(), "ANOTE1")
     collect.batch_collect(batch_id=batch.pk)
     worker = Worker.objects.get(external_id="ANOTE1")
     stranger = Worker.objects.create(provider="mturk", external_id="ASTRANGER")
@@ -331,13 +311,13 @@ def test_notify_workers_of_the_project(fake, simulator, django_capture_on_commit
 
 def test_a_custom_qualification_test_is_created_once_and_required(
         fake, simulator, django_capture_on_commit_callbacks):
-    project = plausibility_project(items=2)
+    project = batch_plausibility_project(items=2)
     qualification = Qualification.objects.create(
         project=project, name="Plausibility test", passing_score=4,
         questions=[{"id": f"q{n}", "text": f"Rate {n}", "options": ["1", "5"], "answer": "5"}
                    for n in range(4)])
-    batch = launch(project, django_capture_on_commit_callbacks, qualification_id=qualification.pk,
-                   min_percent_approved=90)
+    batch = launched_batch(project, django_capture_on_commit_callbacks,
+                           qualification_id=qualification.pk, min_percent_approved=90)
     qualification.refresh_from_db()
     type_id = qualification.provider_qualification_type_id
     assert type_id and "AnswerKey" in fake.world.qualification_types[type_id]["AnswerKey"]
@@ -354,9 +334,10 @@ def test_a_custom_qualification_test_is_created_once_and_required(
 
 def test_batch_becomes_complete_when_all_work_is_decided(fake, simulator,
                                                          django_capture_on_commit_callbacks):
-    batch = launch(plausibility_project(items=1, redundancy={"train": 1, "dev": 1, "test": 1}),
-                   django_capture_on_commit_callbacks)
-    work(simulator, batch.hits.get(), "ADONE1")
+    project = batch_plausibility_project(items=1,
+                                         redundancy={"train": 1, "dev": 1, "test": 1})
+    batch = launched_batch(project, django_capture_on_commit_callbacks)
+    submitted_assignment(simulator, batch.hits.get(), "ADONE1")
     collect.batch_collect(batch_id=batch.pk)
     assert Batch.objects.get(pk=batch.pk).status == Batch.Status.PUBLISHED
     with django_capture_on_commit_callbacks(execute=True):
@@ -369,7 +350,7 @@ def test_batch_becomes_complete_when_all_work_is_decided(fake, simulator,
 def test_the_pages_summary_only_answer_of_a_fully_saved_assignment_is_accepted(
         fake, simulator, django_capture_on_commit_callbacks):
     """Our task page saves every item in our database, then posts only ``summary`` to MTurk."""
-    batch = launch(plausibility_project(items=2), django_capture_on_commit_callbacks)
+    batch = launched_batch(batch_plausibility_project(items=2), django_capture_on_commit_callbacks)
     hit = batch.hits.get()
     simulator.register_worker("ASUMMARY")
     accepted = simulator.accept("ASUMMARY", hit.provider_hit_id)

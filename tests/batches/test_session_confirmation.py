@@ -21,7 +21,7 @@ from annotation.models import Annotation, Assignment
 from annotation.providers import HitTypeSpec
 from annotation.providers.mturk import MTurkProvider
 from annotation.selectors.providers import assignment_confirmed_by_provider
-from tests.frontend.builders import publish_hit, sluice_project
+from tests.factories import publish_hit, sluice_project
 
 pytestmark = pytest.mark.django_db
 

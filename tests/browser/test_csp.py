@@ -13,8 +13,15 @@ import pytest
 
 from annotation.models import Annotation
 from tests.browser.conftest import login_browser, open_task
-from tests.exports.builders import annotate, claire_project, workers
-from tests.frontend.builders import BUILDERS, plausibility_project, publish_hit, sluice_project
+from tests.factories import (
+    BUILDERS,
+    annotate,
+    claire_sample,
+    plausibility_project,
+    publish_hit,
+    sluice_project,
+    workers,
+)
 from tests.security.test_access import admin_urls
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -93,7 +100,7 @@ def test_every_task_kind_runs_under_the_policy(watched, live_server, annotator_u
 
 
 def test_staff_pages(watched, live_server, staff_user):
-    project, items = claire_project()
+    project, items = claire_sample()
     for worker in workers(3):
         for k, item in enumerate(items):
             annotate(item, worker, rating=1 + k % 5, duration_ms=1000 * (k + 1))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from tests.browser.conftest import login_browser
-from tests.security.hostile import annotator_pages, hostile_world, mturk_page, staff_pages
+from tests.factories import annotator_pages, hostile_world, mturk_page, staff_pages
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

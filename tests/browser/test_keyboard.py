@@ -7,7 +7,7 @@ from playwright.sync_api import TimeoutError
 
 from annotation.models import Annotation
 from tests.browser.conftest import login_browser, open_task
-from tests.frontend.builders import decontext_project, rewrite_project, sluice_project
+from tests.factories import decontext_project, rewrite_project, sluice_project
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from annotation.models import Batch
-from tests.batches.helpers import plausibility_project
 from tests.browser.conftest import login_browser
+from tests.factories import batch_plausibility_project
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -22,7 +22,7 @@ def test_launch_without_credentials_shows_why(page, live_server, staff_user, set
     monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent/config")
     monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
     settings.MTURK_ENDPOINT_URL = "http://127.0.0.1:9/"  # never reached: signing fails first
-    plausibility_project(items=5)
+    batch_plausibility_project(items=5)
     login_browser(page, live_server, staff_user)
     responses = []
     page.on("response", lambda response: responses.append(response.status))

@@ -9,8 +9,7 @@ from django.utils import timezone
 
 from annotation.models import Annotation, ItemLease, Worker
 from tests.browser.conftest import login_browser, open_task
-from tests.frontend.builders import plausibility_project
-from tests.frontend.test_annotate_views import store
+from tests.factories import local_answer, plausibility_project
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -29,7 +28,7 @@ def test_the_page_says_when_the_next_item_can_no_longer_be_used(page, live_serve
     # The annotator pauses; their lease on the item the page holds runs out and someone else
     # completes it.
     ItemLease.objects.update(expires_at=timezone.now() - timedelta(seconds=1))
-    store(project, held, Worker.objects.create(provider="local", external_id="quick"))
+    local_answer(project, held, Worker.objects.create(provider="local", external_id="quick"))
     page.click(".next-item")
     page.wait_for_selector("#task-page[data-ready=true]")
     status = page.locator(".item-status.warn")

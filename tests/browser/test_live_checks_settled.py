@@ -5,7 +5,7 @@ import pytest
 
 from annotation.models import Annotation
 from tests.browser.conftest import login_browser, open_task, warning_codes
-from tests.frontend.builders import rewrite_project
+from tests.factories import rewrite_project
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -21,7 +21,7 @@ from annotation.services.batches.collect import batch_collect
 from annotation.services.batches.plan import LaunchOptions, batch_launch, batch_plan
 from annotation.services.decisions import assignment_approve, bonus_create
 from tests.browser.conftest import open_task
-from tests.frontend.builders import sluice_project
+from tests.factories import sluice_project
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -11,7 +11,7 @@ from django.utils import timezone
 from annotation.models import Annotation, Assignment, Worker
 from annotation.services.batches.collect import parse_answer_payloads
 from tests.browser.conftest import open_task, screenshot
-from tests.frontend.builders import publish_hit, rewrite_project, sluice_project
+from tests.factories import publish_hit, rewrite_project, sluice_project
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

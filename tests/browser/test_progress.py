@@ -6,7 +6,7 @@ import pytest
 
 from annotation.models import Annotation, Worker
 from tests.browser.conftest import login_browser, open_task
-from tests.frontend.builders import plausibility_project, sluice_project
+from tests.factories import plausibility_project, sluice_project
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

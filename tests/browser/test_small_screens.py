@@ -5,7 +5,7 @@ selection (which fires no mouseup)."""
 import pytest
 
 from tests.browser.conftest import CHROMIUM, login_browser, open_task
-from tests.frontend.builders import (
+from tests.factories import (
     decontext_project,
     plausibility_project,
     publish_hit,

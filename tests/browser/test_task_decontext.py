@@ -5,7 +5,7 @@ import pytest
 
 from annotation.models import Annotation
 from tests.browser.conftest import assert_no_injected_script, login_browser, open_task, screenshot
-from tests.frontend.builders import XSS, ZINC_TARGET, decontext_project
+from tests.factories import XSS, ZINC_TARGET, decontext_project
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

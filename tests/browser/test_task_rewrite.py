@@ -11,7 +11,7 @@ from tests.browser.conftest import (
     screenshot,
     warning_codes,
 )
-from tests.frontend.builders import XSS, rewrite_project
+from tests.factories import XSS, rewrite_project
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -4,7 +4,7 @@ import pytest
 
 from annotation.models import Annotation
 from tests.browser.conftest import login_browser, open_task, screenshot, warning_codes
-from tests.frontend.builders import split_project
+from tests.factories import split_project
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

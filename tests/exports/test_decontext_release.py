@@ -11,7 +11,7 @@ from django.core.management import call_command
 
 from annotation.exporters import export_project
 from annotation.models import Annotation, TargetSentence
-from tests.exports.builders import annotate, decontext_project, workers
+from tests.factories import annotate, decontext_sample, workers
 
 pytestmark = pytest.mark.django_db
 
@@ -102,7 +102,7 @@ def test_changes_outside_the_sentence_are_refused(tmp_path):
 
 
 def test_impossible_annotations_are_exported_with_an_empty_sentence(tmp_path):
-    project, item = decontext_project(split="train")
+    project, item = decontext_sample(split="train")
     worker = workers(1)[0]
     annotate(item, worker, category="IMPOSSIBLE", text="The worker typed this anyway.",
              payload={"category": "IMPOSSIBLE",
@@ -115,7 +115,7 @@ def test_impossible_annotations_are_exported_with_an_empty_sentence(tmp_path):
 def test_a_file_without_changed_examples_is_named_in_the_export_and_in_evaluate(tmp_path):
     """Every scored example keeps a reference equal to its original: the official eval.py
     stops with IndexError; we say so, and evaluate prints null instead of NaN."""
-    project, item = decontext_project()
+    project, item = decontext_sample()
     crowd = workers(3)
     original = item.target_sentence.text
     for worker, category, sentence in zip(crowd, ["UNNECESSARY", "UNNECESSARY", "DONE"],

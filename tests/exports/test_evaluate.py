@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from tests.exports.builders import annotate, decontext_project, sluice_project, workers
+from tests.factories import annotate, decontext_sample, sluice_sample, workers
 
 pytestmark = pytest.mark.django_db
 DEMO = Path(__file__).resolve().parents[2] / "annotation" / "demo_data"
@@ -134,7 +134,7 @@ def test_websplit_reports_sacrebleu_and_aharoni_goldberg_bleu(capsys, tmp_path):
 
 
 def test_sluice_baselines_and_decontext_repeat(capsys):
-    project, items = sluice_project()
+    project, items = sluice_sample()
     crowd = workers(2)
     annotate(items["c1"], crowd[0], text="Who went to the fair?")
     annotate(items["c1"], crowd[1], text="Who all went to the fair?")
@@ -143,7 +143,7 @@ def test_sluice_baselines_and_decontext_repeat(capsys):
     with pytest.raises(CommandError, match="ce_q1, ce_a"):
         call_command("evaluate", project.slug, "--baseline", "copy")
 
-    project, item = decontext_project()
+    project, item = decontext_sample()
     for worker, sentence in zip(workers(3), ["Zinc is brittle at room temperature.",
                                              "Zinc is brittle at room temperature .",
                                              "The metal zinc is brittle at room temperature."],

@@ -10,13 +10,13 @@ from django.core.management import CommandError, call_command
 from annotation.exporters import export_project
 from annotation.exporters.base import json_array
 from annotation.models import Annotation
-from tests.exports.builders import (
+from tests.factories import (
     annotate,
-    canard_project,
-    claire_project,
-    decontext_project,
-    sluice_project,
-    websplit_project,
+    canard_sample,
+    claire_sample,
+    decontext_sample,
+    sluice_sample,
+    websplit_sample,
     workers,
 )
 
@@ -24,7 +24,7 @@ pytestmark = pytest.mark.django_db
 
 
 def test_claire_scores_are_means_and_labels_follow_thresholds(tmp_path):
-    project, items = claire_project()
+    project, items = claire_sample()
     crowd = workers(4)
     ratings = [[5, 4, 4, 5], [1, 2, 1, 1], [3, 3, 4, 3], [4, 4, 4, 3], [3, 3, 3, 1]]
     for item, item_ratings in zip(items, ratings, strict=True):
@@ -45,7 +45,7 @@ def test_claire_scores_are_means_and_labels_follow_thresholds(tmp_path):
 
 
 def test_claire_thirds_print_like_the_release(tmp_path):
-    project, items = claire_project()
+    project, items = claire_sample()
     for worker, rating in zip(workers(3), [3, 3, 4], strict=True):
         annotate(items[0], worker, rating=rating)
     export_project(project=project, format_name="claire", out_dir=tmp_path)
@@ -53,7 +53,7 @@ def test_claire_thirds_print_like_the_release(tmp_path):
 
 
 def test_canard_history_and_cannotanswer(tmp_path):
-    project, items = canard_project()
+    project, items = canard_sample()
     worker = workers(1)[0]
     annotate(items[0], worker, text="What group disbanded?")
     annotate(items[1], worker, text="When did Zappa and the Mothers of Invention disband?")
@@ -71,7 +71,7 @@ def test_canard_history_and_cannotanswer(tmp_path):
 
 
 def test_canard_history_keeps_cannotanswer_from_the_source(tmp_path):
-    project, items = canard_project()
+    project, items = canard_sample()
     annotate(items[2], workers(1)[0], text="Why did Zappa and the Mothers disband?")
     export_project(project=project, format_name="canard", out_dir=tmp_path)
     (record,) = json.loads((tmp_path / "dev.json").read_text())
@@ -85,7 +85,7 @@ def test_json_array_streams_the_same_bytes_as_dumping_the_list():
 
 
 def test_decontext_has_every_key_the_official_loader_reads(tmp_path):
-    project, item = decontext_project()
+    project, item = decontext_sample()
     crowd = workers(3)
     annotate(item, crowd[0], category="DONE", text="Zinc is brittle at room temperature.",
              payload={"category": "DONE",
@@ -116,7 +116,7 @@ def test_decontext_has_every_key_the_official_loader_reads(tmp_path):
 
 
 def test_websplit_references_and_triples(tmp_path):
-    project, item = websplit_project()
+    project, item = websplit_sample()
     crowd = workers(2)
     annotate(item, crowd[0], text="Alan Bean was born in Wheeler, Texas. He was a test pilot.",
              payload={"simple_sentences": ["Alan Bean was born in Wheeler, Texas.",
@@ -133,7 +133,7 @@ def test_websplit_references_and_triples(tmp_path):
 
 
 def test_sluice_cleaning_and_processed_shape(tmp_path):
-    project, items = sluice_project()
+    project, items = sluice_sample()
     crowd = workers(3)
     annotate(items["c1"], crowd[0], text="Who went to the fair?")
     annotate(items["c1"], crowd[1], text="Who went to the fair?")  # duplicate reference
@@ -154,7 +154,7 @@ def test_sluice_cleaning_and_processed_shape(tmp_path):
 
 
 def test_generic_jsonl_has_everything_and_no_worker_identity(tmp_path):
-    project, items = canard_project()
+    project, items = canard_sample()
     worker = workers(1)[0]
     annotation = annotate(items[1], worker, text="When did they disband?", duration_ms=4200,
                           client_warnings=["rewrite_pronoun_left"],
@@ -179,7 +179,7 @@ def test_generic_jsonl_has_everything_and_no_worker_identity(tmp_path):
 
 @pytest.mark.parametrize("format_name", ["claire", "jsonl"])
 def test_exports_are_byte_for_byte_reproducible(tmp_path, format_name):
-    project, items = claire_project()
+    project, items = claire_sample()
     for worker in workers(3):
         for item in items:
             annotate(item, worker, rating=3)
@@ -193,7 +193,7 @@ def test_exports_are_byte_for_byte_reproducible(tmp_path, format_name):
 
 
 def test_export_command_refuses_a_format_of_another_task(tmp_path):
-    project, _ = claire_project()
+    project, _ = claire_sample()
     with pytest.raises(CommandError, match="plausibility project"):
         call_command("export_data", project.slug, "--format", "canard", "--out", str(tmp_path))
     with pytest.raises(CommandError, match="no project"):
@@ -201,7 +201,7 @@ def test_export_command_refuses_a_format_of_another_task(tmp_path):
 
 
 def test_export_command_reports_files(tmp_path, capsys):
-    project, items = claire_project()
+    project, items = claire_sample()
     annotate(items[0], workers(1)[0], rating=5)
     call_command("export_data", project.slug, "--format", "claire", "--out", str(tmp_path))
     output = capsys.readouterr().out
@@ -210,7 +210,7 @@ def test_export_command_reports_files(tmp_path, capsys):
 
 
 def test_export_files_are_readable_by_others(tmp_path):
-    project, items = claire_project()
+    project, items = claire_sample()
     annotate(items[0], workers(1)[0], rating=4)
     export_project(project=project, format_name="claire", out_dir=tmp_path)
     modes = {path.name: path.stat().st_mode & 0o777 for path in tmp_path.iterdir()}

@@ -27,8 +27,15 @@ from django.core.management import CommandError, call_command
 
 from annotation import models
 from annotation.exporters import ExportError, export_project
-from tests.exports.builders import annotate, claire_project, workers
-from tests.factories import DocumentFactory, ItemFactory, ProjectFactory, TargetSentenceFactory
+from tests.factories import (
+    DocumentFactory,
+    ItemFactory,
+    ProjectFactory,
+    TargetSentenceFactory,
+    annotate,
+    claire_sample,
+    workers,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -41,7 +48,7 @@ FILLER_ID = re.compile(r"^[0-9]+_[1-5]$")
 
 
 def test_claire_files_have_the_shape_the_starter_kit_checks(tmp_path):
-    project, items = claire_project()
+    project, items = claire_sample()
     crowd = workers(2)
     for item, ratings in zip(items[:4], [(5, 4), (1, 1), (3, 4), (2, 3)], strict=True):
         for worker, rating in zip(crowd, ratings, strict=True):
@@ -72,7 +79,7 @@ def test_claire_files_have_the_shape_the_starter_kit_checks(tmp_path):
     ("sentence", "2. Get surgery at 3 to 6 months old.", "no gap"),
 ])
 def test_claire_export_refuses_what_the_starter_kit_rejects(tmp_path, field, value, message):
-    project, items = claire_project()
+    project, items = claire_sample()
     annotate(items[0], workers(1)[0], rating=4)
     models.ClozeItem.objects.filter(project=project).update(**{field: value})
     with pytest.raises(ExportError, match=message):
@@ -229,6 +236,6 @@ def test_decontext_predictions_need_every_key_and_every_example(scored_project, 
     with pytest.raises(CommandError, match="no prediction for 2 example"):
         call_command("evaluate", project.slug, "--system", str(partial), "--split", "dev")
     with pytest.raises(CommandError, match="decontext projects"):
-        claire, _ = claire_project()
+        claire, _ = claire_sample()
         call_command("evaluate", claire.slug, "--system", str(partial),
                      "--write-predictions", str(tmp_path / "x.jsonl"))

@@ -15,7 +15,7 @@ from django.contrib.sessions.models import Session
 from django.core.cache import caches, close_caches
 from django.test import Client, override_settings
 
-from tests.frontend.builders import plausibility_project
+from tests.factories import plausibility_project
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 CACHE_ENV = ("DATABASE_URL", "REDIS_URL", "UNPACK_CACHE_URL")

@@ -13,14 +13,14 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from annotation.models import Annotation, Item, ItemLease, Worker
-from annotation.payloads import validate_payload
-from annotation.selectors.annotate import item_context, item_for_submit
-from annotation.services.annotations import SubmitRefused, annotation_submit, annotations_confirm
+from annotation.services.annotations import SubmitRefused, annotations_confirm
 from annotation.services.work_queue import work_queue_next_item
-from tests.factories import AnnotationFactory
-from tests.frontend.builders import (
+from tests.factories import (
     BUILDERS,
+    AnnotationFactory,
     decontext_project,
+    local_answer,
+    local_worker,
     plausibility_project,
     publish_hit,
     rewrite_project,
@@ -50,18 +50,6 @@ def submit(client, project, item_id, payload, token=None, **extra):
                        content_type="application/json")
 
 
-def local_worker(name):
-    return Worker.objects.create(provider="local", external_id=name)
-
-
-def store(project, item, worker, rating=3):
-    clean = validate_payload(project.kind, {"rating": rating}, item_context(item))
-    return annotation_submit(worker=worker, item=item_for_submit(project=project,
-                                                                 item_id=item.pk),
-                             clean=clean, context=item_context(item), source="local",
-                             client_token=uuid.uuid4().hex)
-
-
 # --- work queue ------------------------------------------------------------------------------
 
 
@@ -70,10 +58,10 @@ def test_queue_respects_redundancy_per_split_and_skips_done_items():
     item = project.items.get()
     first, second, third = local_worker("a"), local_worker("b"), local_worker("c")
     assert work_queue_next_item(project=project, worker=first) == item
-    store(project, item, first)
+    local_answer(project, item, first)
     assert work_queue_next_item(project=project, worker=first) is None  # done it already
     assert work_queue_next_item(project=project, worker=second) == item  # dev wants 2
-    store(project, item, second)
+    local_answer(project, item, second)
     assert work_queue_next_item(project=project, worker=third) is None  # full
 
 
@@ -107,10 +95,10 @@ def test_two_workers_one_slot_only_the_first_submit_fills_it():
     assert work_queue_next_item(project=project, worker=second) is None
     ItemLease.objects.update(expires_at=timezone.now() - timedelta(seconds=1))
     assert work_queue_next_item(project=project, worker=second) == item
-    store(project, item, first)
+    local_answer(project, item, first)
     # ...but the capacity re-check under the item's row lock refuses the second.
     with pytest.raises(SubmitRefused) as refused:
-        store(project, item, second)
+        local_answer(project, item, second)
     assert refused.value.code == "item_full"
     assert Annotation.objects.count() == 1
 
@@ -129,7 +117,7 @@ def test_concurrent_submits_for_the_last_slot_store_one(transactional_db):
     def race(worker):
         barrier.wait()
         try:
-            store(project, item, worker)
+            local_answer(project, item, worker)
             outcomes.append("stored")
         except SubmitRefused as refused:
             outcomes.append(refused.code)
@@ -175,7 +163,7 @@ def test_a_worker_cannot_reuse_another_workers_token(annotator_client, django_us
 def test_submit_refuses_a_full_item_with_409(annotator_client):
     project = plausibility_project(redundancy={"train": 1})
     item = project.items.get()
-    store(project, item, local_worker("first"))
+    local_answer(project, item, local_worker("first"))
     response = submit(annotator_client, project, item.pk, {"rating": 4})
     assert response.status_code == 409 and response.json()["error"] == "item_full"
 
@@ -220,7 +208,7 @@ def test_annotate_page_query_count_does_not_grow_with_data(annotator_client):
     big = plausibility_project("big", items=30, redundancy={"train": 5})
     for index, item in enumerate(big.items.all()[:20]):
         for w in range(3):
-            store(big, item, local_worker(f"w{index}-{w}"))
+            local_answer(big, item, local_worker(f"w{index}-{w}"))
     annotator_client.get(f"/annotate/{small.slug}/")  # creates the annotator's Worker
     with CaptureQueriesContext(connection) as small_queries:
         assert annotator_client.get(f"/annotate/{small.slug}/").status_code == 200
@@ -264,7 +252,7 @@ def test_submit_query_count_does_not_grow_with_data(annotator_client):
 def test_plausibility_submit_takes_six_queries(annotator_client):
     project = plausibility_project(items=3, redundancy={"train": 3})
     for item in project.items.all():
-        store(project, item, local_worker(f"o{item.pk}"))
+        local_answer(project, item, local_worker(f"o{item.pk}"))
     annotator_client.get(f"/annotate/{project.slug}/")  # creates the annotator's Worker
     item = project.items.last()
     with CaptureQueriesContext(connection) as queries:
@@ -307,7 +295,7 @@ def test_local_submit_answer_carries_the_next_item_as_the_page_would_show_it(ann
 def test_a_full_item_answer_offers_the_next_item(annotator_client):
     project = plausibility_project(items=2, redundancy={"train": 1})
     full, other = project.items.order_by("id")
-    store(project, full, local_worker("first"))
+    local_answer(project, full, local_worker("first"))
     response = submit(annotator_client, project, full.pk, {"rating": 4})
     assert response.status_code == 409 and response.json()["error"] == "item_full"
     assert response.json()["next"]["item"]["item_id"] == other.pk
@@ -340,9 +328,9 @@ def test_queue_prefers_the_group_the_worker_started_then_skips_done_and_full_ite
     worker, other = local_worker("me"), local_worker("other")
     # Put two items in one group; the worker answers one of them.
     Item.objects.filter(pk__in=[items[2].pk, items[4].pk]).update(group_key="shared")
-    store(project, items[2], worker)
+    local_answer(project, items[2], worker)
     assert work_queue_next_item(project=project, worker=worker) == items[4]
-    store(project, items[4], other)  # now full (redundancy 1)
+    local_answer(project, items[4], other)  # now full (redundancy 1)
     chosen = work_queue_next_item(project=project, worker=worker)
     assert chosen is not None and chosen.pk not in (items[2].pk, items[4].pk)
 
@@ -411,10 +399,10 @@ def test_provisional_mturk_answers_fill_no_local_slot_until_verified():
     annotations_confirm(annotations=Annotation.objects.filter(pk=provisional.pk))
     assert work_queue_next_item(project=project, worker=local) is None
     with pytest.raises(SubmitRefused) as refused:
-        store(project, item, local)
+        local_answer(project, item, local)
     assert refused.value.code == "item_full"
     Annotation.objects.filter(pk=provisional.pk).update(state=Annotation.State.PROVISIONAL)
-    assert store(project, item, local).annotation.worker == local
+    assert local_answer(project, item, local).annotation.worker == local
 
 
 def test_submit_without_a_session_answers_401_json_with_the_login_page(client):
@@ -454,7 +442,7 @@ def test_a_different_answer_from_another_tab_is_reported_with_the_stored_one(ann
 def test_progress_counts_what_the_work_queue_could_still_give(annotator_client, annotator_user):
     project = plausibility_project(items=4, redundancy={"train": 1})
     items = list(project.items.order_by("id"))
-    store(project, items[0], local_worker("someone"))  # full: not left for anyone
+    local_answer(project, items[0], local_worker("someone"))  # full: not left for anyone
     assert annotator_client.get(f"/annotate/{project.slug}/progress/").json() == {
         "done": 0, "left": 3}
     submit(annotator_client, project, items[1].pk, {"rating": 4})

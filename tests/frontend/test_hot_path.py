@@ -23,12 +23,15 @@ from django.utils.dateparse import parse_datetime
 
 from annotation.auth import WorkerLoadingModelBackend, user_with_worker
 from annotation.models import Annotation, Item, Project, Worker
-from annotation.payloads import validate_payload
 from annotation.selectors import annotate as annotate_selectors
-from annotation.services.annotations import annotation_submit
 from annotation.services.work_queue import _choose_sql
-from tests.factories import AnnotationFactory
-from tests.frontend.builders import plausibility_project, rewrite_project
+from tests.factories import (
+    AnnotationFactory,
+    local_answer,
+    local_worker,
+    plausibility_project,
+    rewrite_project,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -72,20 +75,6 @@ def submit(client, project, item_id, payload, token=None, **extra):
             **extra}
     return client.post(f"/annotate/{project.slug}/submit/", json.dumps(body),
                        content_type="application/json")
-
-
-def local_worker(name, **fields):
-    return Worker.objects.create(provider="local", external_id=name, **fields)
-
-
-def store(project, item, worker, rating=3, **extra):
-    """An answer stored through the slower, general path (``annotation_submit``)."""
-    loaded = annotate_selectors.item_for_submit(project=project, item_id=item.pk)
-    context = annotate_selectors.item_context(loaded)
-    clean = validate_payload(project.kind, {"rating": rating}, context)
-    return annotation_submit(worker=worker, item=loaded, clean=clean, context=context,
-                             source="local", client_token=extra.pop("client_token", None)
-                             or uuid.uuid4().hex, **extra)
 
 
 def logged_in_client(username: str) -> tuple[Client, object]:
@@ -325,9 +314,9 @@ def test_fast_insert_stores_every_column_as_the_orm_path_does(annotator_client):
 
     # The same answer through the general path, by another worker on another item.
     other = local_worker("slow-path")
-    slow = store(project, slow_item, other, rating=4, client_warnings=CLIENT_WARNINGS,
-                 overridden_warnings=OVERRIDDEN_WARNINGS, duration_ms=12345,
-                 started_at=parse_datetime(STARTED_AT)).annotation
+    slow = local_answer(project, slow_item, other, rating=4, client_warnings=CLIENT_WARNINGS,
+                        overridden_warnings=OVERRIDDEN_WARNINGS, duration_ms=12345,
+                        started_at=parse_datetime(STARTED_AT)).annotation
     slow = Annotation.objects.get(pk=slow.pk)
     fast_values, slow_values = field_values(fast), field_values(slow)
     assert ({name for name, value in fast_values.items() if value is not None}
@@ -362,7 +351,7 @@ def test_fast_insert_without_optional_fields_stores_the_defaults(annotator_clien
     response = submit(annotator_client, project, fast_item.pk, {"rating": 1})
     assert response.status_code == 200 and response.json()["status"] == "saved"
     fast = Annotation.objects.get(pk=response.json()["annotation_id"])
-    slow = Annotation.objects.get(pk=store(project, slow_item, local_worker("s"), rating=1)
+    slow = Annotation.objects.get(pk=local_answer(project, slow_item, local_worker("s"), rating=1)
                                   .annotation.pk)
     assert (fast.client_warnings, fast.overridden_warnings, fast.provenance) == ([], [], {})
     assert fast.started_at is None and fast.duration_ms is None
@@ -432,8 +421,8 @@ def test_same_worker_same_item_new_token_reports_the_stored_answer(annotator_cli
 def test_another_workers_token_on_another_item_is_refused_and_stores_nothing(annotator_client):
     project = plausibility_project(items=3, redundancy={"train": 3})
     theirs_item, my_item, _ = project.items.order_by("id")
-    theirs = store(project, theirs_item, local_worker("owner"), rating=5,
-                   client_token="owned-token-00001").annotation
+    theirs = local_answer(project, theirs_item, local_worker("owner"), rating=5,
+                          client_token="owned-token-00001").annotation
     worker_of(annotator_client, project)
     with CaptureQueriesContext(connection) as queries:
         response = submit(annotator_client, project, my_item.pk, {"rating": 1},
@@ -450,8 +439,8 @@ def test_another_workers_token_on_another_item_is_refused_and_stores_nothing(ann
 def test_a_full_item_is_refused_with_409_and_stores_nothing(annotator_client):
     project = plausibility_project(items=3, redundancy={"train": 2})
     full, following, _ = project.items.order_by("id")
-    store(project, full, local_worker("one"))
-    store(project, full, local_worker("two"))
+    local_answer(project, full, local_worker("one"))
+    local_answer(project, full, local_worker("two"))
     worker = worker_of(annotator_client, project)
     with CaptureQueriesContext(connection) as queries:
         response = submit(annotator_client, project, full.pk, {"rating": 4})
@@ -466,7 +455,7 @@ def test_a_full_item_is_refused_with_409_and_stores_nothing(annotator_client):
 def test_imported_and_provisional_answers_leave_the_slot_open_for_the_insert(annotator_client):
     project = plausibility_project(items=2, redundancy={"train": 2})
     item = project.items.order_by("id").first()
-    store(project, item, local_worker("local-one"))
+    local_answer(project, item, local_worker("local-one"))
     AnnotationFactory(item=item, worker=local_worker("imp"), source="import", rating=2)
     AnnotationFactory(item=item, worker=local_worker("turker"), source="mturk", rating=2,
                       provisional=True)
@@ -545,9 +534,9 @@ def test_next_item_is_the_first_open_one_after_the_submitted_item(annotator_clie
     items = list(project.items.order_by("id"))
     worker = worker_of(annotator_client, project)
     for index in (0, 1, 2, 3, 11):
-        store(project, items[index], worker)
+        local_answer(project, items[index], worker)
     for name in ("f1", "f2", "f3"):  # item 12 is full
-        store(project, items[12], local_worker(name))
+        local_answer(project, items[12], local_worker(name))
     # Items 1 and 3 open again for this worker: earlier open items they have not done.
     Annotation.objects.filter(worker=worker, item__in=[items[1], items[3]]).delete()
 

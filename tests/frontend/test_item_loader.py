@@ -17,7 +17,7 @@ from annotation.selectors.annotate import (
     load_items,
     page_items_queryset,
 )
-from tests.frontend.builders import BUILDERS
+from tests.factories import BUILDERS
 
 pytestmark = pytest.mark.django_db
 

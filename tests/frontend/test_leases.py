@@ -16,8 +16,7 @@ from annotation.services.work_queue import (
     item_leases_renew,
     work_queue_next_item,
 )
-from tests.frontend.builders import plausibility_project
-from tests.frontend.test_annotate_views import local_worker, store
+from tests.factories import local_answer, local_worker, plausibility_project
 
 pytestmark = pytest.mark.django_db
 
@@ -48,7 +47,7 @@ def test_an_answer_replaces_its_lease():
     item = project.items.get()
     first, second, third = local_worker("a"), local_worker("b"), local_worker("c")
     assert work_queue_next_item(project=project, worker=first) == item
-    store(project, item, first)
+    local_answer(project, item, first)
     # One counted answer, and the lease of the worker who gave it counts no more: a slot is open.
     assert work_queue_next_item(project=project, worker=second) == item
     assert work_queue_next_item(project=project, worker=third) is None
@@ -61,7 +60,7 @@ def test_renewing_moves_the_lease_and_names_items_others_completed():
     past = timezone.now() - timedelta(seconds=1)
     ItemLease.objects.create(item=kept, worker=worker, expires_at=past)
     ItemLease.objects.create(item=lost, worker=worker, expires_at=past)
-    store(project, lost, other)  # the lease had expired: another annotator completed it
+    local_answer(project, lost, other)  # the lease had expired: another annotator completed it
     assert item_leases_renew(project=project, worker=worker,
                              item_ids=[kept.pk, lost.pk]) == [lost.pk]
     assert ItemLease.objects.get(item=kept, worker=worker).expires_at > timezone.now()
@@ -75,7 +74,7 @@ def test_the_page_renews_its_leases_and_hears_which_items_are_gone(annotator_cli
     assert config["lease_url"] == f"/annotate/{project.slug}/lease/"
     shown = config["items"][0]["item_id"]
     other = project.items.exclude(pk=shown).get()
-    store(project, other, local_worker("someone"))
+    local_answer(project, other, local_worker("someone"))
 
     def renew(body):
         return annotator_client.post(config["lease_url"], json.dumps(body),

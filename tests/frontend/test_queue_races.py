@@ -9,10 +9,10 @@ import uuid
 import pytest
 from django.db import connection, connections, transaction
 
-from annotation.models import Annotation, Worker
+from annotation.models import Annotation
 from annotation.services.annotations import SubmitRefused, annotation_submit_item
 from annotation.services.work_queue import work_queue_next_item
-from tests.frontend.builders import plausibility_project
+from tests.factories import local_worker, plausibility_project
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -21,10 +21,6 @@ pytestmark = pytest.mark.django_db(transaction=True)
 def postgresql_only():
     if connection.vendor != "postgresql":
         pytest.skip("PostgreSQL only (row locks): run with DATABASE_URL=postgres://…")
-
-
-def local_worker(name: str) -> Worker:
-    return Worker.objects.create(provider=Worker.Provider.LOCAL, external_id=name)
 
 
 def submit_item(project, item, worker, token=None):

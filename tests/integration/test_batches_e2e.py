@@ -12,21 +12,16 @@ from annotation.models import Annotation, Assignment, Batch, Bonus, Hit, Worker
 from annotation.selectors.qc import exportable_annotations
 from annotation.services import decisions
 from annotation.services.batches import publish
-from annotation.services.batches.plan import LaunchOptions, batch_launch, batch_plan
-from tests.batches.helpers import page_answer_fields, page_work, plausibility_project
+from tests.factories import (
+    batch_plausibility_project,
+    hit_item_ids,
+    launched_batch,
+    page_answer_fields,
+    page_work,
+)
 from tests.integration.conftest import wait_for, wait_for_idle_worker
 
 pytestmark = pytest.mark.integration
-
-
-def launch(project, **overrides) -> Batch:
-    values = {"title": "Rate fillers", "reward_cents": 50, "items_per_hit": 5,
-              "splits": ("dev",)}
-    values.update(overrides)
-    chosen = LaunchOptions(**values)
-    plan = batch_plan(project=project, options=chosen)
-    return batch_launch(project=project, options=chosen,
-                        confirmed_total_cents=plan.estimate.total_cents)
 
 
 def batch_status(batch: Batch, *statuses: str):
@@ -36,21 +31,17 @@ def batch_status(batch: Batch, *statuses: str):
     return check
 
 
-def item_ids(hit: Hit) -> list[int]:
-    return list(hit.items.order_by("hititem__order").values_list("pk", flat=True))
-
-
 def submit(simulator, hit: Hit, worker_id: str, rating: int = 4) -> str:
     simulator.register_worker(worker_id)
     accepted = simulator.accept(worker_id, hit.provider_hit_id)
     assert accepted["task_url"].startswith("https://unpack.example.org/mturk/task/claire/?")
     simulator.external_submit(accepted["assignment_id"],
-                              page_answer_fields(item_ids(hit), rating))
+                              page_answer_fields(hit_item_ids(hit), rating))
     return accepted["assignment_id"]
 
 
 def test_launch_collect_review_and_pay(mturk, simulator):
-    batch = launch(plausibility_project(items=12))  # 3 HITs x 4 assignments
+    batch = launched_batch(batch_plausibility_project(items=12))  # 3 HITs x 4 assignments
     wait_for(batch_status(batch, Batch.Status.PUBLISHED), what="the batch to be published")
     assert len(mturk.world.hits) == 3
     hits = list(batch.hits.order_by("pk"))
@@ -96,8 +87,8 @@ def test_the_pages_answers_count_once_the_worker_collects_them(mturk, simulator,
     """The page saves in our database (provisional: it cannot authenticate the worker), posts to
     MTurk; collection on the Celery worker sees the assignment at MTurk and verifies them."""
     monkeypatch.setattr(settings, "UNPACK_MTURK_SUBMIT_ORIGINS", (mturk.base_url,))
-    project = plausibility_project(items=2)
-    batch = launch(project)  # 1 HIT x 4 assignments
+    project = batch_plausibility_project(items=2)
+    batch = launched_batch(project)  # 1 HIT x 4 assignments
     wait_for(batch_status(batch, Batch.Status.PUBLISHED), what="the batch to be published")
     hit = batch.hits.get()
     simulator.register_worker("APAGE1")
@@ -115,8 +106,8 @@ def test_the_pages_answers_count_once_the_worker_collects_them(mturk, simulator,
 
 
 def test_paging_over_100_hits_and_over_100_assignments_on_one_hit(mturk, simulator):
-    project = plausibility_project(items=101, redundancy={"train": 1, "dev": 1, "test": 1})
-    batch = launch(project, items_per_hit=1)
+    project = batch_plausibility_project(items=101, redundancy={"train": 1, "dev": 1, "test": 1})
+    batch = launched_batch(project, items_per_hit=1)
     # One HIT built outside the planner's <= 9 rule, as an imported legacy HIT might be.
     big = Hit.objects.create(batch=Batch.objects.get(pk=batch.pk),
                              unique_request_token="unpack-hit-big", max_assignments=120)
@@ -154,7 +145,7 @@ def test_publish_failing_after_k_hits_then_resumed_creates_no_duplicate(mturk, s
         return real_create(params)
 
     world.op_CreateHITWithHITType = fail_after_four
-    batch = launch(plausibility_project(items=10), items_per_hit=1)
+    batch = launched_batch(batch_plausibility_project(items=10), items_per_hit=1)
     wait_for(batch_status(batch, Batch.Status.FAILED), what="the batch to fail")
     assert "Insufficient funds" in batch.error
     assert len(world.hits) == 4
@@ -186,7 +177,7 @@ def test_throttling_is_retried_by_the_celery_job(mturk, simulator):
     # The provider makes one attempt per call; each throttle reaches the job, which retries
     # with backoff (the one retry layer).
     simulator.inject_fault("CreateHITWithHITType", count=3)
-    batch = launch(plausibility_project(items=5))
+    batch = launched_batch(batch_plausibility_project(items=5))
     wait_for(batch_status(batch, Batch.Status.PUBLISHED), timeout=60,
              what="publishing through throttling")
     assert simulator.stats()["calls"]["CreateHITWithHITType"] == 1 + 3
@@ -196,7 +187,7 @@ def test_throttling_is_retried_by_the_celery_job(mturk, simulator):
 def test_a_permanent_error_is_surfaced_on_the_batch(mturk, simulator):
     simulator.inject_fault("CreateHITType", error="RequestError",
                            message="QualificationType 3XYZ does not exist.")
-    batch = launch(plausibility_project(items=5))
+    batch = launched_batch(batch_plausibility_project(items=5))
     wait_for(batch_status(batch, Batch.Status.FAILED), what="the batch to fail")
     assert "QualificationType 3XYZ does not exist." in batch.error
     assert simulator.stats()["calls"]["CreateHITType"] == 1

@@ -34,7 +34,12 @@ from annotation.celery import app as celery_app
 from annotation.fake_mturk import FakeMTurkSimulator
 from annotation.models import Annotation, Assignment, Batch, Bonus
 from annotation.services import decisions
-from tests.batches.helpers import page_answer_fields, plausibility_project
+from tests.factories import (
+    batch_plausibility_project,
+    hit_item_ids,
+    launched_batch,
+    page_answer_fields,
+)
 from tests.integration.conftest import (
     PUBLIC_URL,
     REPO_ROOT,
@@ -43,7 +48,6 @@ from tests.integration.conftest import (
     wait_for,
     wait_for_idle_worker,
 )
-from tests.integration.test_batches_e2e import item_ids, launch
 from tests.network import free_port, listening_sockets
 
 pytestmark = pytest.mark.integration
@@ -213,7 +217,7 @@ def simulator(fake_mturk_server) -> FakeMTurkSimulator:
 
 
 def test_nothing_is_published_collected_or_paid_twice(deployment, simulator, fake_mturk_server):
-    batch = launch(plausibility_project(items=12))  # 3 HITs x 4 assignments
+    batch = launched_batch(batch_plausibility_project(items=12))  # 3 HITs x 4 assignments
     # The same publish job twice, as a redelivery after a crash would: both workers race.
     tasks.publish_batch.delay(batch.pk)
     wait_for(lambda: Batch.objects.get(pk=batch.pk).status == Batch.Status.PUBLISHED,
@@ -228,7 +232,7 @@ def test_nothing_is_published_collected_or_paid_twice(deployment, simulator, fak
             simulator.register_worker(worker_id)
             accepted = simulator.accept(worker_id, hit.provider_hit_id)
             simulator.external_submit(accepted["assignment_id"],
-                                      page_answer_fields(item_ids(hit), 1 + worker))
+                                      page_answer_fields(hit_item_ids(hit), 1 + worker))
             assignment_ids.append(accepted["assignment_id"])
     # Beat collects every BEAT_PERIOD seconds; collections sent by hand race with it and with
     # each other on the two workers.
@@ -260,7 +264,7 @@ def test_nothing_is_published_collected_or_paid_twice(deployment, simulator, fak
 
 def test_a_session_is_one_session_on_every_instance(deployment):
     get_user_model().objects.create_user("roundrobin", password="a-long-password")
-    project = plausibility_project(items=3, split="train", slug="rr")
+    project = batch_plausibility_project(items=3, split="train", slug="rr")
     first, second = deployment.ports
     browser = RoundRobin(deployment.ports)
     status, _, _ = browser.request("/accounts/login/", port=first)

@@ -18,7 +18,7 @@ import pytest
 from annotation.celery import app as celery_app
 from annotation.models import Batch, Hit
 from annotation.services.batches.plan import LaunchOptions, batch_launch, batch_plan
-from tests.batches.helpers import plausibility_project
+from tests.factories import batch_plausibility_project
 from tests.integration.conftest import service_environment, start_worker, wait_for
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
@@ -33,7 +33,7 @@ def published() -> int:
 
 def test_a_worker_killed_mid_publish_is_resumed_without_duplicates(
         celery_worker, mturk, integration_services, django_db_blocker):
-    project = plausibility_project(items=HITS, redundancy={"train": 1, "dev": 1, "test": 1})
+    project = batch_plausibility_project(items=HITS, redundancy={"train": 1, "dev": 1, "test": 1})
     options = LaunchOptions(title="Rate fillers", reward_cents=5, items_per_hit=1,
                             splits=("dev",))
     plan = batch_plan(project=project, options=options)

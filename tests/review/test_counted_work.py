@@ -21,8 +21,7 @@ from annotation.services.annotations import (
 from annotation.services.batches.plan import LaunchOptions, batch_plan
 from annotation.services.decisions import annotation_reject, worker_block
 from annotation.services.work_queue import work_queue_next_item
-from tests.factories import AnnotationFactory
-from tests.frontend.builders import sluice_project
+from tests.factories import AnnotationFactory, sluice_project
 
 pytestmark = pytest.mark.django_db
 

@@ -8,7 +8,7 @@ from django.core.exceptions import ValidationError
 
 from annotation.models import Annotation, Assignment, Bonus, Flag, StatusEvent, Worker
 from annotation.services import decisions
-from tests.review.test_review_pages import flagged_rewrites
+from tests.factories import flagged_rewrites
 
 pytestmark = pytest.mark.django_db
 

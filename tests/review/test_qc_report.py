@@ -10,8 +10,16 @@ from django.core.management import call_command
 
 from annotation.models import Flag, Project
 from annotation.services.qc import project_qc_run
-from tests.exports.builders import annotate, canard_project, sluice_project, workers
-from tests.factories import ClozeFillerFactory, ClozeItemFactory, ItemFactory, ProjectFactory
+from tests.factories import (
+    ClozeFillerFactory,
+    ClozeItemFactory,
+    ItemFactory,
+    ProjectFactory,
+    annotate,
+    canard_sample,
+    sluice_sample,
+    workers,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -80,7 +88,7 @@ def test_unknown_flag_setting_is_a_clear_error():
 
 
 def test_text_agreement_and_copy_flags_on_rewrites(capsys):
-    project, items = canard_project()
+    project, items = canard_sample()
     first, second = workers(2)
     annotate(items[1], first, text="When did they disband?")  # a copy with a pronoun left
     annotate(items[1], second, text="When did Zappa and the Mothers of Invention disband?")
@@ -94,7 +102,7 @@ def test_text_agreement_and_copy_flags_on_rewrites(capsys):
 
 
 def test_sluice_report_counts_what_cleaning_drops(capsys):
-    project, items = sluice_project()
+    project, items = sluice_sample()
     crowd = workers(3)
     annotate(items["c1"], crowd[0], text="Who went to the fair?")
     annotate(items["c1"], crowd[1], text="Who went to the fair?")

@@ -7,7 +7,7 @@ import pytest
 from django.test import Client
 
 from annotation.models import Flag
-from tests.exports.builders import annotate, canard_project, workers
+from tests.factories import annotate, canard_sample, workers
 
 pytestmark = pytest.mark.django_db
 
@@ -16,7 +16,7 @@ SCRIPT = "<script>alert(1)</script>"
 
 def pronoun_rewrite_project():
     """A rewrite that keeps its pronoun (and carries markup): QC must flag it."""
-    project, items = canard_project()
+    project, items = canard_sample()
     worker = workers(1)[0]
     annotation = annotate(items[1], worker, text=f"When did they disband? {SCRIPT}")
     return project, annotation

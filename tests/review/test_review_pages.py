@@ -7,40 +7,18 @@ from unittest import mock
 import pytest
 from django.test import Client
 
-from annotation.models import Annotation, Assignment, Batch, Bonus, Flag, Hit, Worker
+from annotation.models import Annotation, Assignment, Bonus, Flag, Worker
 from frontend.review import diff_html, svg_bars
-from tests.exports.builders import annotate, canard_project, claire_project, workers
+from tests.factories import (
+    SCRIPT,
+    annotate,
+    canard_sample,
+    claire_sample,
+    flagged_rewrites,
+    workers,
+)
 
 pytestmark = pytest.mark.django_db
-
-SCRIPT = "<script>alert(1)</script>"
-
-
-def flagged_rewrites(n_assignments=2, project_items=None, first=0):
-    """A rewrite project with one HIT per assignment, each with a flagged rewrite."""
-    project, items = project_items or canard_project()
-    batch = Batch.objects.create(project=project, title="rewrites", provider="mturk")
-    rows = []
-    for k, worker in enumerate(workers(n_assignments), start=first):
-        hit = Hit.objects.create(batch=batch, unique_request_token=f"token-{k}",
-                                 provider_hit_id=f"HIT{k}")
-        assignment = Assignment.objects.create(hit=hit, worker=worker,
-                                               provider_assignment_id=f"ASG{k}",
-                                               status=Assignment.Status.SUBMITTED,
-                                               decision_synced=True)
-        annotation = annotate(items[1], worker, assignment=assignment, source="mturk",
-                              text=f"When did they disband? {SCRIPT}", duration_ms=900)
-        annotate(items[2], worker, assignment=assignment, source="mturk",
-                 text="Why did Zappa disband the group?", duration_ms=30000)
-        flag = Flag.objects.create(project=project, annotation=annotation, worker=worker,
-                                   assignment=assignment, reason="rewrite_pronoun_left",
-                                   score=1.0, detail=f"pronoun {SCRIPT}",
-                                   fingerprint=f"rewrite_pronoun_left:annotation:{annotation.pk}")
-        worker_flag = Flag.objects.create(project=project, worker=worker, reason="too_fast",
-                                          score=-4.0, fingerprint=f"too_fast:worker:{worker.pk}")
-        rows.append((assignment, annotation, flag, worker_flag))
-    return project, rows
-
 
 def test_annotators_and_anonymous_users_cannot_review(annotator_client, client):
     project, rows = flagged_rewrites(1)
@@ -71,7 +49,7 @@ def test_queue_groups_by_hit_and_escapes_worker_text(staff_client):
 
 def test_queue_and_dashboard_run_a_fixed_number_of_queries(staff_client,
                                                            django_assert_num_queries):
-    project, items = canard_project()
+    project, items = canard_sample()
     flagged_rewrites(2, (project, items))
     # session, user, project, open flags with everything rendered, flag counts
     with django_assert_num_queries(5) as small:
@@ -162,7 +140,7 @@ def test_forms_need_csrf(staff_user):
 
 
 def test_local_work_is_decided_per_annotation(staff_client):
-    project, items = claire_project()
+    project, items = claire_sample()
     annotation = annotate(items[0], workers(1)[0], rating=1)
     Flag.objects.create(project=project, annotation=annotation, worker=annotation.worker,
                         reason="too_fast", fingerprint=f"too_fast:annotation:{annotation.pk}")
@@ -175,7 +153,7 @@ def test_local_work_is_decided_per_annotation(staff_client):
 
 
 def test_dashboard_plots_are_inline_svg_with_escaped_labels(staff_client):
-    project, items = claire_project()
+    project, items = claire_sample()
     crowd = workers(3)
     for worker in crowd:
         for k, item in enumerate(items):

@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from annotation.models import Annotation, Flag
 from annotation.services.qc import project_qc_run
-from tests.frontend.builders import publish_hit, sluice_project
+from tests.factories import publish_hit, sluice_project
 
 pytestmark = pytest.mark.django_db
 

@@ -6,13 +6,14 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from annotation.models import Fact, Item, SplitManifest
-from tests.exports.builders import annotate, workers
 from tests.factories import (
     ComplexSentenceFactory,
     DialogueFactory,
     DialogueTurnFactory,
     ItemFactory,
     ProjectFactory,
+    annotate,
+    workers,
 )
 
 pytestmark = pytest.mark.django_db

@@ -35,7 +35,7 @@ from annotation.models import (
     Project,
     Worker,
 )
-from tests.frontend.builders import publish_hit, sluice_project
+from tests.factories import publish_hit, sluice_project
 
 pytestmark = pytest.mark.django_db
 

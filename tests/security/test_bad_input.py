@@ -17,8 +17,7 @@ from django.test import Client
 
 from annotation.models import Annotation, Assignment, Project, Worker
 from annotation.services.workers import worker_for_user
-from tests.factories import AnnotationFactory
-from tests.frontend.builders import publish_hit, sluice_project
+from tests.factories import AnnotationFactory, publish_hit, sluice_project
 
 pytestmark = pytest.mark.django_db
 

@@ -7,7 +7,7 @@ from django.test import Client
 
 from annotation.models import Annotation, Flag, Worker
 from annotation.services.workers import worker_for_user
-from tests.frontend.builders import sluice_project
+from tests.factories import sluice_project
 
 pytestmark = pytest.mark.django_db
 

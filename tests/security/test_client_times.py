@@ -16,8 +16,7 @@ from django.utils import timezone
 from annotation.models import Annotation
 from annotation.payloads import clean_client_time
 from annotation.services.workers import worker_for_user
-from tests.factories import AnnotationFactory
-from tests.frontend.builders import publish_hit, sluice_project
+from tests.factories import AnnotationFactory, publish_hit, sluice_project
 
 pytestmark = pytest.mark.django_db
 

@@ -17,8 +17,7 @@ import pytest
 from django.conf import settings
 from django.test import Client
 
-from tests.exports.builders import annotate, claire_project, workers
-from tests.frontend.builders import BUILDERS, publish_hit, sluice_project
+from tests.factories import BUILDERS, annotate, claire_sample, publish_hit, sluice_project, workers
 
 pytestmark = pytest.mark.django_db
 
@@ -179,7 +178,7 @@ def test_form_action_follows_the_submit_origins_setting(client, world, settings)
 
 def test_staff_dashboard_plots_are_inline_svg_without_style(staff_client):
     """The plots are SVG markup with classes (styled from review.css), not style attributes."""
-    project, items = claire_project()
+    project, items = claire_sample()
     for worker in workers(3):
         for k, item in enumerate(items):
             annotate(item, worker, rating=1 + k % 5, duration_ms=1000 * (k + 1))

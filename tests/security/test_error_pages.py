@@ -9,7 +9,7 @@ import pytest
 from django.db import OperationalError
 from django.test import Client
 
-from tests.frontend.builders import sluice_project
+from tests.factories import sluice_project
 
 pytestmark = pytest.mark.django_db
 

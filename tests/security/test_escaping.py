@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from tests.security.hostile import (
+from tests.factories import (
     MARKERS,
     annotator_pages,
     hostile_world,

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from annotation.models import Annotation, Assignment, Worker
-from tests.frontend.builders import publish_hit, sluice_project
+from tests.factories import publish_hit, sluice_project
 
 pytestmark = pytest.mark.django_db
 

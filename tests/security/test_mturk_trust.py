@@ -26,7 +26,7 @@ from annotation.providers import CollectedAssignment
 from annotation.selectors.qc import exportable_annotations, progress_by_split, text_rows
 from annotation.services.annotations import SubmitRefused, assignment_get_or_create_mturk
 from annotation.services.batches.collect import batch_collect
-from tests.frontend.builders import publish_hit, sluice_project
+from tests.factories import publish_hit, sluice_project
 
 pytestmark = pytest.mark.django_db
 

@@ -98,7 +98,7 @@ def test_check_deploy_is_clean_when_configured_for_https():
 
 @pytest.mark.django_db
 def test_pages_cannot_be_framed_except_the_mturk_task_page(client):
-    from tests.frontend.builders import publish_hit, sluice_project
+    from tests.factories import publish_hit, sluice_project
 
     project = sluice_project()
     publish_hit(project)
