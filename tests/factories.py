@@ -8,9 +8,12 @@
   released datasets, returned with their items, for export, QC and review tests; ``annotate``
   and ``workers`` add answers and annotators to them.
 - Local answers (``local_worker``, ``local_answer``).
-- Batch projects and MTurk work (``batch_plausibility_project``, ``batch_rewrite_project``,
-  ``launched_batch``, ``page_work`` …): priced projects to plan and launch, and what a worker
-  and our ExternalQuestion page do through the MTurk stand-in.
+- Batch projects and crowd work (``batch_plausibility_project``, ``batch_rewrite_project``,
+  ``launched_batch``, ``page_work``, ``launch_prolific``, ``participant_works`` …): priced
+  projects to plan and launch, and what a worker and our task pages do through the MTurk and
+  Prolific stand-ins.
+- A hostile world (``hostile_world``): markup in every text a page shows, for the escaping
+  tests.
 
 Fixtures stay in the conftest files; builders live here only.
 """
@@ -23,11 +26,17 @@ from dataclasses import dataclass
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import factory
+from django.utils import timezone
 
 from annotation import models
 from annotation.payloads import validate_payload
+from annotation.providers.prolific import StudyTemplate, study_url
 from annotation.selectors import annotate as annotate_selectors
-from annotation.services.annotations import annotation_state, annotation_submit
+from annotation.services.annotations import (
+    annotation_state,
+    annotation_submit,
+    assignment_mark_submitted,
+)
 from annotation.services.batches.collect import ANSWER_FIELD_PAYLOADS
 from annotation.services.batches.plan import LaunchOptions, batch_launch, batch_plan
 
@@ -509,6 +518,74 @@ def page_work(client, task_url: str, rating: int = 4) -> dict[str, str]:
                        content_type="application/json")
     assert done.status_code == 200, done.content
     return {"summary": done.json()["summary"], **done.json()["answer_fields"]}
+
+
+# --- Prolific batches and work ---------------------------------------------------------------
+
+PROLIFIC_LAUNCH = {"title": "Rate fillers", "reward_cents": 150, "items_per_hit": 5,
+                   "splits": ("dev",), "provider": "prolific", "estimated_minutes": 10,
+                   "assignment_duration_seconds": 30 * 60, "min_percent_approved": 95}
+
+
+def study_template(**overrides) -> StudyTemplate:
+    fields = {
+        "name": "Rate fillers", "description": "Rate how plausible each filler is.",
+        "external_study_url": study_url("https://unpack.example/prolific/task/demo/"),
+        "reward_cents": 150, "estimated_completion_minutes": 10, "maximum_allowed_minutes": 30,
+        "completion_code": "CDONE1234", "failed_check_code": "CFAIL5678",
+        "internal_name": "unpack batch 1",
+        "filters": ({"filter_id": "approval_rate", "selected_range": {"lower": 95,
+                                                                      "upper": 100}},),
+    }
+    fields.update(overrides)
+    return StudyTemplate(**fields)
+
+
+def prolific_options(**overrides) -> LaunchOptions:
+    return LaunchOptions(**{**PROLIFIC_LAUNCH, **overrides})
+
+
+def launch_prolific(project, capture, **overrides) -> models.Batch:
+    """Plan, confirm and launch; the publish job runs inline when ``capture`` executes it."""
+    return launched_batch(project, capture, **{**PROLIFIC_LAUNCH, **overrides})
+
+
+def page_saves(hit, participant: str, session_id: str, *, rating: int = 4,
+               items: int | None = None, finish: bool = False):
+    """What the participant's task page stores for a Prolific session, through the services
+    it uses: the participant's Worker and the session's Assignment (created on the first
+    save), one answer per item (``items`` of them; all by default), and, with ``finish``, the
+    session marked submitted."""
+    worker, _ = models.Worker.objects.get_or_create(provider=models.Worker.Provider.PROLIFIC,
+                                                    external_id=participant)
+    assignment, _ = models.Assignment.objects.get_or_create(
+        provider_assignment_id=session_id,
+        defaults={"hit": hit, "worker": worker, "status": models.Assignment.Status.ACCEPTED,
+                  "accepted_at": timezone.now()})
+    chosen = list(models.Item.objects.filter(hititem__hit=hit).order_by("hititem__order"))
+    for item in chosen[:items]:
+        context = annotate_selectors.item_context(item)
+        annotation_submit(worker=worker, item=item,
+                          clean=validate_payload(item.project.kind, {"rating": rating}, context),
+                          context=context, source=models.Annotation.Source.PROLIFIC,
+                          client_token=uuid.uuid4().hex, assignment=assignment,
+                          provenance={"provider": "prolific", "session_id": session_id})
+    if finish:
+        assignment_mark_submitted(assignment=assignment)
+    return assignment
+
+
+def participant_works(simulator, hit, *, finish: bool = True, code: str | None = None,
+                      items: int | None = None, rating: int = 4):
+    """A participant starts the study at Prolific (the stand-in's side door), saves work on
+    our task page and, with ``finish``, completes with the batch's completion code."""
+    participant = simulator.participant()
+    session = simulator.start(participant, hit.provider_hit_id)["session_id"]
+    assignment = page_saves(hit, participant, session, items=items, rating=rating,
+                            finish=finish)
+    if finish:
+        simulator.complete(session, code or hit.batch.completion_code)
+    return assignment
 
 
 # --- a hostile world (escaping tests) -------------------------------------------------------

@@ -1,7 +1,7 @@
 """Hostile dataset, worker and MTurk text in chromium: every staff page, the admin's lists,
 the home page and the task pages show it as text; nothing runs, nothing is injected.
 
-The data is ``tests.security.hostile``: ``<img onerror>``, ``<script>``, ``<svg onload>`` and
+The data is ``tests.factories.hostile_world``: ``<img onerror>``, ``<script>``, ``<svg onload>`` and
 quote-breaking payloads in every field any page renders (review queue, dashboard with its
 inline SVG plots, batch pages, home, admin list and change pages, task pages).
 """

@@ -22,7 +22,7 @@ from annotation.models import Annotation, Assignment, Batch, Bonus, Worker
 from annotation.selectors.qc import exportable_annotations
 from annotation.services import decisions
 from annotation.services.batches.plan import batch_launch, batch_plan
-from tests.batches.helpers import plausibility_project
+from tests.factories import batch_plausibility_project, page_saves, prolific_options
 from tests.integration.conftest import (
     WORKER_START_TIMEOUT,
     _drop_connection_pools,
@@ -31,7 +31,6 @@ from tests.integration.conftest import (
     wait_for,
     wait_for_idle_worker,
 )
-from tests.prolific.helpers import page_saves, prolific_options
 
 pytestmark = pytest.mark.integration
 
@@ -101,7 +100,7 @@ def test_prolific_from_launch_to_export(prolific, tmp_path):
     sim = FakeProlificSimulator(prolific.base_url)
     # Throttled twice while creating studies: the task retry layer waits and carries on.
     sim.fault("create_study", count=2, status=429, retry_after=1)
-    project = plausibility_project(items=6, redundancy={"train": 3, "dev": 3, "test": 3})
+    project = batch_plausibility_project(items=6, redundancy={"train": 3, "dev": 3, "test": 3})
     options = prolific_options(items_per_hit=3)  # 2 studies x 3 places
     plan = batch_launch(project=project, options=options,
                         confirmed_total_cents=batch_plan(project=project,
@@ -172,7 +171,7 @@ def test_prolific_from_launch_to_export(prolific, tmp_path):
     wait_for_idle_worker()
     assert [payment["cents"] for payment in world.payments] == [40]
     # The blocked participant cannot take a later study.
-    later = plausibility_project(items=1, slug="later")
+    later = batch_plausibility_project(items=1, slug="later")
     options = prolific_options()
     batch2 = batch_launch(project=later, options=options, confirmed_total_cents=batch_plan(
         project=later, options=options).estimate.total_cents)

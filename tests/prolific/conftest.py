@@ -10,7 +10,8 @@ import requests
 from requests.adapters import BaseAdapter
 
 from annotation.fake_prolific import FakeProlific, FakeProlificSimulator
-from annotation.providers.prolific import ProlificConfig, ProlificProvider, StudyTemplate, study_url
+from annotation.providers.prolific import ProlificConfig, ProlificProvider, StudyTemplate
+from tests.factories import study_template
 
 WORKSPACE = "wsp0000000000000000000001"
 
@@ -33,23 +34,9 @@ def simulator(fake_prolific: FakeProlific) -> FakeProlificSimulator:
     return FakeProlificSimulator(fake_prolific.base_url)
 
 
-def make_template(**overrides) -> StudyTemplate:
-    fields = {
-        "name": "Rate fillers", "description": "Rate how plausible each filler is.",
-        "external_study_url": study_url("https://unpack.example/prolific/task/demo/"),
-        "reward_cents": 150, "estimated_completion_minutes": 10, "maximum_allowed_minutes": 30,
-        "completion_code": "CDONE1234", "failed_check_code": "CFAIL5678",
-        "internal_name": "unpack batch 1",
-        "filters": ({"filter_id": "approval_rate", "selected_range": {"lower": 95,
-                                                                      "upper": 100}},),
-    }
-    fields.update(overrides)
-    return StudyTemplate(**fields)
-
-
 @pytest.fixture
 def template() -> StudyTemplate:
-    return make_template()
+    return study_template()
 
 
 @pytest.fixture

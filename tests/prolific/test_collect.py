@@ -14,9 +14,13 @@ from annotation.models import Annotation, Assignment, Flag, Worker
 from annotation.providers.prolific import ProlificConfig, ProlificProvider
 from annotation.services.annotations import live_assignments_q
 from annotation.services.batches.collect import batch_collect, open_batch_ids
-from tests.batches.helpers import plausibility_project
+from tests.factories import (
+    batch_plausibility_project,
+    launch_prolific,
+    page_saves,
+    participant_works,
+)
 from tests.prolific.conftest import WORKSPACE
-from tests.prolific.helpers import launch_prolific, page_saves, participant_works
 
 pytestmark = pytest.mark.django_db
 
@@ -28,7 +32,7 @@ def _provider(fake, page_size: int = 100) -> ProlificProvider:
 
 def test_submissions_past_the_first_page_are_collected(prolific_app, simulator,
                                                        django_capture_on_commit_callbacks):
-    project = plausibility_project(items=2, redundancy={"train": 7, "dev": 7, "test": 7})
+    project = batch_plausibility_project(items=2, redundancy={"train": 7, "dev": 7, "test": 7})
     batch = launch_prolific(project, django_capture_on_commit_callbacks)
     hit = batch.hits.get()
     assert hit.max_assignments == 7
@@ -51,7 +55,7 @@ def test_submissions_past_the_first_page_are_collected(prolific_app, simulator,
 
 def test_returned_and_timed_out_sessions_free_their_items(prolific_app, simulator,
                                                           django_capture_on_commit_callbacks):
-    project = plausibility_project(items=3, redundancy={"train": 2, "dev": 2, "test": 2})
+    project = batch_plausibility_project(items=3, redundancy={"train": 2, "dev": 2, "test": 2})
     batch = launch_prolific(project, django_capture_on_commit_callbacks)
     hit = batch.hits.get()
     returned = participant_works(simulator, hit, finish=False, items=2)
@@ -88,7 +92,7 @@ def test_returned_and_timed_out_sessions_free_their_items(prolific_app, simulato
 
 def test_a_session_prolific_does_not_report_is_released_and_flagged(
         prolific_app, simulator, django_capture_on_commit_callbacks):
-    project = plausibility_project(items=2)
+    project = batch_plausibility_project(items=2)
     batch = launch_prolific(project, django_capture_on_commit_callbacks)
     hit = batch.hits.first()
     invented = page_saves(hit, "5f0000000000000000000abc", "invented-session", items=2)
@@ -111,7 +115,7 @@ def test_a_session_prolific_does_not_report_is_released_and_flagged(
 
 def test_a_submission_without_saved_answers_is_collected_without_inventing_any(
         prolific_app, simulator, django_capture_on_commit_callbacks):
-    project = plausibility_project(items=2)
+    project = batch_plausibility_project(items=2)
     batch = launch_prolific(project, django_capture_on_commit_callbacks)
     hit = batch.hits.first()
     participant = simulator.participant()
@@ -131,7 +135,7 @@ def test_a_submission_without_saved_answers_is_collected_without_inventing_any(
 def test_periodic_collection_visits_open_prolific_batches(prolific_app, simulator,
                                                           django_capture_on_commit_callbacks,
                                                           settings):
-    project = plausibility_project(items=2)
+    project = batch_plausibility_project(items=2)
     batch = launch_prolific(project, django_capture_on_commit_callbacks)
     assert open_batch_ids() == [batch.pk]
     participant_works(simulator, batch.hits.first())

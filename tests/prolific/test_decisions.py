@@ -18,9 +18,8 @@ from annotation.models import Assignment, Bonus, StatusEvent, Worker
 from annotation.providers import ProviderThrottled
 from annotation.services import decisions
 from annotation.services.batches.collect import batch_collect
-from tests.batches.helpers import plausibility_project
 from tests.batches.test_decisions_everywhere import ENTRY_POINTS, Rollback, run_entry
-from tests.prolific.helpers import launch_prolific, participant_works
+from tests.factories import batch_plausibility_project, launch_prolific, participant_works
 
 pytestmark = pytest.mark.django_db
 
@@ -29,7 +28,7 @@ REASON = ("Two of the three ratings were given in under a second each, faster th
 
 
 def scenario(simulator, capture, *, sessions: int = 1) -> dict:
-    project = plausibility_project(items=1, redundancy={"train": 3, "dev": 3, "test": 3})
+    project = batch_plausibility_project(items=1, redundancy={"train": 3, "dev": 3, "test": 3})
     batch = launch_prolific(project, capture)
     hit = batch.hits.get()
     for _ in range(sessions):
@@ -252,7 +251,7 @@ def test_block_and_unblock_use_the_blocklist_group(prolific_app, simulator,
     groups = prolific_app.world.ledger()["groups"]
     assert list(groups.values()) == [[worker.external_id]]
     # A later study excludes them.
-    later = launch_prolific(plausibility_project(items=1, slug="later"),
+    later = launch_prolific(batch_plausibility_project(items=1, slug="later"),
                             django_capture_on_commit_callbacks)
     with pytest.raises(SimulatorRefused) as refused:
         simulator.start(worker.external_id, later.hits.get().provider_hit_id)

@@ -17,8 +17,7 @@ from annotation.providers.prolific import URL_PLACEHOLDERS
 from annotation.services.batches import plan as planning
 from annotation.services.batches import publish
 from annotation.services.batches.plan import batch_plan
-from tests.batches.helpers import plausibility_project
-from tests.prolific.helpers import launch_prolific, prolific_options
+from tests.factories import batch_plausibility_project, launch_prolific, prolific_options
 
 pytestmark = pytest.mark.django_db
 
@@ -26,7 +25,7 @@ pytestmark = pytest.mark.django_db
 def test_the_estimate_adds_prolifics_service_fee_and_vat_on_it_as_separate_lines(
         prolific_app, settings):
     settings.PROLIFIC_VAT_PERCENT = "20"
-    project = plausibility_project(items=12)  # 3 HITs x 4 places
+    project = batch_plausibility_project(items=12)  # 3 HITs x 4 places
     estimate = batch_plan(project=project, options=prolific_options()).estimate
     assert (estimate.hits, estimate.assignments, estimate.reward_cents) == (3, 12, 1800)
     assert estimate.fee_cents == 599  # 33.3% of $18.00, to the cent
@@ -36,7 +35,7 @@ def test_the_estimate_adds_prolifics_service_fee_and_vat_on_it_as_separate_lines
 
 
 def test_a_reward_below_the_minimum_hourly_rate_is_refused_with_the_rate_shown(prolific_app):
-    project = plausibility_project(items=4)
+    project = batch_plausibility_project(items=4)
     with pytest.raises(ValidationError) as refused:
         batch_plan(project=project, options=prolific_options(reward_cents=100,
                                                               estimated_minutes=15))
@@ -63,7 +62,7 @@ def test_prolific_options_are_checked_with_the_field_named(prolific_app, overrid
 
 def test_launch_makes_one_study_per_hit_from_the_batch(prolific_app,
                                                        django_capture_on_commit_callbacks):
-    project = plausibility_project(items=12)
+    project = batch_plausibility_project(items=12)
     batch = launch_prolific(project, django_capture_on_commit_callbacks,
                             devices=("desktop", "tablet"), first_languages=("19",),
                             min_hits_approved=50)
@@ -95,8 +94,8 @@ def test_launch_makes_one_study_per_hit_from_the_batch(prolific_app,
 
 def test_completion_codes_are_two_distinct_unguessable_codes_per_batch(
         prolific_app, django_capture_on_commit_callbacks):
-    first = launch_prolific(plausibility_project(items=4), django_capture_on_commit_callbacks)
-    second = launch_prolific(plausibility_project(items=4, slug="other"),
+    first = launch_prolific(batch_plausibility_project(items=4), django_capture_on_commit_callbacks)
+    second = launch_prolific(batch_plausibility_project(items=4, slug="other"),
                              django_capture_on_commit_callbacks)
     codes = [first.completion_code, first.failed_check_code, second.completion_code,
              second.failed_check_code]
@@ -106,7 +105,7 @@ def test_completion_codes_are_two_distinct_unguessable_codes_per_batch(
 
 def test_a_publish_killed_between_study_created_and_id_stored_resumes_without_a_duplicate(
         prolific_app, django_capture_on_commit_callbacks, monkeypatch):
-    project = plausibility_project(items=12)  # three studies
+    project = batch_plausibility_project(items=12)  # three studies
     real_record = publish._record_published_hit
     calls = {"n": 0}
 
@@ -135,7 +134,7 @@ def test_a_publish_killed_between_study_created_and_id_stored_resumes_without_a_
 def test_a_throttled_create_leaves_the_batch_publishing_and_a_retry_finishes_it(
         prolific_app, simulator, django_capture_on_commit_callbacks):
     simulator.fault("create_study", count=1, status=429, retry_after=2)
-    project = plausibility_project(items=8)
+    project = batch_plausibility_project(items=8)
     batch = launch_prolific(project, django_capture_on_commit_callbacks)
     assert batch.status == Batch.Status.PUBLISHING
     assert "will retry" in batch.error
@@ -166,7 +165,7 @@ def test_the_task_retry_waits_at_least_what_retry_after_asked(monkeypatch):
 
 def test_launch_batch_command_launches_on_prolific(prolific_app,
                                                    django_capture_on_commit_callbacks):
-    plausibility_project(items=4)
+    batch_plausibility_project(items=4)
     out = StringIO()
     call_command("launch_batch", "claire", "--split", "dev", "--reward", "1.50", "--title",
                  "Rate", "--provider", "prolific", "--estimated-minutes", "10",
@@ -193,7 +192,7 @@ def test_launch_batch_command_launches_on_prolific(prolific_app,
 
 def test_api_launches_on_prolific_and_names_the_field_in_error(prolific_app, staff_client):
     client = staff_client
-    plausibility_project(items=4)
+    batch_plausibility_project(items=4)
     body = {"project": "claire", "title": "Rate", "reward_cents": 150, "splits": ["dev"],
             "provider": "prolific", "estimated_minutes": 10,
             "assignment_duration_seconds": 1800, "devices": ["desktop", "mobile"],
@@ -223,7 +222,7 @@ def test_staff_page_shows_prolifics_fields_estimate_lines_and_errors(
         prolific_app, staff_client, settings, django_capture_on_commit_callbacks):
     client = staff_client
     settings.PROLIFIC_VAT_PERCENT = "20"
-    plausibility_project(items=4)
+    batch_plausibility_project(items=4)
     page = client.get("/staff/batches/new/")
     assert page.status_code == 200
     assert b'name="estimated_minutes"' in page.content and b"Prolific only" in page.content
@@ -254,7 +253,7 @@ def test_staff_page_shows_prolifics_fields_estimate_lines_and_errors(
 def test_staff_page_pauses_resumes_stops_and_adds_places(prolific_app, staff_client,
                                                          django_capture_on_commit_callbacks):
     client = staff_client
-    project = plausibility_project(items=4)
+    project = batch_plausibility_project(items=4)
     batch = launch_prolific(project, django_capture_on_commit_callbacks)
     hit = batch.hits.get()
     study = prolific_app.world.studies[hit.provider_hit_id]
