@@ -107,6 +107,17 @@ def annotations_confirm(*, annotations: QuerySet) -> int:
         state=_confirmed_state_expression())
 
 
+@transaction.atomic
+def annotations_release(*, annotations: QuerySet) -> int:
+    """The provider gave these answers' session back (a Prolific participant returned it or
+    timed out): they stop counting, as answers no provider vouches for
+    (``annotation_state(confirmed=False)``: provisional, never exported or counted). The
+    number changed."""
+    provisional = annotation_state(source=Annotation.Source.PROLIFIC,
+                                   review_status=Annotation.Review.PENDING, confirmed=False)
+    return annotations.exclude(state=provisional).update(state=provisional)
+
+
 def _existing_for_token(*, client_token: str | None, worker: Worker) -> Annotation | None:
     if not client_token:
         return None
