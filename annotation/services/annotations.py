@@ -1,4 +1,4 @@
-"""Storing annotators' answers (local pages and MTurk ExternalQuestion pages).
+"""Storing annotators' answers (local pages, MTurk ExternalQuestion pages and Prolific study pages).
 
 ``annotation_submit`` is idempotent: the browser's ``client_token`` is unique, so a double submit
 (or a retry after a lost response) returns the stored annotation instead of a second one. The
