@@ -92,6 +92,10 @@ TABLE: dict[str, list[Row]] = {
         Row("GET", "/api/batches/{batch}/", DRF_NO, DRF_NO, 200),
         Row("GET", "/api/batches/999999/", DRF_NO, DRF_NO, 404)],
     # Decisions: staff only; a refused decision (400) changes nothing.
+    "api/assignments/approve/": [
+        Row("POST", "/api/assignments/approve/", DRF_NO, DRF_NO, 400, data={"assignments": []},
+            json=True),
+        Row("GET", "/api/assignments/approve/", DRF_NO, DRF_NO, 405)],
     "api/assignments/<int:pk>/approve/": [
         Row("POST", "/api/assignments/{assignment}/approve/", DRF_NO, DRF_NO, 200, data={},
             json=True),
@@ -168,6 +172,9 @@ TABLE: dict[str, list[Row]] = {
     "staff/review/<slug:slug>/qc/": [
         Row("GET", "/staff/review/{slug}/qc/", LOGIN, LOGIN, 405),
         Row("POST", "/staff/review/{slug}/qc/", LOGIN, LOGIN, BACK, data={})],
+    "staff/review/<slug:slug>/assignments/approve/": [
+        Row("GET", "/staff/review/{slug}/assignments/approve/", LOGIN, LOGIN, 405),
+        Row("POST", "/staff/review/{slug}/assignments/approve/", LOGIN, LOGIN, BACK, data={})],
     "staff/review/<slug:slug>/assignments/<int:assignment_id>/decide/": [
         Row("GET", "/staff/review/{slug}/assignments/{assignment}/decide/", LOGIN, LOGIN, 405),
         Row("POST", "/staff/review/{slug}/assignments/{assignment}/decide/", LOGIN, LOGIN, BACK,
