@@ -14,10 +14,18 @@ Prints one line per window and, per backend and tree, the median over the rounds
 ``ceiling req/s ÷ submit req/s`` and of ``submit CPU ms ÷ ceiling CPU ms`` per request (the
 goal: both ≤ 2). ``--tree`` (repeatable) serves other checkouts of the repository too, each
 from its own scratch database and gunicorn, every round visiting each tree in turn: an A/B of
-two versions of the app in one run. Usage::
+two versions of the app in one run.
+
+``--in-process`` measures instead the app's own CPU per request, the figure other load on a
+shared machine disturbs least: per round and tree, a process calls the WSGI application
+directly (no HTTP, no gunicorn; same settings, database, Redis and session) for ``--requests``
+submits and as many ceiling requests, alternating the order, and reports the CPU time of its
+thread per request (Django, the middleware, psycopg and the Redis client; not PostgreSQL's or
+Redis's own). Usage::
 
     python bench/bench_ceiling.py --backend both --rounds 3 --seconds 8
     python bench/bench_ceiling.py --tree /path/to/main --tree . --rounds 4
+    python bench/bench_ceiling.py --tree /path/to/main --tree . --in-process --rounds 6
 """
 
 from __future__ import annotations
@@ -85,6 +93,21 @@ class Server:
              str(args.clients + 1)], cwd=tree, env=env, check=True, capture_output=True,
             text=True)
         self.session_keys = json.loads(seeded.stdout.strip().splitlines()[-1])
+        self.process = None
+        if not args.in_process:
+            self.serve()
+
+    def in_process_round(self, round_number: int) -> dict:
+        """One ``--in-process`` round: a fresh process of this tree, its CPU ms per request."""
+        done = subprocess.run(
+            [sys.executable, str(Path(__file__).resolve()), "--wsgi-child",
+             self.session_keys[round_number % len(self.session_keys)],
+             "--requests", str(self.args.requests), "--rounds", str(round_number)],
+            cwd=self.tree, env=self.env, check=True, capture_output=True, text=True)
+        return json.loads(done.stdout.strip().splitlines()[-1])
+
+    def serve(self) -> None:
+        args, tree, env = self.args, self.tree, self.env
         self.port = load.free_port()
         self.process = subprocess.Popen(
             [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py",
@@ -127,8 +150,9 @@ class Server:
                    if any(c.errors for c in clients) else {})}
 
     def stop(self) -> None:
-        self.process.terminate()
-        self.process.wait(10)
+        if self.process is not None:
+            self.process.terminate()
+            self.process.wait(10)
 
 
 @contextmanager
@@ -172,7 +196,7 @@ def run_backend(backend: str, trees: list[Path], args) -> None:
                                                  for t in trees}
     with ExitStack() as stack:
         servers = [stack.enter_context(start(tree, n, args)) for n, tree in enumerate(trees)]
-        for round_number in range(args.rounds):
+        for round_number in range(args.rounds if not args.in_process else 0):
             # ABBA: the order of the two windows alternates between rounds, so a drift of the
             # machine's load over the run weighs on both alike.
             order = ("ceiling", "submit") if round_number % 2 == 0 else ("submit", "ceiling")
@@ -189,7 +213,19 @@ def run_backend(backend: str, trees: list[Path], args) -> None:
                         ceiling["requests_per_s"] / submit["requests_per_s"])
                     ratios[str(server.tree)]["cpu"].append(
                         submit["cpu_ms_per_request"] / ceiling["cpu_ms_per_request"])
+        for round_number in range(args.rounds if args.in_process else 0):
+            for server in servers:
+                found = server.in_process_round(round_number)
+                print(json.dumps({"backend": backend, "tree": str(server.tree),
+                                  "round": round_number + 1, **found}), flush=True)
+                ratios[str(server.tree)]["cpu"].append(found["submit_over_ceiling"])
     for tree, found in ratios.items():
+        if args.in_process:
+            print(json.dumps({
+                "backend": backend, "tree": tree, "rounds": len(found["cpu"]),
+                "in_process_submit_over_ceiling_cpu": [round(r, 2) for r in found["cpu"]],
+                "median": round(statistics.median(found["cpu"]), 2)}), flush=True)
+            continue
         print(json.dumps({
             "backend": backend, "tree": tree, "rounds": len(found["throughput"]),
             "ceiling_over_submit_req_per_s": [round(r, 2) for r in found["throughput"]],
@@ -198,6 +234,59 @@ def run_backend(backend: str, trees: list[Path], args) -> None:
             "submit_over_ceiling_cpu_per_request": [round(r, 2) for r in found["cpu"]],
             "median_cpu_ratio": round(statistics.median(found["cpu"]), 2)
             if found["cpu"] else None}), flush=True)
+
+
+def wsgi_child(session_key: str, requests: int, order: int) -> dict:
+    """``--in-process``: in this tree's code (cwd), call the WSGI application directly with the
+    annotator's session: ``requests`` submits and as many ceiling requests after a warm-up,
+    in the order ``order`` picks; the CPU time of this thread per request."""
+    import io
+    import re
+
+    sys.path[:0] = [os.getcwd(), str(BENCH)]
+    import django
+
+    django.setup()
+    from django.core.handlers.wsgi import WSGIHandler
+
+    app, csrf = WSGIHandler(), uuid.uuid4().hex
+    cookie = f"sessionid={session_key}; csrftoken={csrf}"
+
+    def call(method: str, path: str, body: bytes = b"") -> bytes:
+        status = []
+        environ = {"REQUEST_METHOD": method, "PATH_INFO": path, "SERVER_NAME": "127.0.0.1",
+                   "SERVER_PORT": "80", "HTTP_HOST": "127.0.0.1", "wsgi.url_scheme": "http",
+                   "wsgi.input": io.BytesIO(body), "CONTENT_LENGTH": str(len(body)),
+                   "CONTENT_TYPE": "application/json", "HTTP_COOKIE": cookie,
+                   "HTTP_X_CSRFTOKEN": csrf, "wsgi.errors": sys.stderr}
+        data = b"".join(app(environ, lambda code, headers, exc=None: status.append(code)))
+        if not status[0].startswith("200"):
+            raise SystemExit(f"{method} {path}: {status[0]} {data[:300]!r}")
+        return data
+
+    item_id = int(re.search(rb'"item_id": ?(\d+)',
+                            call("GET", f"/annotate/{load.SLUG}/")).group(1))
+
+    def submit() -> None:
+        nonlocal item_id
+        answer = json.loads(call("POST", f"/annotate/{load.SLUG}/submit/", json.dumps(
+            {"item_id": item_id, "client_token": uuid.uuid4().hex,
+             "payload": {"rating": 4}}).encode()))
+        item_id = answer["next"]["item"]["item_id"]
+
+    kinds = {"submit": submit, "ceiling": lambda: call("POST", "/bench/ceiling/", b"{}")}
+    for _ in range(30):  # warm-up: connections, templates, prepared statements
+        for run in kinds.values():
+            run()
+    cpu_ms = {}
+    for name in (("submit", "ceiling") if order % 2 == 0 else ("ceiling", "submit")):
+        started = time.thread_time()
+        for _ in range(requests):
+            kinds[name]()
+        cpu_ms[name] = (time.thread_time() - started) * 1000 / requests
+    return {"submit_cpu_ms": round(cpu_ms["submit"], 3),
+            "ceiling_cpu_ms": round(cpu_ms["ceiling"], 3),
+            "submit_over_ceiling": round(cpu_ms["submit"] / cpu_ms["ceiling"], 3)}
 
 
 def main() -> None:
@@ -218,7 +307,15 @@ def main() -> None:
     parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/14",
                         help="a scratch Redis database (emptied after)")
     parser.add_argument("--db-prefix", default="unpack_bench_ceiling")
+    parser.add_argument("--in-process", action="store_true",
+                        help="measure the app's CPU per request without HTTP (see above)")
+    parser.add_argument("--requests", type=int, default=300,
+                        help="--in-process: requests of each kind per round and tree")
+    parser.add_argument("--wsgi-child", metavar="SESSION_KEY", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.wsgi_child:
+        print(json.dumps(wsgi_child(args.wsgi_child, args.requests, args.rounds)))
+        return
     if not 1 <= args.clients <= 256 or not 1 <= args.seconds <= 300 or args.rounds < 1:
         parser.error("--clients must be 1-256, --seconds 1-300, --rounds ≥ 1")
     trees = [tree.resolve() for tree in (args.tree or [BENCH.parent])]
