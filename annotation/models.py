@@ -317,11 +317,12 @@ class SplitManifest(models.Model):
 
 
 class Worker(models.Model):
-    """An MTurk worker (WorkerId) or a local user."""
+    """An MTurk worker (WorkerId), a Prolific participant (PROLIFIC_PID) or a local user."""
 
     class Provider(models.TextChoices):
         LOCAL = "local", "local"
         MTURK = "mturk", "MTurk"
+        PROLIFIC = "prolific", "Prolific"
         IMPORT = "import", "imported"
 
     provider = models.CharField(max_length=10, choices=Provider.choices)
@@ -374,6 +375,15 @@ class Batch(models.Model):
     assignment_duration_seconds = models.PositiveIntegerField(default=3600)
     auto_approval_delay_seconds = models.PositiveIntegerField(default=3 * 24 * 3600)
     qualification_requirements = models.JSONField(default=list, blank=True)
+    # Prolific: the study's estimated completion time (the reward per hour is computed from it),
+    # its two completion codes (finished work; a failed attention check) and its filters
+    # (Prolific filter objects: first language, approval rate, previous submissions...).
+    estimated_minutes = models.PositiveSmallIntegerField(null=True, blank=True)
+    completion_code = models.CharField(max_length=32, blank=True)
+    failed_check_code = models.CharField(max_length=32, blank=True)
+    participant_filters = models.JSONField(default=list, blank=True)
+    # Prolific: the devices the study admits ("desktop", "tablet", "mobile").
+    device_compatibility = models.JSONField(default=list, blank=True)
     # Which items: {"splits": [...], "item_ids": [...]} as chosen at launch.
     selection = models.JSONField(default=dict, blank=True)
     provider_hit_type_id = models.CharField(max_length=64, blank=True)
@@ -454,6 +464,8 @@ class Assignment(models.Model):
     reviewed_at = models.DateTimeField(null=True, blank=True)
     raw_answer = models.TextField(blank=True)
     review_message = models.TextField(blank=True)
+    # Prolific: the rejection category sent with a rejection (Prolific requires one).
+    rejection_category = models.CharField(max_length=32, blank=True)
     # Set once the decision reached the provider; the outbox for approve/reject jobs.
     decision_synced = models.BooleanField(default=True)
     # When the provider vouched for it (this worker, this HIT): at collection, or at the first
@@ -477,6 +489,11 @@ class Bonus(models.Model):
     unique_request_token = models.CharField(max_length=64, unique=True)
     sent_at = models.DateTimeField(null=True, blank=True)
     error = models.TextField(blank=True)
+    # Prolific pays a bonus in two calls (set up, then pay) and paying is not idempotent there:
+    # the set-up id is stored before paying, and ``paying_started_at`` is set just before the pay
+    # call, so a retry after an unknown outcome never pays twice (it needs a human's check).
+    provider_setup_id = models.CharField(max_length=64, blank=True)
+    paying_started_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -499,6 +516,7 @@ class Annotation(models.Model):
     class Source(models.TextChoices):
         LOCAL = "local", "local annotator"
         MTURK = "mturk", "MTurk"
+        PROLIFIC = "prolific", "Prolific"
         IMPORT = "import", "imported"
 
     class Category(models.TextChoices):

@@ -324,7 +324,30 @@ UNPACK_MTURK_SUBMIT_ORIGINS = tuple(
              "https://www.mturk.com,https://workersandbox.mturk.com")
 ) + ((lambda parts: (f"{parts.scheme}://{parts.netloc}",))(urlsplit(MTURK_ENDPOINT_URL))
      if MTURK_ENDPOINT_URL else ())
-# Public base URL of this app, used in ExternalQuestion URLs sent to MTurk.
+# Prolific (docs/prolific.md): the API's base URL (Prolific's own unless set, e.g. the local
+# stand-in, python -m annotation.fake_prolific), the API token, and the workspace that holds
+# the blocklist participant group and the balance (and, optionally, a project for new studies).
+PROLIFIC_API_URL = os.environ.get("PROLIFIC_API_URL") or "https://api.prolific.com"
+PROLIFIC_API_TOKEN = os.environ.get("PROLIFIC_API_TOKEN", "")
+PROLIFIC_WORKSPACE_ID = os.environ.get("PROLIFIC_WORKSPACE_ID", "")
+PROLIFIC_PROJECT_ID = os.environ.get("PROLIFIC_PROJECT_ID", "")
+PROLIFIC_BLOCKLIST_GROUP = os.environ.get("PROLIFIC_BLOCKLIST_GROUP", "Unpack blocklist")
+# Where a participant's browser goes once every item of their session is saved; {code} becomes
+# the study's completion code. A rehearsal points it at the stand-in's /submissions/complete.
+PROLIFIC_COMPLETION_URL = (os.environ.get("PROLIFIC_COMPLETION_URL")
+                           or "https://app.prolific.com/submissions/complete?cc={code}")
+if "{code}" not in PROLIFIC_COMPLETION_URL:
+    raise ImproperlyConfigured(
+        "PROLIFIC_COMPLETION_URL must contain {code} (where the completion code goes), e.g. "
+        "https://app.prolific.com/submissions/complete?cc={code}")
+# Cost estimates: Prolific's service fee on rewards and bonuses (percent; its published
+# academic rate), the VAT charged on that fee where it applies to the workspace (percent, 0
+# when it does not), and the lowest reward per hour Prolific accepts, in the smallest unit of
+# the account's currency ($8.00 / £6.00 an hour).
+PROLIFIC_SERVICE_FEE_PERCENT = os.environ.get("PROLIFIC_SERVICE_FEE_PERCENT", "33.3")
+PROLIFIC_VAT_PERCENT = os.environ.get("PROLIFIC_VAT_PERCENT", "0")
+PROLIFIC_MIN_HOURLY_REWARD_CENTS = int(os.environ.get("PROLIFIC_MIN_HOURLY_REWARD_CENTS", "800"))
+# Public base URL of this app, used in ExternalQuestion URLs sent to MTurk and Prolific study URLs.
 UNPACK_PUBLIC_URL = os.environ.get("UNPACK_PUBLIC_URL", "http://127.0.0.1:8000")
 
 LOGGING = {
