@@ -193,6 +193,12 @@ TABLE: dict[str, list[Row]] = {
         Row("GET", "/staff/batches/{batch}/cancel/", LOGIN, LOGIN, 405),
         Row("POST", "/staff/batches/{batch}/cancel/", LOGIN, LOGIN, 302, data={}),
         Row("POST", "/staff/batches/999999/cancel/", LOGIN, LOGIN, 404, data={})],
+    "staff/batches/<int:batch_id>/manage/": [
+        Row("GET", "/staff/batches/{batch}/manage/", LOGIN, LOGIN, 405),
+        # An unknown action: refused with a message, nothing queued.
+        Row("POST", "/staff/batches/{batch}/manage/", LOGIN, LOGIN, 302,
+            data={"action": "nonsense"}),
+        Row("POST", "/staff/batches/999999/manage/", LOGIN, LOGIN, 404, data={})],
     # --- annotators -----------------------------------------------------------------------------
     "": [Row("GET", "/", LOGIN, 200, 200)],
     "annotate/<slug:slug>/": [Row("GET", "/annotate/{slug}/", LOGIN, 200, 200),
