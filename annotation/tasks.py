@@ -119,6 +119,11 @@ def sync_assignment_decision(assignment_id: int) -> bool:
     return decisions.assignment_sync_decision(assignment_id=assignment_id)
 
 
+@shared_task(name="annotation.tasks.sync_assignment_decisions", base=ProviderJob)
+def sync_assignment_decisions(assignment_ids: list[int]) -> int:
+    return decisions.assignments_sync_decisions(assignment_ids=assignment_ids)
+
+
 @shared_task(name="annotation.tasks.send_bonus", base=ProviderJob)
 def send_bonus(bonus_id: int) -> bool:
     return decisions.bonus_send(bonus_id=bonus_id).sent_at is not None

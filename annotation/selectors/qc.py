@@ -357,7 +357,7 @@ def open_flags(*, project: Project) -> QuerySet[Flag]:
         .select_related(
             "worker",
             "assignment__worker",
-            "assignment__hit",
+            "assignment__hit__batch",
             "annotation__worker",
             "annotation__superseded_by",
             "annotation__assignment__hit",
