@@ -373,9 +373,10 @@ def _flag_if_report(annotation: Annotation) -> None:
         reason=REPORT_FLAG_REASON, raised_by=Flag.RaisedBy.ANNOTATOR,
         detail=f"{label}: {annotation.problem_note}" if annotation.problem_note else label,
         fingerprint=f"{REPORT_FLAG_REASON}:annotation:{annotation.pk}")
+    # With its assignment (a crowd page's report): it shows on the batch's page too.
     record_status_event(kind="problem_reported", annotation=annotation,
-                        worker=annotation.worker, flag=flag, new=Annotation.State.REPORTED,
-                        detail={"problem": annotation.problem})
+                        worker=annotation.worker, assignment=annotation.assignment, flag=flag,
+                        new=annotation.state, detail={"problem": annotation.problem})
 
 
 def _concurrent_duplicate(fields: _Submission, *, item: Item | None,

@@ -20,11 +20,13 @@ from tests.frontend.builders import (
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
-def report(section, reason_label: str, note: str = "") -> None:
+def report(section, reason_label: str, note: str = "", shot: str = "") -> None:
     section.locator(".report-problem summary").click()
     section.get_by_label(reason_label).check()
     if note:
         section.locator(".problem-note").fill(note)
+    if shot:
+        screenshot(section.page, shot)
     section.locator(".report-item").click()
 
 
@@ -44,9 +46,8 @@ def test_report_and_skip_on_every_kind_moves_on(kind, page, live_server, annotat
         assert section.locator(".skip-item").is_visible()
     else:
         assert summary == "Skip / report a problem with this item"
-    report(section, "The source text is broken", "Half of the sentence <b>is missing</b>")
-    if kind == "split_rephrase":
-        screenshot(page, "report_problem")
+    report(section, "The source text is broken", "Half of the sentence <b>is missing</b>",
+           shot="report_problem" if kind == "split_rephrase" else "")
     page.wait_for_function(
         f"() => document.querySelector('.task-item').dataset.itemId !== '{first_item}'")
     assert "report on the last item was sent" in page.locator(".page-notice").inner_text()
