@@ -282,3 +282,51 @@ def test_staff_page_pauses_resumes_stops_and_adds_places(prolific_app, staff_cli
         client.post(url, {"action": "stop"})
     assert study.status in ("AWAITING REVIEW", "COMPLETED")
     assert planning.LAUNCH_PROVIDERS["prolific"] == "Prolific"
+
+
+@pytest.mark.parametrize("index", range(5))
+def test_every_task_kind_launches_on_prolific_from_the_staff_page(
+        prolific_app, staff_client, django_capture_on_commit_callbacks, index):
+    """The five kinds' shipped samples (the demo's), launched from the staff page alone."""
+    from annotation.management.commands.demo import DEMO_DATA, DEMO_PROJECTS
+    from annotation.models import Project
+    from annotation.services.imports import import_files
+
+    slug, name, fmt, files = DEMO_PROJECTS[index]
+    splits = list(dict.fromkeys(split for split, _ in files))
+    for split in splits:
+        import_files(fmt=fmt, paths=[DEMO_DATA / path for file_split, path in files
+                                     if file_split == split],
+                     project_slug=slug, split=split, name=name, quiet=True)
+    project = Project.objects.get(slug=slug)
+    form = {"project": slug, "title": f"Annotate {project.kind}", "splits": splits,
+            "items_per_hit": 3, "reward": "2.00", "lifetime": "7d", "duration": "40m",
+            "auto_approve": "3d", "locales": "", "provider": "prolific",
+            "estimated_minutes": 15, "devices": ["desktop"], "first_languages": ""}
+    estimate = staff_client.post("/staff/batches/new/", form)
+    assert estimate.status_code == 200 and estimate.context.get("estimate"), \
+        estimate.content.decode()[:3000]
+    total = estimate.context["estimate"].total_cents
+    with django_capture_on_commit_callbacks(execute=True):
+        done = staff_client.post("/staff/batches/new/", {**form, "confirm": "yes",
+                                                         "confirmed_total_cents": total})
+    assert done.status_code == 302
+    batch = Batch.objects.get(project=project)
+    assert batch.status == Batch.Status.PUBLISHED, batch.error
+    assert len(prolific_app.world.studies) == batch.hits.count() > 0
+    study = next(iter(prolific_app.world.studies.values()))
+    assert f"/prolific/task/{slug}/?" in study.body["external_study_url"]
+
+
+def test_a_batch_prolific_would_refuse_fails_with_the_reason(prolific_app,
+                                                             django_capture_on_commit_callbacks,
+                                                             monkeypatch):
+    project = plausibility_project(items=4)
+    monkeypatch.setattr(planning, "enqueue_after_commit", lambda *args: None)
+    batch = launch_prolific(project, django_capture_on_commit_callbacks)
+    Batch.objects.filter(pk=batch.pk).update(failed_check_code=batch.completion_code)
+    tasks.publish_batch(batch.pk)
+    batch.refresh_from_db()
+    assert batch.status == Batch.Status.FAILED
+    assert "study_template" in batch.error and "codes must differ" in batch.error
+    assert not prolific_app.world.studies

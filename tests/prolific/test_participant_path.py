@@ -27,8 +27,10 @@ from annotation.models import Annotation, Assignment, Batch, Worker
 from annotation.providers import ProviderThrottled, ProviderTransientError
 from annotation.providers.prolific import ProlificConfig, ProlificProvider, study_url
 from annotation.selectors.providers import assignment_confirmed_by_provider
+from annotation.services.batches.collect import batch_collect
 from tests.factories import KIND_BUILDERS, prolific_study_hit, sluice_project
 from tests.prolific.conftest import make_template
+from tests.prolific.helpers import launch_prolific
 
 pytestmark = pytest.mark.django_db
 
@@ -463,6 +465,46 @@ def test_assignment_is_live_tries_once_and_lets_the_caller_decide(api, provider,
     assert assignment_confirmed_by_provider(hit=hit, assignment_id=ids["SESSION_ID"],
                                             worker_id=ids["PROLIFIC_PID"]) is True
     assert submission_calls(simulator) == 4
+
+
+# --- launched, worked, collected -----------------------------------------------------------
+
+
+def test_a_study_from_the_launch_service_is_worked_on_this_page_and_collected(
+        client, prolific_app, simulator, settings, django_capture_on_commit_callbacks):
+    """The whole chain through the real services: the launch publishes a study whose URL is
+    this page; a participant Prolific sends there saves every item and finishes; the code the
+    page sends them back with is the one Prolific accepts (the stand-in completes the session
+    with it), and collection then counts the page's answers."""
+    settings.PROLIFIC_COMPLETION_URL = (f"{prolific_app.base_url}/submissions/complete"
+                                        "?cc={code}")
+    project = sluice_project(items=2, split="dev", redundancy={"train": 1, "dev": 1,
+                                                              "test": 1})
+    batch = launch_prolific(project, django_capture_on_commit_callbacks)
+    hit = batch.hits.get()
+    study = prolific_app.world.studies[hit.provider_hit_id].body
+    assert study["external_study_url"] == study_url(
+        f"https://unpack.example.org/prolific/task/{project.slug}/")
+
+    participant = simulator.participant(new_prolific_id())
+    session = simulator.start(participant, hit.provider_hit_id)
+    link = urlsplit(session["task_url"])
+    page = client.get(f"{link.path}?{link.query}")
+    assert page.status_code == 200
+    token = page.context["config"]["task_token"]
+    for item in project.items.order_by("id"):
+        assert submit(client, project, token, item.pk).json()["status"] == "saved"
+    redirect = finish(client, project, token).json()["redirect_url"]
+    code = dict(parse_qsl(urlsplit(redirect).query))["cc"]
+    assert code == batch.completion_code
+    simulator.complete(session["session_id"], code)  # what Prolific does at that URL
+
+    result = batch_collect(batch_id=batch.pk)
+    assert result.assignments_seen == 1 and result.annotations_created == 0
+    assignment = Assignment.objects.get()
+    assert assignment.status == "submitted" and assignment.confirmed_at is not None
+    assert set(Annotation.objects.values_list("state", "source")) == {("counted", "prolific")}
+    assert Annotation.objects.count() == 2
 
 
 # --- every kind, and what it costs -------------------------------------------------------------

@@ -437,7 +437,10 @@ def batch_collect(*, batch_id: int, provider: AnnotationProvider | None = None) 
         batch=batch, provider_hit_id__isnull=False, status__in=OPEN_HIT_STATUSES)}
     if batch.provider_hit_type_id:
         # A HIT type is shared by identical specs, so other batches' HITs may be listed too.
-        for status in ("Reviewable", "Reviewing"):
+        # Prolific has no "Reviewing": one listing of the account's studies is enough.
+        statuses = ("Reviewable",) if batch.provider == "prolific" else (
+            "Reviewable", "Reviewing")
+        for status in statuses:
             for remote in provider.list_reviewable_hits(hit_type_id=batch.provider_hit_type_id,
                                                         status=status):
                 hit = hits.get(remote.hit_id)

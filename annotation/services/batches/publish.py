@@ -250,7 +250,12 @@ def _publish_pending(batch: Batch, provider: AnnotationProvider) -> None:
     batch_id = batch.pk
     if batch.provider == "prolific":
         # A study per HIT, each made from the batch's template (places = max_assignments).
-        provider = provider.with_template(study_template(batch))
+        try:
+            template = study_template(batch)
+        except ValueError as error:  # a batch Prolific would refuse: say why, fail it
+            raise ProviderPermanentError(str(error), code="BadStudy",
+                                         operation="study_template") from error
+        provider = provider.with_template(template)
     if not batch.provider_hit_type_id:
         hit_type_id = provider.create_hit_type(hit_type_spec(batch, provider))
         Batch.objects.filter(pk=batch_id).update(provider_hit_type_id=hit_type_id)
