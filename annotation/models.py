@@ -636,6 +636,10 @@ class ItemLease(models.Model):
     item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="leases")
     worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="leases")
     expires_at = models.DateTimeField()
+    # When the work queue last handed the item to the worker (a page load, or the next item in
+    # a submit's answer; a renewal keeps it): their answer's ``Annotation.served_at``, read by
+    # the INSERT that stores it. NULL for a lease that only a renewal wrote.
+    served_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         constraints = [

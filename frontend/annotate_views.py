@@ -66,7 +66,6 @@ from annotation.services.annotations import (
     assignment_mark_submitted,
 )
 from annotation.services.batches.collect import ANSWER_FIELD_META, ANSWER_FIELD_PAYLOADS
-from annotation.services.serving import item_record_served, item_served_at
 from annotation.services.work_queue import (
     LEASE_SECONDS,
     item_leases_renew,
@@ -234,8 +233,7 @@ def _store_local(*, project: Project, worker: Worker, submission: dict) -> tuple
             client_token=submission["client_token"],
             client_warnings=submission["client_warnings"],
             overridden_warnings=submission["overridden_warnings"],
-            started_at=submission["started_at"], duration_ms=submission["duration_ms"],
-            served_at=item_served_at(worker_id=worker.pk, item_id=submission["item_id"]))
+            started_at=submission["started_at"], duration_ms=submission["duration_ms"])
     except PayloadError as error:
         return 400, _error_body("invalid", error.message, error.field)
     except SubmitRefused as refused:
@@ -315,7 +313,6 @@ def annotate(request, slug: str):
     item = work_queue_next_item(project=project, worker=worker)
     if item is None:
         return render(request, "frontend/annotate/done.html", {"project": project})
-    item_record_served(worker_id=worker.pk, item_id=item.pk)
     items = [item]
     context = _page_context(
         project=project, items=items, mode="local",
@@ -401,7 +398,6 @@ def _next_item(*, request, project: Project, worker: Worker, after_item_id: int
     item = work_queue_next_item(project=project, worker=worker, after_item_id=after_item_id)
     if item is None:
         return None
-    item_record_served(worker_id=worker.pk, item_id=item.pk)
     [data] = _page_items([item])
     html = render_to_string("frontend/annotate/item.html", {
         "item": data, "index": 0, "count": 1, "kind_template": _kind_template(project),

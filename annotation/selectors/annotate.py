@@ -85,7 +85,7 @@ def project_by_slug(slug: str, using: str = "default") -> Project | None:
 
 
 def load_items(*, project: Project, where: str, params: dict, using: str = "default",
-               lock: bool = False) -> list[Item]:
+               lock: bool = False, with_clause: str = "") -> list[Item]:
     """Items of ``project`` matching ``where`` (SQL over the item table, aliased ``item``;
     values as named ``params``, never ``project_id``), each with the source material its
     kind's page shows, as ``page_items_queryset(project)`` would return them, in id order.
@@ -93,13 +93,14 @@ def load_items(*, project: Project, where: str, params: dict, using: str = "defa
     sluice (one query).
 
     ``lock``: the Item rows are locked until the caller's transaction ends (FOR UPDATE, where
-    the database has row locks; SQLite's IMMEDIATE transactions serialise writers instead)."""
+    the database has row locks; SQLite's IMMEDIATE transactions serialise writers instead).
+    ``with_clause``: SQL put before the SELECT (a ``WITH …`` that ``where`` reads)."""
     select = rows.items_select(SOURCE_RELATIONS.get(project.kind, ()), using)
     connection = connections[using]
     suffix = (f" FOR UPDATE OF {ITEM_ALIAS}"
               if lock and connection.features.has_select_for_update else "")
     with connection.cursor() as cursor:
-        cursor.execute(f"{select.sql} ({where}) ORDER BY {ITEM_ALIAS}.id{suffix}",
+        cursor.execute(f"{with_clause}{select.sql} ({where}) ORDER BY {ITEM_ALIAS}.id{suffix}",
                        {"project_id": project.pk, **params})
         fetched = cursor.fetchall()
     items = []

@@ -399,11 +399,13 @@ def _insert_if_open(annotation: Annotation, *, required: int) -> bool:
     local answer to the item, fewer than ``required`` slots are filled by others' counted
     answers);
     whether it was. Its fields are prepared as the ORM's INSERT prepares them
-    (``pre_save``, ``get_db_prep_save``); on success it gets its primary key and is saved."""
+    (``pre_save``, ``get_db_prep_save``); on success it gets its primary key and is saved.
+    Without a ``served_at`` of its own, it takes its lease's (when the work queue handed the
+    item to the worker)."""
     using = router.db_for_write(Annotation)
     connection = connections[using]
     meta = Annotation._meta
-    fields, sql = submit_sql.insert_if_open(using)
+    fields, sql, served_converters = submit_sql.insert_if_open(using)
     params = {f"f{index}": field.get_db_prep_save(field.pre_save(annotation, add=True),
                                                   connection)
               for index, field in enumerate(fields)}
@@ -416,6 +418,9 @@ def _insert_if_open(annotation: Annotation, *, required: int) -> bool:
     if row is None:
         return False
     annotation.pk = meta.pk.to_python(row[0])
+    annotation.served_at = row[1]
+    for converter, column in served_converters:
+        annotation.served_at = converter(annotation.served_at, column, connection)
     annotation._state.adding = False
     annotation._state.db = using
     return True
