@@ -460,7 +460,6 @@ def annotate_answer(request, slug: str, annotation_id: int):
         return redirect("frontend:annotate-answer", slug=project.slug,
                         annotation_id=annotation.pk)
     items = annotate_selectors.items_for_page(project=project, item_ids=[annotation.item_id])
-    item_record_served(worker_id=worker.pk, item_id=annotation.item_id)
     editable = annotation_editable(annotation) and not worker.is_blocked
     context = _page_context(
         project=project, items=items, mode="edit",
@@ -505,8 +504,7 @@ def annotate_revise(request, slug: str):
             payload=submission["payload"], client_token=submission["client_token"],
             item_id=submission["item_id"], client_warnings=submission["client_warnings"],
             overridden_warnings=submission["overridden_warnings"],
-            started_at=submission["started_at"], duration_ms=submission["duration_ms"],
-            served_at=item_served_at(worker_id=worker.pk, item_id=submission["item_id"]))
+            started_at=submission["started_at"], duration_ms=submission["duration_ms"])
     except PayloadError as error:
         return _error(400, "invalid", error.message, error.field)
     except SubmitRefused as refused:

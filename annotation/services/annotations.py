@@ -450,7 +450,6 @@ def annotation_revise(
     overridden_warnings: list[dict] | None = None,
     started_at: datetime | None = None,
     duration_ms: int | None = None,
-    served_at: datetime | None = None,
 ) -> SubmitResult:
     """``worker`` changes their answer ``annotation_id`` in ``project`` to ``payload``: a NEW
     version, never an overwrite. The old row is kept with state SUPERSEDED (it counts nowhere
@@ -466,11 +465,13 @@ def annotation_revise(
     filled the item's slots; ``PayloadError`` for an invalid payload. A retry with the same
     ``client_token`` returns the version it stored (``created`` False).
 
-    The Item row is locked first (as every submit does), then the old version."""
+    The Item row is locked first (as every submit does), then the old version. A new version
+    has no ``served_at`` of its own (the answer page is no lease: the server's measure of the
+    change is unknown, and QC's timing flags use the browser's claim for it)."""
     fields = _Submission(worker=worker, source=Annotation.Source.LOCAL,
                          client_token=client_token or None, client_warnings=client_warnings,
                          overridden_warnings=overridden_warnings, started_at=started_at,
-                         duration_ms=duration_ms, served_at=served_at)
+                         duration_ms=duration_ms)
     try:
         with transaction.atomic():
             return _revise_locked(fields, project=project, annotation_id=annotation_id,
