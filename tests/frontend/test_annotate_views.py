@@ -454,7 +454,9 @@ def test_a_different_answer_from_another_tab_is_reported_with_the_stored_one(ann
                    {"full_question": "Why did he go?", "skipped": False}, token="tab-b-000000001")
     body = other.json()
     assert body["status"] == "already_saved"
-    assert body["stored"] == {"payload": first, "summary": "Why did he leave the band?"}
+    stored = Annotation.objects.get()
+    assert body["stored"] == {"payload": first, "summary": "Why did he leave the band?",
+                              "annotation_id": stored.pk, "editable": True}
     assert list(Annotation.objects.values_list("text", flat=True)) == [first["full_question"]]
 
 

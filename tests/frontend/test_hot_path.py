@@ -427,7 +427,9 @@ def test_same_worker_same_item_new_token_reports_the_stored_answer(annotator_cli
                        token="second-token-0001")
     assert again.status_code == 200
     assert again.json()["status"] == "already_saved"  # another tab's answer, not this one
-    assert again.json()["stored"] == {"payload": {"rating": 2}, "summary": "rating 2"}
+    assert again.json()["stored"] == {"payload": {"rating": 2}, "summary": "rating 2",
+                                      "annotation_id": first.json()["annotation_id"],
+                                      "editable": True}
     assert again.json()["annotation_id"] == first.json()["annotation_id"]
     assert Annotation.objects.count() == 1
     assert Annotation.objects.get().rating == 2
