@@ -9,7 +9,7 @@
   and ``workers`` add answers and annotators to them.
 - Local answers (``local_worker``, ``local_answer``).
 - Batch projects and crowd work (``batch_plausibility_project``, ``batch_rewrite_project``,
-  ``launched_batch``, ``page_work``, ``launch_prolific``, ``participant_works`` …): priced
+  ``launched_batch``, ``page_work``, ``launch_prolific``, ``prolific_page_work`` …): priced
   projects to plan and launch, and what a worker and our task pages do through the MTurk and
   Prolific stand-ins.
 - A hostile world (``hostile_world``): markup in every text a page shows, for the escaping
@@ -23,20 +23,15 @@ from __future__ import annotations
 import json
 import uuid
 from dataclasses import dataclass
-from urllib.parse import parse_qsl, urlencode, urlsplit
+from urllib.parse import parse_qs, parse_qsl, urlencode, urlsplit
 
 import factory
-from django.utils import timezone
 
 from annotation import models
 from annotation.payloads import validate_payload
 from annotation.providers.prolific import StudyTemplate, study_url
 from annotation.selectors import annotate as annotate_selectors
-from annotation.services.annotations import (
-    annotation_state,
-    annotation_submit,
-    assignment_mark_submitted,
-)
+from annotation.services.annotations import annotation_state, annotation_submit
 from annotation.services.batches.collect import ANSWER_FIELD_PAYLOADS
 from annotation.services.batches.plan import LaunchOptions, batch_launch, batch_plan
 
@@ -572,42 +567,43 @@ def launch_prolific(project, capture, **overrides) -> models.Batch:
     return launched_batch(project, capture, **{**PROLIFIC_LAUNCH, **overrides})
 
 
-def page_saves(hit, participant: str, session_id: str, *, rating: int = 4,
-               items: int | None = None, finish: bool = False):
-    """What the participant's task page stores for a Prolific session, through the services
-    it uses: the participant's Worker and the session's Assignment (created on the first
-    save), one answer per item (``items`` of them; all by default), and, with ``finish``, the
-    session marked submitted."""
-    worker, _ = models.Worker.objects.get_or_create(provider=models.Worker.Provider.PROLIFIC,
-                                                    external_id=participant)
-    assignment, _ = models.Assignment.objects.get_or_create(
-        provider_assignment_id=session_id,
-        defaults={"hit": hit, "worker": worker, "status": models.Assignment.Status.ACCEPTED,
-                  "accepted_at": timezone.now()})
-    chosen = list(models.Item.objects.filter(hititem__hit=hit).order_by("hititem__order"))
-    for item in chosen[:items]:
-        context = annotate_selectors.item_context(item)
-        annotation_submit(worker=worker, item=item,
-                          clean=validate_payload(item.project.kind, {"rating": rating}, context),
-                          context=context, source=models.Annotation.Source.PROLIFIC,
-                          client_token=uuid.uuid4().hex, assignment=assignment,
-                          provenance={"provider": "prolific", "session_id": session_id})
-    if finish:
-        assignment_mark_submitted(assignment=assignment)
-    return assignment
+def prolific_page_work(client, task_url: str, *, rating: int = 4, items: int | None = None,
+                       finish: bool = True) -> str | None:
+    """What a participant's browser does on our task page (``/prolific/task/<slug>/``) for a
+    plausibility study, through Django's test client: open the URL Prolific sends them to,
+    save ``items`` items (all by default) and, with ``finish``, finish. Returns the completion
+    code the page sends them back to Prolific with (None without ``finish``)."""
+    parts = urlsplit(task_url)
+    page = client.get(parts.path, dict(parse_qsl(parts.query)))
+    assert page.status_code == 200, page.content.decode()[:500]
+    config = page.context["config"]
+    for item in config["items"][:items]:
+        saved = client.post(config["submit_url"], json.dumps({
+            "item_id": item["item_id"], "client_token": uuid.uuid4().hex,
+            "task_token": config["task_token"], "payload": {"rating": rating}}),
+            content_type="application/json")
+        assert saved.status_code == 200, saved.content
+    if not finish:
+        return None
+    done = client.post(config["finish_url"], json.dumps({"task_token": config["task_token"]}),
+                       content_type="application/json")
+    assert done.status_code == 200, done.content
+    return parse_qs(urlsplit(done.json()["redirect_url"]).query)["cc"][0]
 
 
-def participant_works(simulator, hit, *, finish: bool = True, code: str | None = None,
+def participant_works(simulator, hit, *, client, finish: bool = True,
                       items: int | None = None, rating: int = 4):
-    """A participant starts the study at Prolific (the stand-in's side door), saves work on
-    our task page and, with ``finish``, completes with the batch's completion code."""
-    participant = simulator.participant()
-    session = simulator.start(participant, hit.provider_hit_id)["session_id"]
-    assignment = page_saves(hit, participant, session, items=items, rating=rating,
-                            finish=finish)
+    """A participant starts the study at Prolific (the stand-in's side door), works on our
+    task page through ``client`` and, with ``finish``, completes at Prolific with the code
+    the page gave them."""
+    started = simulator.start(simulator.participant(), hit.provider_hit_id)
+    session = started["session_id"]
+    code = prolific_page_work(client, started["task_url"], rating=rating, items=items,
+                              finish=finish)
     if finish:
-        simulator.complete(session, code or hit.batch.completion_code)
-    return assignment
+        assert code == hit.batch.completion_code
+        simulator.complete(session, code)
+    return models.Assignment.objects.get(provider_assignment_id=session)
 
 
 # --- a hostile world (escaping tests) -------------------------------------------------------
