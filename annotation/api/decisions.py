@@ -19,7 +19,7 @@ from rest_framework.views import APIView
 
 from ..models import Annotation, Assignment, Flag, Worker
 from ..services import decisions
-from .permissions import ChangesItsModel
+from .permissions import DecidesItsModel
 
 
 class MessageSerializer(serializers.Serializer):
@@ -66,7 +66,7 @@ class DecisionView(APIView):
     """One decision: validate the body, call the service, answer the new state. A refusal by
     the service is a 400 with its reason."""
 
-    permission_classes = [ChangesItsModel]
+    permission_classes = [DecidesItsModel]
     model = None
     body = MessageSerializer
 
