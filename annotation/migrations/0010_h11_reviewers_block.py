@@ -3,7 +3,8 @@ approves, rejects, pays bonuses, blocks, dismisses flags — but never launches 
 
 from django.db import migrations
 
-REVIEWER_WORKER_PERMISSIONS = ["view_worker", "change_worker"]
+REVIEWER_WORKER_PERMISSIONS = ["change_worker"]  # not view_worker: the admin's worker pages
+# show the provider's ids; reviewers block from the review page or the API, by pseudonym
 
 
 def grant(apps, schema_editor):
