@@ -40,6 +40,13 @@ class MessageForm(forms.Form):
                               help_text="what the worker reads")
 
 
+class RejectionForm(MessageForm):
+    rejection_category = forms.CharField(
+        required=False, max_length=32,
+        help_text="Prolific (required there, with a message of 100+ characters): a rejection "
+                  "category, e.g. LOW_EFFORT, FAILED_INSTRUCTIONS, NO_DATA, OTHER")
+
+
 class OptionalMessageForm(forms.Form):
     message = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3}))
 
@@ -271,9 +278,11 @@ class AssignmentAdmin(ReadOnlyWorkMixin, ReadOnlyRawMixin, admin.ModelAdmin):
                   permissions=["decide"])
     def reject(self, request, queryset):
         return decide_each(self, request, queryset, title="Reject assignments",
-                           form_class=MessageForm,
-                           decide=lambda assignment, actor, message: decisions.assignment_reject(
-                               assignment_id=assignment.pk, actor=actor, message=message))
+                           form_class=RejectionForm,
+                           decide=lambda assignment, actor, message, rejection_category:
+                           decisions.assignment_reject(
+                               assignment_id=assignment.pk, actor=actor, message=message,
+                               rejection_category=rejection_category))
 
     @admin.action(description="Pay a bonus for the selected assignments",
                   permissions=["decide"])

@@ -383,6 +383,8 @@ class Batch(models.Model):
     completion_code = models.CharField(max_length=32, blank=True)
     failed_check_code = models.CharField(max_length=32, blank=True)
     participant_filters = models.JSONField(default=list, blank=True)
+    # Prolific: the devices the study admits ("desktop", "tablet", "mobile").
+    device_compatibility = models.JSONField(default=list, blank=True)
     # Which items: {"splits": [...], "item_ids": [...]} as chosen at launch.
     selection = models.JSONField(default=dict, blank=True)
     provider_hit_type_id = models.CharField(max_length=64, blank=True)

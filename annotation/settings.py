@@ -323,6 +323,14 @@ PROLIFIC_API_TOKEN = os.environ.get("PROLIFIC_API_TOKEN", "")
 PROLIFIC_WORKSPACE_ID = os.environ.get("PROLIFIC_WORKSPACE_ID", "")
 PROLIFIC_PROJECT_ID = os.environ.get("PROLIFIC_PROJECT_ID", "")
 PROLIFIC_BLOCKLIST_GROUP = os.environ.get("PROLIFIC_BLOCKLIST_GROUP", "Unpack blocklist")
+# Where a participant's browser goes once every item of their session is saved; {code} becomes
+# the study's completion code. A rehearsal points it at the stand-in's /submissions/complete.
+PROLIFIC_COMPLETION_URL = (os.environ.get("PROLIFIC_COMPLETION_URL")
+                           or "https://app.prolific.com/submissions/complete?cc={code}")
+if "{code}" not in PROLIFIC_COMPLETION_URL:
+    raise ImproperlyConfigured(
+        "PROLIFIC_COMPLETION_URL must contain {code} (where the completion code goes), e.g. "
+        "https://app.prolific.com/submissions/complete?cc={code}")
 # Cost estimates: Prolific's service fee on rewards and bonuses (percent; its published
 # academic rate), the VAT charged on that fee where it applies to the workspace (percent, 0
 # when it does not), and the lowest reward per hour Prolific accepts, in the smallest unit of
@@ -330,7 +338,7 @@ PROLIFIC_BLOCKLIST_GROUP = os.environ.get("PROLIFIC_BLOCKLIST_GROUP", "Unpack bl
 PROLIFIC_SERVICE_FEE_PERCENT = os.environ.get("PROLIFIC_SERVICE_FEE_PERCENT", "33.3")
 PROLIFIC_VAT_PERCENT = os.environ.get("PROLIFIC_VAT_PERCENT", "0")
 PROLIFIC_MIN_HOURLY_REWARD_CENTS = int(os.environ.get("PROLIFIC_MIN_HOURLY_REWARD_CENTS", "800"))
-# Public base URL of this app, used in ExternalQuestion URLs sent to MTurk.
+# Public base URL of this app, used in ExternalQuestion URLs sent to MTurk and Prolific study URLs.
 UNPACK_PUBLIC_URL = os.environ.get("UNPACK_PUBLIC_URL", "http://127.0.0.1:8000")
 
 LOGGING = {

@@ -17,6 +17,7 @@ import logging
 from celery import Task, shared_task
 from django.conf import settings
 from django.core.cache import cache
+from django.core.exceptions import ValidationError
 
 from .providers import ProviderThrottled, ProviderTransientError
 from .selectors.outbox import unfinished_work
@@ -40,6 +41,10 @@ class ProviderJob(Task):
     def retry(self, *args, exc=None, **kwargs):
         if self.request.is_eager and exc is not None:
             raise exc  # inline: no sleeping retries inside a web request
+        wait = getattr(exc, "retry_after_seconds", None)
+        if isinstance(exc, ProviderThrottled) and wait:
+            # The provider said how long to wait (HTTP Retry-After): never retry sooner.
+            kwargs["countdown"] = max(float(kwargs.get("countdown") or 0), float(wait))
         return super().retry(*args, exc=exc, **kwargs)
 
 
@@ -114,6 +119,11 @@ def sync_assignment_decision(assignment_id: int) -> bool:
     return decisions.assignment_sync_decision(assignment_id=assignment_id)
 
 
+@shared_task(name="annotation.tasks.sync_assignment_decisions", base=ProviderJob)
+def sync_assignment_decisions(assignment_ids: list[int]) -> int:
+    return decisions.assignments_sync_decisions(assignment_ids=assignment_ids)
+
+
 @shared_task(name="annotation.tasks.send_bonus", base=ProviderJob)
 def send_bonus(bonus_id: int) -> bool:
     return decisions.bonus_send(bonus_id=bonus_id).sent_at is not None
@@ -127,6 +137,24 @@ def sync_worker_block(worker_id: int) -> bool:
 @shared_task(name="annotation.tasks.expire_hit", base=ProviderJob)
 def expire_hit(hit_id: int) -> None:
     decide.hit_expire(hit_id=hit_id)
+
+
+@shared_task(name="annotation.tasks.pause_hit", base=ProviderJob)
+def pause_hit(hit_id: int) -> str:
+    try:
+        return decide.hit_pause(hit_id=hit_id).status
+    except ValidationError as error:  # the study moved on meanwhile: nothing to retry
+        logger.warning("pause_hit %s: %s", hit_id, "; ".join(error.messages))
+        return "; ".join(error.messages)
+
+
+@shared_task(name="annotation.tasks.resume_hit", base=ProviderJob)
+def resume_hit(hit_id: int) -> str:
+    try:
+        return decide.hit_resume(hit_id=hit_id).status
+    except ValidationError as error:
+        logger.warning("resume_hit %s: %s", hit_id, "; ".join(error.messages))
+        return "; ".join(error.messages)
 
 
 @shared_task(name="annotation.tasks.extend_hit", base=ProviderJob)

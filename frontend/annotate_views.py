@@ -1,5 +1,6 @@
-"""Annotator task pages: local annotators (``/annotate/<slug>/``) and MTurk workers arriving
-through an ExternalQuestion (``/mturk/task/<slug>/``).
+"""Annotator task pages: local annotators (``/annotate/<slug>/``), MTurk workers arriving
+through an ExternalQuestion (``/mturk/task/<slug>/``) and Prolific participants arriving
+through a study link (``/prolific/task/<slug>/``).
 
 Views validate (JSON shape, payload per kind, ownership) and call services; reads come from
 ``annotation.selectors.annotate``. Every page embeds its data with ``json_script`` and renders
@@ -9,7 +10,9 @@ interpreted as HTML.
 CSRF: local pages use Django's CSRF token (the JS sends it in ``X-CSRFToken``). MTurk shows our
 page in a cross-site iframe where browsers withhold our (SameSite) cookies, so the MTurk submit
 endpoints are exempt from the cookie check and require instead a token signed by the server
-for exactly that (assignment, HIT, worker), embedded in the page.
+for exactly that (assignment, HIT, worker), embedded in the page. Prolific's page is a
+top-level page, yet its endpoints are exempt too, by the same token: see "Prolific study link"
+below for why.
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ from __future__ import annotations
 import functools
 import json
 import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from urllib.parse import urlsplit
 
@@ -37,7 +42,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from annotation import jsonbody
 from annotation.csp import mturk_submit_origins
-from annotation.models import Annotation, Project, Worker
+from annotation.models import Annotation, Assignment, Project, Worker
 from annotation.payloads import (
     PayloadError,
     clean_client_time,
@@ -49,11 +54,13 @@ from annotation.selectors import providers as provider_selectors
 from annotation.selectors.progress import annotator_progress
 from annotation.services.annotations import (
     ASSIGNMENT_GRACE,
+    RELEASED_ASSIGNMENT_STATUSES,
     SubmitRefused,
     annotation_submit,
     annotation_submit_item,
     assignment_deadline,
     assignment_get_or_create_mturk,
+    assignment_get_or_create_prolific,
     assignment_mark_submitted,
 )
 from annotation.services.batches.collect import ANSWER_FIELD_META, ANSWER_FIELD_PAYLOADS
@@ -69,6 +76,7 @@ from qc.livechecks import load_rules
 PREVIEW_ASSIGNMENT_ID = "ASSIGNMENT_ID_NOT_AVAILABLE"
 MAX_BODY_BYTES = 200_000
 MTURK_SIGNING_SALT = "unpack.mturk.task"
+PROLIFIC_SIGNING_SALT = "unpack.prolific.task"
 MTURK_ID = re.compile(r"[A-Z0-9]{1,64}")
 
 
@@ -402,13 +410,40 @@ def _next_item(*, request, project: Project, worker: Worker, after_item_id: int
     return {"item": data, "html": html}
 
 
-# --- MTurk ExternalQuestion ------------------------------------------------------------------
+# --- crowd task pages: the doors of MTurk and Prolific -----------------------------------------
+# A crowd worker reaches a HIT's page through their provider: MTurk's ExternalQuestion
+# (``/mturk/task/<slug>/?assignmentId&hitId&workerId&turkSubmitTo``), Prolific's study link
+# (``/prolific/task/<slug>/?PROLIFIC_PID&STUDY_ID&SESSION_ID``). Both are the same session on
+# our side: one HIT (a Prolific study) of items, one Assignment (a Prolific submission) per
+# worker (participant), a server-signed token binding the page to those ids, the items saved
+# one at a time, then "finish". A ``Door`` says what differs.
 
 
-def _submit_origin_allowed(turk_submit_to: str) -> bool:
-    allowed = mturk_submit_origins()  # the same list the page's CSP form-action allows
-    parts = urlsplit(turk_submit_to)
-    return f"{parts.scheme}://{parts.netloc}" in allowed
+@dataclass(frozen=True)
+class Door:
+    """One provider's way into a HIT's task page.
+
+    ``provider`` is the Worker provider, the answers' source and the page's mode; ``salt``
+    signs its page tokens (a token of one door is worthless at the other);
+    ``id_valid`` checks the ids its links carry; ``get_or_create`` is the service creating the
+    session on its first save; ``batch_provider`` (when set) is the only batch provider whose
+    HITs the door serves; ``words`` replaces the messages of refusals with the provider's
+    terms (keyed by refusal code)."""
+
+    provider: str
+    salt: str
+    id_valid: Callable[[str], bool]
+    get_or_create: Callable[..., Assignment]
+    submit_view: str
+    finish_view: str
+    batch_provider: str | None = None
+    words: dict[str, str] = field(default_factory=dict)
+
+    def refusal(self, refused: SubmitRefused) -> JsonResponse:
+        status, answer = _refusal_answer(refused)
+        if refused.code in self.words:
+            answer = dict(answer, message=self.words[refused.code])
+        return JsonResponse(answer, status=status)
 
 
 def _mturk_id_valid(value: str) -> bool:
@@ -417,19 +452,51 @@ def _mturk_id_valid(value: str) -> bool:
     return MTURK_ID.fullmatch(value) is not None
 
 
-def _mturk_signature(*, assignment_id: str, hit_id: str, worker_id: str) -> str:
+MTURK = Door(provider=Worker.Provider.MTURK, salt=MTURK_SIGNING_SALT, id_valid=_mturk_id_valid,
+             get_or_create=assignment_get_or_create_mturk, submit_view="frontend:mturk-submit",
+             finish_view="frontend:mturk-finish",
+             words={"assignment_expired": "The time for this assignment is over; please return "
+                                          "the HIT."})
+def _prolific_id_valid(value: str) -> bool:
+    """Prolific's PROLIFIC_PID, STUDY_ID and SESSION_ID are 24 lower-case hex digits (the
+    provider module knows; imported on use, as every provider module is)."""
+    from annotation.providers.prolific import is_prolific_id
+
+    return is_prolific_id(value)
+
+
+def _prolific_completion_url(code: str) -> str:
+    from annotation.providers.prolific import completion_url
+
+    return completion_url(code)
+
+
+PROLIFIC = Door(
+    provider=Worker.Provider.PROLIFIC, salt=PROLIFIC_SIGNING_SALT, id_valid=_prolific_id_valid,
+    get_or_create=assignment_get_or_create_prolific, submit_view="frontend:prolific-submit",
+    finish_view="frontend:prolific-finish", batch_provider="prolific",
+    words={
+        "assignment_expired": "The time for this session is over: nothing more can be saved. "
+                              "Please return your submission on Prolific.",
+        "assignment_closed": "This session is finished or closed: nothing more can be saved in "
+                             "it.",
+        "not_yours": "This session belongs to another participant or study.",
+    })
+
+
+def _door_signature(door: Door, *, assignment_id: str, hit_id: str, worker_id: str) -> str:
     """The page's task token: its ids and when the server served the page (epoch seconds)."""
     served = int(timezone.now().timestamp())
-    return signing.dumps([assignment_id, hit_id, worker_id, served], salt=MTURK_SIGNING_SALT,
+    return signing.dumps([assignment_id, hit_id, worker_id, served], salt=door.salt,
                          compress=True)
 
 
-def _mturk_identity(body: dict) -> tuple[str, str, str, datetime]:
-    """(assignment, hit, worker ids, when the page was served) from a signed MTurk page
-    token, or BadRequest."""
+def _door_identity(door: Door, body: dict) -> tuple[str, str, str, datetime]:
+    """(assignment, hit, worker ids, when the page was served) from a signed page token of
+    ``door``, or BadRequest."""
     try:
         assignment_id, hit_id, worker_id, served = signing.loads(
-            str(body.get("task_token", "")), salt=MTURK_SIGNING_SALT)
+            str(body.get("task_token", "")), salt=door.salt)
         served_at = datetime.fromtimestamp(served, tz=UTC)
     except (signing.BadSignature, ValueError, TypeError, OverflowError):
         raise BadRequest("task_token", "this page is not a valid task page; reload it") from None
@@ -438,15 +505,164 @@ def _mturk_identity(body: dict) -> tuple[str, str, str, datetime]:
 
 def _token_expired(*, hit, served_at: datetime) -> bool:
     """A token lives as long as the assignment it was served for can: the batch's assignment
-    duration (counted by MTurk from its AcceptTime, before the page was served) plus
-    ``ASSIGNMENT_GRACE``."""
+    duration (counted by the provider from when the worker accepted the HIT or started the
+    Prolific submission, before the page was served) plus ``ASSIGNMENT_GRACE``."""
     lifetime = timedelta(seconds=hit.batch.assignment_duration_seconds) + ASSIGNMENT_GRACE
     return timezone.now() > served_at + lifetime
 
 
-def _refused(request, project: Project, reason: str, status: int):
+def _refused(request, project: Project, reason: str, status: int, door: Door = MTURK):
     return render(request, "frontend/annotate/refused.html",
-                  {"project": project, "reason": reason}, status=status)
+                  {"project": project, "reason": reason, "door": door.provider}, status=status)
+
+
+def _door_hit(door: Door, *, project: Project, hit_id: str):
+    """The HIT ``hit_id`` of ``project`` that ``door`` serves, or None."""
+    hit = annotate_selectors.hit_for_task(project=project, provider_hit_id=hit_id)
+    if hit is not None and door.batch_provider and hit.batch.provider != door.batch_provider:
+        return None
+    return hit
+
+
+def _door_assignment(door: Door, *, hit, assignment_id: str, worker_id: str):
+    """The existing Assignment of these ids (None before the first save; nothing is created).
+
+    SubmitRefused ``not_yours`` when the assignment id belongs to another worker or HIT, and
+    ``blocked`` when the worker is blocked."""
+    assignment = annotate_selectors.assignment_by_provider_id(
+        provider_assignment_id=assignment_id)
+    if assignment is not None and not annotate_selectors.page_assignment_is_theirs(
+            assignment, hit=hit, provider=door.provider, worker_id=worker_id):
+        raise SubmitRefused("not_yours", "This assignment belongs to another worker or HIT.")
+    worker = (assignment.worker if assignment is not None
+              else annotate_selectors.page_worker(provider=door.provider,
+                                                  external_id=worker_id))
+    if worker is not None and worker.is_blocked:
+        raise SubmitRefused("blocked", "Your account cannot submit work for this project.")
+    return assignment
+
+
+def _door_page(door: Door, request, *, project: Project, hit, assignment, assignment_id: str,
+               worker_id: str, extra: dict, preview: bool = False):
+    """The task page of ``hit`` for these ids: every item of the HIT, those already saved in
+    the assignment marked (their ids only: never an answer)."""
+    saved = ({} if assignment is None
+             else annotate_selectors.assignment_annotations(assignment=assignment))
+    item_ids = annotate_selectors.hit_item_ids(hit=hit)
+    items = annotate_selectors.items_for_page(project=project, item_ids=item_ids)
+    extra = {
+        "preview": preview,
+        "saved_item_ids": sorted(saved),
+        "draft_scope": f"{door.provider}:{assignment_id}",
+        "finish_url": reverse(door.finish_view, args=[project.slug]),
+        "task_token": "" if preview else _door_signature(
+            door, assignment_id=assignment_id, hit_id=hit.provider_hit_id,
+            worker_id=worker_id),
+        **extra,
+    }
+    context = _page_context(project=project, items=items, mode=door.provider,
+                            submit_url=reverse(door.submit_view, args=[project.slug]),
+                            extra=extra)
+    context["preview"] = preview
+    return render(request, "frontend/annotate/page.html", context)
+
+
+def _door_hit_and_assignment(door: Door, project: Project, body: dict):
+    """``(hit, existing assignment or None, assignment id, worker id, served at)`` of a signed
+    page token.
+
+    Raises BadRequest (not a token of this door, or no such HIT in this project) or
+    SubmitRefused (``assignment_expired`` once the token outlived its assignment; see
+    ``_door_assignment``)."""
+    assignment_id, hit_id, worker_id, served_at = _door_identity(door, body)
+    hit = _door_hit(door, project=project, hit_id=hit_id)
+    if hit is None:
+        raise BadRequest("task_token", "no such HIT in this project")
+    if _token_expired(hit=hit, served_at=served_at):
+        raise SubmitRefused("assignment_expired", "The time for this assignment is over.")
+    assignment = _door_assignment(door, hit=hit, assignment_id=assignment_id,
+                                  worker_id=worker_id)
+    return hit, assignment, assignment_id, worker_id, served_at
+
+
+def _door_refusal(door: Door, refused: SubmitRefused) -> JsonResponse:
+    if refused.code == "assignment_expired":
+        # The page and the API know one code for "nothing more goes into this assignment".
+        return _error(409, "assignment_closed", door.words["assignment_expired"])
+    return door.refusal(refused)
+
+
+def _door_submit(door: Door, request, slug: str) -> JsonResponse:
+    """Save one item of the page's HIT. The first saved item creates the Worker and the
+    Assignment (refused when the HIT has no free slot); answers are stored provisional until
+    collection sees the assignment at the provider (docs/annotating.md, "Trust")."""
+    project = _project_or_404(slug)
+    try:
+        body = _parse_body(request)
+        submission = _parse_submission(body)
+        hit, assignment, assignment_id, worker_id, served_at = _door_hit_and_assignment(
+            door, project, body)
+    except BadRequest as error:
+        return _error(400, "invalid", error.message, error.field)
+    except SubmitRefused as refused:
+        return _door_refusal(door, refused)
+    try:
+        valid = _validated(project=project, submission=submission,
+                           allowed_item_ids=set(annotate_selectors.hit_item_ids(hit=hit)))
+    except _Rejected as rejected:
+        return JsonResponse(rejected.body, status=rejected.status)
+    # The first save creates the Worker and the Assignment (taking a HIT slot) in the same
+    # transaction as the answer: if the answer is refused or fails, neither is left behind.
+    with transaction.atomic():
+        first_save = assignment is None
+        if first_save:
+            try:
+                assignment = door.get_or_create(
+                    hit=hit, worker_external_id=worker_id, provider_assignment_id=assignment_id,
+                    confirmed=provider_selectors.assignment_confirmed_by_provider(
+                        hit=hit, assignment_id=assignment_id, worker_id=worker_id))
+            except SubmitRefused as refused:
+                return _door_refusal(door, refused)
+        status, answer = _stored(valid, worker=assignment.worker, submission=submission,
+                                 source=door.provider, assignment=assignment,
+                                 provenance=annotate_selectors.page_provenance(
+                                     assignment=assignment, hit=hit, provider=door.provider),
+                                 assignment_deadline=assignment_deadline(assignment, hit),
+                                 served_at=served_at)
+        if first_save and status != 200:
+            transaction.set_rollback(True)
+    if answer.get("error") in door.words:
+        answer = dict(answer, message=door.words[answer["error"]])
+    return JsonResponse(answer, status=status)
+
+
+def _door_finish(door: Door, request, slug: str):
+    """The checks of a finish: ``(project, hit, assignment, saved annotations by item id,
+    the HIT's item ids)`` once every item of the HIT is saved in the token's assignment, or
+    the JsonResponse refusing it (400 bad token, 403/409 refusals, 409 ``incomplete``)."""
+    project = _project_or_404(slug)
+    try:
+        hit, assignment, *_ = _door_hit_and_assignment(door, project, _parse_body(request))
+    except BadRequest as error:
+        return _error(400, "invalid", error.message, error.field)
+    except SubmitRefused as refused:
+        return _door_refusal(door, refused)
+    wanted = annotate_selectors.hit_item_ids(hit=hit)
+    saved = ({} if assignment is None
+             else annotate_selectors.assignment_annotations(assignment=assignment))
+    missing = set(wanted) - saved.keys()
+    if assignment is None or missing:
+        return _error(409, "incomplete", f"{len(missing)} item(s) are not saved yet.")
+    return project, hit, assignment, saved, wanted
+
+
+# --- MTurk ExternalQuestion ------------------------------------------------------------------
+
+
+def _submit_origin_allowed(turk_submit_to: str) -> bool:
+    allowed = mturk_submit_origins()  # the same list the page's CSP form-action allows
+    parts = urlsplit(turk_submit_to)
+    return f"{parts.scheme}://{parts.netloc}" in allowed
 
 
 @xframe_options_exempt
@@ -464,121 +680,36 @@ def mturk_task(request, slug: str):
     worker_id = request.GET.get("workerId", "")
     turk_submit_to = request.GET.get("turkSubmitTo", "")
     preview = assignment_id in ("", PREVIEW_ASSIGNMENT_ID)
-    link_valid = _mturk_id_valid(hit_id) and (preview or (
-        _mturk_id_valid(assignment_id) and _mturk_id_valid(worker_id)
+    link_valid = MTURK.id_valid(hit_id) and (preview or (
+        MTURK.id_valid(assignment_id) and MTURK.id_valid(worker_id)
         and _submit_origin_allowed(turk_submit_to)))
     if not link_valid:
         return _refused(request, project, "bad_link", 400)
-    hit = annotate_selectors.hit_for_task(project=project, provider_hit_id=hit_id)
+    hit = _door_hit(MTURK, project=project, hit_id=hit_id)
     if hit is None:
         return _refused(request, project, "no_hit", 404)
-    saved = {}
+    assignment = None
     if not preview:
         try:
-            assignment = _mturk_assignment(hit=hit, assignment_id=assignment_id,
-                                           worker_id=worker_id)
+            assignment = _door_assignment(MTURK, hit=hit, assignment_id=assignment_id,
+                                          worker_id=worker_id)
         except SubmitRefused as refused:
             return _refused(request, project, refused.code, 403)
-        if assignment is not None:
-            saved = annotate_selectors.assignment_annotations(assignment=assignment)
-    item_ids = annotate_selectors.hit_item_ids(hit=hit)
-    items = annotate_selectors.items_for_page(project=project, item_ids=item_ids)
-    extra = {
-        "preview": preview,
-        "saved_item_ids": sorted(saved),
-        "draft_scope": f"mturk:{assignment_id}",
-        "finish_url": reverse("frontend:mturk-finish", args=[project.slug]),
-        "turk_submit_to": "" if preview else turk_submit_to.rstrip("/") + "/mturk/externalSubmit",
-        "assignment_id": "" if preview else assignment_id,
-        "task_token": "" if preview else _mturk_signature(
-            assignment_id=assignment_id, hit_id=hit_id, worker_id=worker_id),
-    }
-    context = _page_context(project=project, items=items, mode="mturk",
-                            submit_url=reverse("frontend:mturk-submit", args=[project.slug]),
-                            extra=extra)
-    context["preview"] = preview
-    return render(request, "frontend/annotate/page.html", context)
-
-
-def _mturk_assignment(*, hit, assignment_id: str, worker_id: str):
-    """The existing Assignment of these ids (None before the first save; nothing is created).
-
-    SubmitRefused ``not_yours`` when the AssignmentId belongs to another worker or HIT, and
-    ``blocked`` when the worker is blocked."""
-    assignment = annotate_selectors.assignment_by_provider_id(
-        provider_assignment_id=assignment_id)
-    if assignment is not None and not annotate_selectors.mturk_assignment_is_theirs(
-            assignment, hit=hit, worker_id=worker_id):
-        raise SubmitRefused("not_yours", "This assignment belongs to another worker or HIT.")
-    worker = (assignment.worker if assignment is not None
-              else annotate_selectors.mturk_worker(external_id=worker_id))
-    if worker is not None and worker.is_blocked:
-        raise SubmitRefused("blocked", "Your account cannot submit work for this project.")
-    return assignment
-
-
-def _mturk_hit_and_assignment(project: Project, body: dict):
-    """``(hit, existing assignment or None, assignment id, worker id, served at)`` of a signed
-    page token.
-
-    Raises BadRequest (not a token of ours, or no such HIT in this project) or SubmitRefused
-    (``assignment_closed`` once the token outlived its assignment; see ``_mturk_assignment``)."""
-    assignment_id, hit_id, worker_id, served_at = _mturk_identity(body)
-    hit = annotate_selectors.hit_for_task(project=project, provider_hit_id=hit_id)
-    if hit is None:
-        raise BadRequest("task_token", "no such HIT in this project")
-    if _token_expired(hit=hit, served_at=served_at):
-        raise SubmitRefused("assignment_closed",
-                            "The time for this assignment is over; please return the HIT.")
-    assignment = _mturk_assignment(hit=hit, assignment_id=assignment_id, worker_id=worker_id)
-    return hit, assignment, assignment_id, worker_id, served_at
+    return _door_page(MTURK, request, project=project, hit=hit, assignment=assignment,
+                      assignment_id=assignment_id, worker_id=worker_id, preview=preview,
+                      extra={
+                          "turk_submit_to": "" if preview
+                          else turk_submit_to.rstrip("/") + "/mturk/externalSubmit",
+                          "assignment_id": "" if preview else assignment_id,
+                      })
 
 
 @csrf_exempt  # cookies are withheld in MTurk's iframe; the signed task_token replaces them
 @xframe_options_exempt
 @require_POST
 def mturk_submit(request, slug: str):
-    """Save one item of the page's HIT. The first saved item creates the Worker and the
-    Assignment (refused when the HIT has no free slot); answers are stored provisional until
-    collection sees the assignment at MTurk (docs/annotating.md, "Trust")."""
-    project = _project_or_404(slug)
-    try:
-        body = _parse_body(request)
-        submission = _parse_submission(body)
-        hit, assignment, assignment_id, worker_id, served_at = _mturk_hit_and_assignment(
-            project, body)
-    except BadRequest as error:
-        return _error(400, "invalid", error.message, error.field)
-    except SubmitRefused as refused:
-        status, answer = _refusal_answer(refused)
-        return JsonResponse(answer, status=status)
-    try:
-        valid = _validated(project=project, submission=submission,
-                           allowed_item_ids=set(annotate_selectors.hit_item_ids(hit=hit)))
-    except _Rejected as rejected:
-        return JsonResponse(rejected.body, status=rejected.status)
-    # The first save creates the Worker and the Assignment (taking a HIT slot) in the same
-    # transaction as the answer: if the answer is refused or fails, neither is left behind.
-    with transaction.atomic():
-        first_save = assignment is None
-        if first_save:
-            try:
-                assignment = assignment_get_or_create_mturk(
-                    hit=hit, worker_external_id=worker_id, provider_assignment_id=assignment_id,
-                    confirmed=provider_selectors.assignment_confirmed_by_provider(
-                        hit=hit, assignment_id=assignment_id, worker_id=worker_id))
-            except SubmitRefused as refused:
-                status, answer = _refusal_answer(refused)
-                return JsonResponse(answer, status=status)
-        status, answer = _stored(valid, worker=assignment.worker, submission=submission,
-                                 source=Annotation.Source.MTURK, assignment=assignment,
-                                 provenance=annotate_selectors.page_provenance(
-                                     assignment=assignment, hit=hit),
-                                 assignment_deadline=assignment_deadline(assignment, hit),
-                                 served_at=served_at)
-        if first_save and status != 200:
-            transaction.set_rollback(True)
-    return JsonResponse(answer, status=status)
+    """Save one item of the page's HIT (``_door_submit``)."""
+    return _door_submit(MTURK, request, slug)
 
 
 @csrf_exempt  # see mturk_submit
@@ -587,19 +718,10 @@ def mturk_submit(request, slug: str):
 def mturk_finish(request, slug: str):
     """Called once every item is saved: marks the assignment submitted, returns the summary
     the page posts to MTurk's externalSubmit."""
-    project = _project_or_404(slug)
-    try:
-        hit, assignment, *_ = _mturk_hit_and_assignment(project, _parse_body(request))
-    except BadRequest as error:
-        return _error(400, "invalid", error.message, error.field)
-    except SubmitRefused as refused:
-        status, answer = _refusal_answer(refused)
-        return JsonResponse(answer, status=status)
-    wanted = set(annotate_selectors.hit_item_ids(hit=hit))
-    saved = ({} if assignment is None
-             else annotate_selectors.assignment_annotations(assignment=assignment))
-    if assignment is None or not wanted <= saved.keys():
-        return _error(409, "incomplete", f"{len(wanted - saved.keys())} item(s) are not saved yet.")
+    finished = _door_finish(MTURK, request, slug)
+    if isinstance(finished, JsonResponse):
+        return finished
+    project, _, assignment, saved, wanted = finished
     assignment_mark_submitted(assignment=assignment)
     # The page posts these to MTurk too, so MTurk's copy of the assignment holds the whole
     # answer in the fields the collector reads: if our database ever lost the saved rows,
@@ -619,3 +741,78 @@ def mturk_finish(request, slug: str):
                  for key, annotation in stored.items()}, sort_keys=True),
         },
     })
+
+
+# --- Prolific study link ---------------------------------------------------------------------
+# CSRF, decided: Prolific sends the participant's browser to our page directly (a top-level
+# page, not a frame), so our cookies would reach these endpoints. But nothing here rests on a
+# cookie: the participant is not logged in, and every save and finish is authorised by the
+# server-signed task token alone (bound to PROLIFIC_PID, STUDY_ID, SESSION_ID, and expiring with
+# the session), which a forged cross-site request cannot carry unless its author already holds
+# the participant's ids — and then they could as well open the page. There is no ambient
+# authority for a cross-site request to borrow, so Django's cookie check would add nothing but
+# refusals for participants whose browsers block cookies; the endpoints are exempt from it, as
+# MTurk's are. The bodies are JSON (a cross-site form cannot send one without a CORS preflight
+# we never answer). No iframe exemption: the page keeps X-Frame-Options DENY.
+
+
+@require_GET
+def prolific_task(request, slug: str):
+    """The page Prolific sends a participant to: the study's items (the study is one HIT).
+
+    Writes nothing: the Worker and the Assignment (the submission, ``SESSION_ID``) are created
+    on the first saved item (``prolific_submit``). Refused with a polite page: ids that are not
+    Prolific's (400), an unknown study (404), a blocked participant or a SESSION_ID that belongs
+    to another participant or study (403, nothing of that session shown), a session returned
+    or timed out (409)."""
+    project = _project_or_404(slug)
+    worker_id = request.GET.get("PROLIFIC_PID", "")
+    hit_id = request.GET.get("STUDY_ID", "")
+    assignment_id = request.GET.get("SESSION_ID", "")
+    if not all(PROLIFIC.id_valid(value) for value in (worker_id, hit_id, assignment_id)):
+        return _refused(request, project, "bad_link", 400, PROLIFIC)
+    hit = _door_hit(PROLIFIC, project=project, hit_id=hit_id)
+    if hit is None:
+        return _refused(request, project, "no_hit", 404, PROLIFIC)
+    try:
+        assignment = _door_assignment(PROLIFIC, hit=hit, assignment_id=assignment_id,
+                                      worker_id=worker_id)
+    except SubmitRefused as refused:
+        return _refused(request, project, refused.code, 403, PROLIFIC)
+    if assignment is not None and assignment.status in RELEASED_ASSIGNMENT_STATUSES:
+        return _refused(request, project, "session_closed", 409, PROLIFIC)
+    return _door_page(PROLIFIC, request, project=project, hit=hit, assignment=assignment,
+                      assignment_id=assignment_id, worker_id=worker_id,
+                      extra={"finish_label": "Finish and return to Prolific"})
+
+
+@csrf_exempt  # the signed task_token is the only credential (see above)
+@require_POST
+def prolific_submit(request, slug: str):
+    """Save one item of the participant's session (``_door_submit``): the first save asks
+    Prolific whether the session is real (``ProlificProvider.assignment_is_live``), and only a
+    session Prolific vouches for takes one of the study's places."""
+    return _door_submit(PROLIFIC, request, slug)
+
+
+@csrf_exempt  # see prolific_submit
+@require_POST
+def prolific_finish(request, slug: str):
+    """Called once every item is saved: marks the session submitted and answers where the
+    browser goes next, Prolific's completion URL with the study's completion code
+    (``PROLIFIC_COMPLETION_URL``). Asked again (a lost answer), it answers the same; a session
+    returned or timed out gets no code (409 ``assignment_closed``)."""
+    finished = _door_finish(PROLIFIC, request, slug)
+    if isinstance(finished, JsonResponse):
+        return finished
+    _, hit, assignment, saved, _ = finished
+    if assignment.status in RELEASED_ASSIGNMENT_STATUSES:
+        return PROLIFIC.refusal(SubmitRefused("assignment_closed", ""))
+    code = hit.batch.completion_code
+    if not code:
+        return _error(409, "no_completion_code",
+                      "This study has no completion code yet; please contact the researcher "
+                      "through Prolific. Your answers are saved.")
+    assignment_mark_submitted(assignment=assignment)
+    return JsonResponse({"status": "submitted", "saved_items": len(saved),
+                         "redirect_url": _prolific_completion_url(code)})

@@ -23,6 +23,7 @@ from django.views.decorators.http import require_POST
 
 from annotation.models import Annotation, Assignment, DialogueTurn, Flag, Project, Worker
 from annotation.roles import page_requires
+from annotation.selectors import batches as review_selectors
 from annotation.selectors import projects as project_selectors
 from annotation.selectors import qc as qc_selectors
 from annotation.services import decisions
@@ -242,9 +243,14 @@ def queue(request, slug: str):
             extra = {"assignment": assignment}
         group = groups.setdefault(key, {"label": label, "rows": [], **extra})
         group["rows"].append(row)
+    from annotation.providers.prolific import REJECTION_CATEGORIES
+
     return render(request, "frontend/review/queue.html", {
         "project": project, "groups": list(groups.values()), "group_by": group_by,
         "flag_counts": qc_selectors.flag_counts(project=project),
+        "unflagged_count": review_selectors.unflagged_submitted_assignment_ids(
+            project=project).count(),
+        "rejection_categories": sorted(REJECTION_CATEGORIES),
     })
 
 
@@ -314,10 +320,29 @@ def assignment_decide_view(request, slug: str, assignment_id: int):
     if decide is None:
         messages.error(request, "unknown action")
         return _back(request, slug)
+    extra = ({"rejection_category": request.POST.get("rejection_category", "")}
+             if action == "reject" else {})
     return _apply(request, slug,
                   lambda: decide(assignment_id=assignment.pk, actor=request.user,
-                                 message=request.POST.get("message", "")),
+                                 message=request.POST.get("message", ""), **extra),
                   f"Assignment {assignment} {action}d.")
+
+
+@page_requires("decide_assignments")
+@require_POST
+def assignments_approve_view(request, slug: str):
+    """Approve at once every submitted assignment of the project that has no open flag (the
+    flagged ones wait on this page); Prolific's go out in one bulk call."""
+    project = get_object_or_404(Project, slug=slug)
+    ids = list(review_selectors.unflagged_submitted_assignment_ids(project=project))
+    if not ids:
+        messages.error(request, "No submitted assignment without an open flag is waiting.")
+        return _back(request, slug)
+    return _apply(request, slug,
+                  lambda: decisions.assignments_approve(
+                      assignment_ids=ids, actor=request.user,
+                      message=request.POST.get("message", "")),
+                  f"{len(ids)} assignment(s) approved.")
 
 
 @page_requires("decide_annotations")

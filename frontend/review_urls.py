@@ -9,6 +9,8 @@ urlpatterns = [
     path("<slug:slug>/", review.queue, name="queue"),
     path("<slug:slug>/dashboard/", review.dashboard, name="dashboard"),
     path("<slug:slug>/qc/", review.qc_run, name="qc-run"),
+    path("<slug:slug>/assignments/approve/", review.assignments_approve_view,
+         name="assignments-approve"),
     path("<slug:slug>/assignments/<int:assignment_id>/decide/", review.assignment_decide_view,
          name="assignment-decide"),
     path("<slug:slug>/assignments/<int:assignment_id>/bonus/", review.bonus_create_view,

@@ -1,10 +1,12 @@
-"""Staff pages for MTurk batches: launch (form -> cost estimate -> confirm), list, detail."""
+"""Staff pages for MTurk and Prolific batches: launch (form -> cost estimate -> confirm), list,
+detail, and managing live HITs/studies (stop, pause, resume, more assignments/places)."""
 
 from __future__ import annotations
 
 from decimal import Decimal
 
 from django import forms
+from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.shortcuts import get_object_or_404, redirect, render
@@ -20,9 +22,10 @@ from annotation.selectors.batches import (
     batch_hits,
     batches_with_counts,
 )
-from annotation.services.batches.decide import parse_duration_seconds
+from annotation.services.batches.decide import batch_manage, parse_duration_seconds
 from annotation.services.batches.plan import (
     LAUNCH_PROVIDERS,
+    PROLIFIC_DEVICES,
     LaunchOptions,
     batch_launch,
     batch_plan,
@@ -71,6 +74,20 @@ class LaunchForm(forms.Form):
     qualification = forms.ModelChoiceField(queryset=Qualification.objects.all(), required=False)
     provider = forms.ChoiceField(choices=list(LAUNCH_PROVIDERS.items()))
     live = forms.BooleanField(required=False, label="Live MTurk (real money, not the sandbox)")
+    # Prolific's own fields (``duration`` is the study's maximum allowed time there).
+    estimated_minutes = forms.IntegerField(
+        min_value=1, max_value=24 * 60, required=False,
+        help_text="Prolific (required): estimated completion time in minutes")
+    devices = forms.MultipleChoiceField(
+        choices=[(device, device) for device in PROLIFIC_DEVICES], initial=["desktop"],
+        required=False, widget=forms.CheckboxSelectMultiple,
+        help_text="Prolific: devices the study admits")
+    first_languages = forms.CharField(
+        required=False, help_text="Prolific: first-language choice ids, comma-separated")
+
+    #: Which fields belong to which provider, for the page's fieldsets.
+    MTURK_FIELDS = ("lifetime", "auto_approve", "locales", "qualification", "live")
+    PROLIFIC_FIELDS = ("estimated_minutes", "devices", "first_languages")
 
     def clean_item_ids(self):
         try:
@@ -93,6 +110,10 @@ class LaunchForm(forms.Form):
             min_percent_approved=data["min_approval"], min_hits_approved=data["min_approved"],
             qualification_id=data["qualification"].pk if data["qualification"] else None,
             provider=data["provider"], live=data["live"],
+            estimated_minutes=data["estimated_minutes"],
+            devices=tuple(data["devices"]) or ("desktop",),
+            first_languages=tuple(code.strip() for code in data["first_languages"].split(",")
+                                  if code.strip()),
         )
 
 
@@ -112,21 +133,32 @@ def batch_list(request):
                   {"batches": batches_with_counts()[:200]})
 
 
+def _new_page(request, form: LaunchForm, **context):
+    """The launch page: the shared fields, then MTurk's and Prolific's own in fieldsets."""
+    own = set(LaunchForm.MTURK_FIELDS) | set(LaunchForm.PROLIFIC_FIELDS)
+    return render(request, "frontend/staff/batch_new.html", {
+        "form": form,
+        "common_fields": [form[name] for name in form.fields if name not in own],
+        "mturk_fields": [form[name] for name in LaunchForm.MTURK_FIELDS],
+        "prolific_fields": [form[name] for name in LaunchForm.PROLIFIC_FIELDS],
+        **context})
+
+
 @page_requires("launch_batches")
 def batch_new(request):
     """GET: the form. POST: the estimate to confirm; POST with confirm: launch."""
     if request.method != "POST":
-        return render(request, "frontend/staff/batch_new.html", {"form": LaunchForm()})
+        return _new_page(request, LaunchForm())
     form = LaunchForm(request.POST)
     if not form.is_valid():
-        return render(request, "frontend/staff/batch_new.html", {"form": form})
+        return _new_page(request, form)
     project = form.cleaned_data["project"]
     options = form.launch_options()
     try:
         plan = batch_plan(project=project, options=options)
     except ValidationError as error:
         _add_errors(form, error)
-        return render(request, "frontend/staff/batch_new.html", {"form": form})
+        return _new_page(request, form)
     if request.POST.get("confirm") == "yes":
         try:
             confirmed = int(request.POST.get("confirmed_total_cents", ""))
@@ -142,15 +174,19 @@ def batch_new(request):
                 messages.error(request, f"Batch {batch.pk} was launched but could not publish: "
                                         f"{batch.error}")
             else:
+                what = "studies" if batch.provider == "prolific" else "HITs"
                 messages.success(request,
-                                 f"Batch {batch.pk} launched; its HITs are being published.")
+                                 f"Batch {batch.pk} launched; its {what} are being published.")
             return redirect("staff_batches:detail", batch_id=batch.pk)
-    return render(request, "frontend/staff/batch_new.html", {
-        "form": form, "plan": plan, "estimate": plan.estimate, "options": options,
+    return _new_page(request, form, **{
+        "plan": plan, "estimate": plan.estimate, "options": options,
         "project": project,
         "dollars": {"rewards": _dollars(plan.estimate.reward_cents),
                     "fee": _dollars(plan.estimate.fee_cents),
+                    "vat": _dollars(plan.estimate.vat_cents),
                     "total": _dollars(plan.estimate.total_cents)},
+        "prolific_fee_percent": settings.PROLIFIC_SERVICE_FEE_PERCENT,
+        "prolific_vat_percent": settings.PROLIFIC_VAT_PERCENT,
     })
 
 
@@ -192,6 +228,29 @@ def batch_resume_view(request, batch_id: int):
 
 @page_requires("run_batches")
 @require_POST
+def batch_manage_view(request, batch_id: int):
+    """Stop, pause or resume the batch's published HITs (Prolific: studies), or add
+    assignments (places) to them: all of them, or the one named by ``hit``."""
+    get_object_or_404(Batch, pk=batch_id)
+    action = request.POST.get("action", "")
+    hit = request.POST.get("hit", "").strip()
+    count_text = request.POST.get("count", "").strip()
+    try:
+        if (hit and not hit.isdigit()) or (count_text and not count_text.isdigit()):
+            raise ValidationError("hit and count must be whole numbers")
+        queued = batch_manage(batch_id=batch_id, action=action,
+                              hit_ids=[int(hit)] if hit else [],
+                              count=int(count_text) if count_text else None,
+                              actor=request.user)
+    except ValidationError as error:
+        messages.error(request, "; ".join(error.messages))
+    else:
+        messages.success(request, f"{action}: requested for {len(queued)} HIT(s)/studies.")
+    return redirect("staff_batches:detail", batch_id=batch_id)
+
+
+@page_requires("run_batches")
+@require_POST
 def batch_cancel_view(request, batch_id: int):
     get_object_or_404(Batch, pk=batch_id)
     try:
@@ -210,4 +269,5 @@ urlpatterns = [
     path("<int:batch_id>/", batch_detail, name="detail"),
     path("<int:batch_id>/resume/", batch_resume_view, name="resume"),
     path("<int:batch_id>/cancel/", batch_cancel_view, name="cancel"),
+    path("<int:batch_id>/manage/", batch_manage_view, name="manage"),
 ]

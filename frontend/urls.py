@@ -14,4 +14,9 @@ urlpatterns = [
     path("mturk/task/<slug:slug>/", annotate_views.mturk_task, name="mturk-task"),
     path("mturk/task/<slug:slug>/submit/", annotate_views.mturk_submit, name="mturk-submit"),
     path("mturk/task/<slug:slug>/finish/", annotate_views.mturk_finish, name="mturk-finish"),
+    path("prolific/task/<slug:slug>/", annotate_views.prolific_task, name="prolific-task"),
+    path("prolific/task/<slug:slug>/submit/", annotate_views.prolific_submit,
+         name="prolific-submit"),
+    path("prolific/task/<slug:slug>/finish/", annotate_views.prolific_finish,
+         name="prolific-finish"),
 ]

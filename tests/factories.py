@@ -138,3 +138,31 @@ class AnnotationFactory(factory.django.DjangoModelFactory):
         source=annotation.source, review_status=annotation.review_status,
         confirmed=not annotation.provisional))
     review_status = models.Annotation.Review.PENDING
+
+
+# --- task-page projects and published crowd work --------------------------------------------
+# The five kinds' small projects live in tests/frontend/builders.py (being merged into this
+# module); re-exported here so tests import builders from one place.
+from tests.frontend.builders import BUILDERS as KIND_BUILDERS  # noqa: E402, F401
+from tests.frontend.builders import sluice_project  # noqa: E402, F401
+
+
+def prolific_study_hit(project: models.Project, *, study_id: str, items=None,
+                       max_assignments: int = 1, completion_code: str = "C7UNPACK",
+                       assignment_duration_seconds: int = 3600) -> models.Hit:
+    """A published Prolific batch whose one study (``study_id``, one HIT) holds ``items``
+    (default: all of the project's, in order), as the launch service leaves it: the batch
+    carries the study's completion codes and its maximum allowed time as the assignment
+    duration."""
+    batch = models.Batch.objects.create(
+        project=project, provider="prolific", title="Prolific study",
+        status=models.Batch.Status.PUBLISHED, completion_code=completion_code,
+        failed_check_code=f"{completion_code}X", estimated_minutes=5,
+        assignment_duration_seconds=assignment_duration_seconds)
+    hit = models.Hit.objects.create(
+        batch=batch, provider_hit_id=study_id, unique_request_token=f"token-{study_id}",
+        max_assignments=max_assignments, status=models.Hit.Status.ASSIGNABLE)
+    for order, item in enumerate(items if items is not None
+                                 else project.items.order_by("id")):
+        models.HitItem.objects.create(hit=hit, item=item, order=order)
+    return hit

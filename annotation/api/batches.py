@@ -1,4 +1,5 @@
-"""Staff-only REST endpoints for MTurk batches: list, detail, and launch with a cost estimate.
+"""Staff-only REST endpoints for MTurk and Prolific batches: list, detail, and launch with a
+cost estimate.
 
 ``POST /api/batches/launch/`` without ``"confirm": true`` only answers the plan's estimate;
 with it (and ``confirmed_total_cents`` equal to that estimate) the batch is launched.
@@ -22,7 +23,13 @@ from ..selectors.batches import (
     batches_with_counts,
 )
 from ..services.batches.common import DEFAULT_LOCALES
-from ..services.batches.plan import LaunchOptions, batch_launch, batch_plan
+from ..services.batches.plan import (
+    LAUNCH_PROVIDERS,
+    PROLIFIC_DEVICES,
+    LaunchOptions,
+    batch_launch,
+    batch_plan,
+)
 from .permissions import action_permission
 
 INT32 = 2**31 - 1
@@ -38,7 +45,8 @@ class BatchSerializer(serializers.ModelSerializer):
         model = Batch
         fields = ["id", "project", "provider", "live", "status", "title", "reward_cents",
                   "items_per_hit", "provider_hit_type_id", "error", "selection",
-                  "qualification_requirements", "hit_count", "published_hit_count",
+                  "qualification_requirements", "estimated_minutes", "participant_filters",
+                  "device_compatibility", "hit_count", "published_hit_count",
                   "created_at", "updated_at"]
 
 
@@ -72,8 +80,21 @@ class LaunchSerializer(serializers.Serializer):
                                                  min_value=0, max_value=INT32)
     qualification_id = serializers.IntegerField(required=False, allow_null=True, default=None,
                                                 min_value=1, max_value=2**63 - 1)
-    provider = serializers.ChoiceField(["mturk", "local"], default="mturk")
+    provider = serializers.ChoiceField(
+        [*LAUNCH_PROVIDERS, "local"], default="mturk",
+        help_text="mturk or prolific (local annotators need no batch; refused with a reason)")
     live = serializers.BooleanField(default=False)
+    estimated_minutes = serializers.IntegerField(
+        required=False, allow_null=True, default=None, min_value=1, max_value=INT32,
+        help_text="Prolific (required there): the study's estimated completion time in "
+                  "minutes; assignment_duration_seconds is its maximum allowed time")
+    devices = serializers.ListField(
+        child=serializers.ChoiceField(PROLIFIC_DEVICES), required=False,
+        default=["desktop"], max_length=3, help_text="Prolific: the devices a study admits")
+    first_languages = serializers.ListField(
+        child=serializers.CharField(max_length=20), required=False, default=list,
+        max_length=100,
+        help_text="Prolific: ids of the first-language filter's choices participants must have")
     confirm = serializers.BooleanField(default=False)
     confirmed_total_cents = serializers.IntegerField(required=False, allow_null=True,
                                                      default=None, min_value=0,
@@ -86,6 +107,8 @@ class LaunchSerializer(serializers.Serializer):
         data["splits"] = tuple(data["splits"])
         data["item_ids"] = tuple(data["item_ids"])
         data["locales"] = tuple(code.upper() for code in data["locales"])
+        data["devices"] = tuple(data["devices"])
+        data["first_languages"] = tuple(data["first_languages"])
         return LaunchOptions(**data)
 
 
@@ -117,7 +140,9 @@ class EstimateSerializer(serializers.Serializer):
     hits = serializers.IntegerField()
     assignments = serializers.IntegerField()
     reward_cents = serializers.IntegerField()
-    fee_cents = serializers.IntegerField()
+    fee_cents = serializers.IntegerField(help_text="MTurk's commission or Prolific's service fee")
+    vat_cents = serializers.IntegerField(help_text="VAT on Prolific's service fee (0 on MTurk)")
+    provider = serializers.CharField()
     total_cents = serializers.IntegerField()
     total_dollars = serializers.CharField()
     skipped_items = serializers.IntegerField()

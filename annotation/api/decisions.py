@@ -2,6 +2,7 @@
 command and the admin (``annotation.services.decisions``).
 
 ``POST /api/assignments/{id}/approve/`` · ``…/reject/`` (the whole HIT) · ``…/bonus/``;
+``POST /api/assignments/approve/`` (many at once; Prolific: one bulk call);
 ``POST /api/annotations/{id}/approve/`` · ``…/reject/`` (work outside a HIT);
 ``POST /api/workers/{id}/block/`` · ``…/unblock/``; ``POST /api/flags/{id}/dismiss/``.
 A refused decision answers 400 with the reason and changes nothing.
@@ -28,7 +29,24 @@ class MessageSerializer(serializers.Serializer):
 
 
 class RejectionSerializer(serializers.Serializer):
-    message = serializers.CharField(max_length=4000, help_text="what the worker reads")
+    message = serializers.CharField(max_length=4000, help_text=(
+        "what the worker reads (Prolific: at least 100 characters)"))
+    rejection_category = serializers.CharField(
+        required=False, allow_blank=True, default="", max_length=32,
+        help_text="Prolific (required there): one of its rejection categories, e.g. "
+                  "TOO_QUICKLY, FAILED_INSTRUCTIONS, LOW_EFFORT, NO_DATA, OTHER")
+
+
+class BulkApproveSerializer(serializers.Serializer):
+    assignments = serializers.ListField(child=serializers.IntegerField(min_value=1),
+                                        min_length=1, max_length=1000,
+                                        help_text="assignment ids")
+    message = serializers.CharField(required=False, allow_blank=True, default="",
+                                    max_length=4000)
+
+
+class BulkDecisionSerializer(serializers.Serializer):
+    approved = serializers.ListField(child=serializers.IntegerField())
 
 
 class BonusSerializer(serializers.Serializer):
@@ -108,12 +126,35 @@ class AssignmentRejectView(DecisionView):
 
     def decide(self, request, obj, data):
         return decisions.assignment_reject(assignment_id=obj.pk, actor=request.user,
-                                           message=data["message"])
+                                           message=data["message"],
+                                           rejection_category=data["rejection_category"])
 
     @extend_schema(request=RejectionSerializer, responses={200: DecisionSerializer},
                    summary="Reject a worker's whole HIT (every answer in the assignment)")
     def post(self, request, pk: int):
         return self.handle(request, pk)
+
+
+class AssignmentsApproveView(APIView):
+    """Approve many assignments at once: all or none (a refusal is a 400 and changes nothing)."""
+
+    permission_classes = [DecidesItsModel]
+    model = Assignment
+
+    @extend_schema(request=BulkApproveSerializer, responses={200: BulkDecisionSerializer},
+                   summary="Approve many assignments at once (Prolific: one bulk call)")
+    def post(self, request):
+        body = BulkApproveSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        try:
+            decided = decisions.assignments_approve(
+                assignment_ids=body.validated_data["assignments"], actor=request.user,
+                message=body.validated_data["message"])
+        except ValidationError as error:
+            detail = (error.message_dict if hasattr(error, "error_dict")
+                      else {"detail": error.messages})
+            return Response(detail, status=status.HTTP_400_BAD_REQUEST)
+        return Response({"approved": [assignment.pk for assignment in decided]})
 
 
 class BonusView(DecisionView):
@@ -154,7 +195,8 @@ class AnnotationRejectView(AnnotationApproveView):
 
     def decide(self, request, obj, data):
         return decisions.annotation_reject(annotation_id=obj.pk, actor=request.user,
-                                           message=data["message"])
+                                           message=data["message"],
+                                           rejection_category=data["rejection_category"])
 
     @extend_schema(request=RejectionSerializer, responses={200: DecisionSerializer},
                    summary="Reject an answer (inside a HIT: the whole HIT)")
@@ -206,6 +248,8 @@ class FlagDismissView(DecisionView):
 
 
 urlpatterns = [
+    path("assignments/approve/", AssignmentsApproveView.as_view(),
+         name="api-assignments-approve"),
     path("assignments/<int:pk>/approve/", AssignmentApproveView.as_view(),
          name="api-assignment-approve"),
     path("assignments/<int:pk>/reject/", AssignmentRejectView.as_view(),

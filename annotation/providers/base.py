@@ -75,7 +75,12 @@ class ProviderTransientError(ProviderError):
 
 
 class ProviderPermanentError(ProviderError):
-    """The call cannot succeed as made; do not retry it. Show ``code``/``message`` to a human."""
+    """The call cannot succeed as made; do not retry it. Show ``code``/``message`` to a human.
+
+    ``http_status`` is the HTTP status of the refusal when the provider speaks HTTP (e.g. 404:
+    no such object), for callers that must tell "unknown" from other refusals."""
+
+    http_status: int | None = None
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
-from urllib.parse import urljoin
+from urllib.parse import quote, urljoin
 
 import requests
 
@@ -54,7 +54,16 @@ logger = logging.getLogger(__name__)
 
 DEFAULT_API_URL = "https://api.prolific.com"
 #: Where a participant's browser goes when they finish; ``cc`` is the study's completion code.
+#: ``PROLIFIC_COMPLETION_URL`` overrides it (a rehearsal points it at the stand-in).
 COMPLETION_URL = "https://app.prolific.com/submissions/complete?cc={code}"
+#: Prolific's ids (participant, study, submission) are MongoDB ObjectIds: 24 lower-case hex
+#: digits, e.g. ``PROLIFIC_PID=5a9d64f5f6dfdd0001eaa73d`` in Prolific's documentation.
+PROLIFIC_ID = re.compile(r"[0-9a-f]{24}")
+#: Submission statuses in which a session is real and still counts: the participant is working
+#: (ACTIVE) or has finished (AWAITING REVIEW). Decided, returned or timed-out ones do not.
+LIVE_SUBMISSION_STATUSES = frozenset({"ACTIVE", "AWAITING REVIEW"})
+#: ``assignment_is_live`` is asked while a participant's save waits: a short timeout, one try.
+LIVE_CHECK_TIMEOUT = (3.05, 5.0)
 #: The placeholders Prolific fills into ``external_study_url`` for each participant.
 URL_PLACEHOLDERS = {"PROLIFIC_PID": "{{%PROLIFIC_PID%}}", "STUDY_ID": "{{%STUDY_ID%}}",
                     "SESSION_ID": "{{%SESSION_ID%}}"}
@@ -176,8 +185,20 @@ def study_url(base: str) -> str:
     return f"{base}{separator}{query}"
 
 
-def completion_url(code: str) -> str:
-    return COMPLETION_URL.format(code=code)
+def is_prolific_id(value: str) -> bool:
+    """Whether ``value`` is shaped like a Prolific id (participant, study or submission)."""
+    return PROLIFIC_ID.fullmatch(value) is not None
+
+
+def completion_url(code: str, *, template: str | None = None) -> str:
+    """Where to send a participant who finished, with the study's completion ``code``:
+    ``template`` (default ``settings.PROLIFIC_COMPLETION_URL``, else Prolific's own) with
+    ``{code}`` filled in, URL-encoded."""
+    if template is None:
+        from django.conf import settings
+
+        template = getattr(settings, "PROLIFIC_COMPLETION_URL", "") or COMPLETION_URL
+    return template.format(code=quote(code, safe=""))
 
 
 @dataclass(frozen=True)
@@ -296,7 +317,8 @@ class ProlificProvider(AnnotationProvider):
         return urljoin(self.config.api_url.rstrip("/") + "/", path.lstrip("/"))
 
     def _request(self, method: str, path: str, operation: str, *, body: Any = None,
-                 params: dict | None = None) -> Any:
+                 params: dict | None = None,
+                 timeout: tuple[float, float] | None = None) -> Any:
         """One call; the decoded JSON answer (None for an empty one), or a ``ProviderError``."""
         if not self.config.api_token:
             raise ProviderPermanentError("PROLIFIC_API_TOKEN is not set", code="NoToken",
@@ -309,7 +331,8 @@ class ProlificProvider(AnnotationProvider):
                 data=None if body is None else json.dumps(body),
                 headers={"Authorization": f"Token {self.config.api_token}",
                          "Content-Type": "application/json", "Accept": "application/json"},
-                timeout=(self.config.connect_timeout_seconds, self.config.read_timeout_seconds))
+                timeout=timeout or (self.config.connect_timeout_seconds,
+                                    self.config.read_timeout_seconds))
         except (requests.ConnectionError, requests.Timeout) as error:
             raise ProviderTransientError(str(error), code=type(error).__name__,
                                          operation=operation) from error
@@ -328,7 +351,9 @@ class ProlificProvider(AnnotationProvider):
             raise throttled
         if response.status_code >= 500:
             raise ProviderTransientError(message, code=code, operation=operation)
-        raise ProviderPermanentError(message, code=code, operation=operation)
+        refused = ProviderPermanentError(message, code=code, operation=operation)
+        refused.http_status = response.status_code
+        raise refused
 
     def _pages(self, path: str, operation: str, params: dict | None = None) -> list[dict]:
         """Every result of a list call, following ``_links.next.href`` to the last page."""
@@ -593,6 +618,34 @@ class ProlificProvider(AnnotationProvider):
     def get_submission(self, submission_id: str) -> dict:
         return self._request("GET", f"/api/v1/submissions/{submission_id}/", "get_submission")
 
+    #: Prolific reports a submission from the moment the participant starts it (ACTIVE), so it
+    #: can vouch for a session while the participant is still answering.
+    confirms_work_in_progress = True
+
+    def assignment_is_live(self, *, assignment_id: str, hit_id: str, worker_id: str) -> bool:
+        """``GET /api/v1/submissions/{id}/``: True when Prolific reports submission
+        ``assignment_id`` (the ``SESSION_ID``) as participant ``worker_id``'s on study
+        ``hit_id``, ACTIVE or AWAITING REVIEW. An id that is not Prolific-shaped is False
+        without a call; one Prolific does not know (404) is False. One attempt, a short
+        timeout, no retry: a participant's save is waiting (the caller caches the answer and
+        takes an error for no)."""
+        if not all(is_prolific_id(value) for value in (assignment_id, hit_id, worker_id)):
+            return False
+        try:
+            submission = self._request("GET", f"/api/v1/submissions/{assignment_id}/",
+                                       "get_submission", timeout=LIVE_CHECK_TIMEOUT)
+        except ProviderPermanentError as error:
+            if error.http_status == 404:
+                return False
+            raise
+        if not isinstance(submission, dict):
+            return False
+        participant = submission.get("participant") or submission.get("participant_id")
+        return (str(submission.get("id", "")) == assignment_id
+                and str(submission.get("study_id", "")) == hit_id
+                and str(participant or "") == worker_id
+                and submission.get("status") in LIVE_SUBMISSION_STATUSES)
+
     # -- bonuses --------------------------------------------------------------------------------
 
     def set_up_bonus(self, *, worker_id: str, assignment_id: str, amount: Decimal,
@@ -709,5 +762,6 @@ __all__ = [
     "Study",
     "StudyTemplate",
     "completion_url",
+    "is_prolific_id",
     "study_url",
 ]

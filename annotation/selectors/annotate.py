@@ -274,7 +274,7 @@ def hit_item_ids(*, hit: Hit) -> list[int]:
 
 
 def assignment_annotations(*, assignment: Assignment) -> dict[int, Annotation]:
-    """Annotations already stored for an MTurk assignment, by item id (resuming a HIT). The
+    """Annotations already stored for a crowd assignment, by item id (resuming a HIT). The
     caller has checked the assignment is the requesting worker's."""
     return {a.item_id: a for a in Annotation.objects.filter(assignment=assignment)}
 
@@ -284,16 +284,18 @@ def assignment_by_provider_id(*, provider_assignment_id: str) -> Assignment | No
             .filter(provider_assignment_id=provider_assignment_id).first())
 
 
-def mturk_assignment_is_theirs(assignment: Assignment, *, hit: Hit, worker_id: str) -> bool:
-    """Whether ``assignment`` is the one of MTurk worker ``worker_id`` on ``hit``."""
+def page_assignment_is_theirs(assignment: Assignment, *, hit: Hit, provider: str,
+                              worker_id: str) -> bool:
+    """Whether ``assignment`` is the one of ``provider``'s worker ``worker_id`` (an MTurk
+    WorkerId, a PROLIFIC_PID) on ``hit``."""
     worker = assignment.worker
-    return (assignment.hit_id == hit.pk and worker.provider == Worker.Provider.MTURK
+    return (assignment.hit_id == hit.pk and worker.provider == provider
             and worker.external_id == worker_id)
 
 
-def mturk_worker(*, external_id: str) -> Worker | None:
-    """The MTurk Worker with this WorkerId, if we have one (never created by a read)."""
-    return Worker.objects.filter(provider=Worker.Provider.MTURK, external_id=external_id).first()
+def page_worker(*, provider: str, external_id: str) -> Worker | None:
+    """The Worker of ``provider`` with this id, if we have one (never created by a read)."""
+    return Worker.objects.filter(provider=provider, external_id=external_id).first()
 
 
 # --- provisional MTurk work ------------------------------------------------------------------
@@ -304,7 +306,7 @@ def mturk_worker(*, external_id: str) -> Worker | None:
 # came from.
 
 
-def page_provenance(*, assignment: Assignment, hit: Hit) -> dict:
-    """The provenance of an answer the MTurk page stores."""
-    return {"provider": "mturk", "via": "page", "assignment_id": assignment.provider_assignment_id,
-            "hit_id": hit.provider_hit_id}
+def page_provenance(*, assignment: Assignment, hit: Hit, provider: str = "mturk") -> dict:
+    """The provenance of an answer a crowd task page (MTurk's, Prolific's) stores."""
+    return {"provider": provider, "via": "page",
+            "assignment_id": assignment.provider_assignment_id, "hit_id": hit.provider_hit_id}

@@ -53,6 +53,20 @@ def assignments_pending_review(*, project_slug: str | None = None,
     return assignments
 
 
+def unflagged_submitted_assignment_ids(*, project) -> QuerySet:
+    """Ids of the project's submitted assignments with no open flag on them or their answers:
+    what a reviewer may approve in one go."""
+    from ..models import Flag
+
+    flagged = Flag.objects.filter(project=project, status=Flag.Status.OPEN)
+    return (Assignment.objects.filter(status=Assignment.Status.SUBMITTED,
+                                      hit__batch__project=project)
+            .exclude(pk__in=flagged.filter(assignment__isnull=False).values("assignment_id"))
+            .exclude(pk__in=flagged.filter(annotation__assignment__isnull=False)
+                     .values("annotation__assignment_id"))
+            .order_by("pk").values_list("pk", flat=True))
+
+
 def assignment_by_reference(reference: str) -> Assignment | None:
     """An assignment by MTurk AssignmentId or by database id."""
     assignment = Assignment.objects.filter(provider_assignment_id=reference).first()

@@ -348,7 +348,7 @@ def open_flags(*, project: Project) -> QuerySet[Flag]:
         .select_related(
             "worker",
             "assignment__worker",
-            "assignment__hit",
+            "assignment__hit__batch",
             "annotation__worker",
             "annotation__assignment__hit",
             "annotation__item__target_sentence__document",

@@ -1,4 +1,4 @@
-"""Storing annotators' answers (local pages and MTurk ExternalQuestion pages).
+"""Storing annotators' answers (local pages, MTurk ExternalQuestion pages and Prolific study pages).
 
 ``annotation_submit`` is idempotent: the browser's ``client_token`` is unique, so a double submit
 (or a retry after a lost response) returns the stored annotation instead of a second one. The
@@ -34,7 +34,7 @@ from ..payloads import CleanPayload, ItemContext, live_check_warnings, validate_
 from ..selectors.annotate import (
     item_context,
     item_for_submit,
-    mturk_assignment_is_theirs,
+    page_assignment_is_theirs,
 )
 from ..sql import submit as submit_sql
 
@@ -105,6 +105,17 @@ def annotations_confirm(*, annotations: QuerySet) -> int:
     (or are rejected, if a reviewer said so meanwhile). The number confirmed."""
     return annotations.filter(state=Annotation.State.PROVISIONAL).update(
         state=_confirmed_state_expression())
+
+
+@transaction.atomic
+def annotations_release(*, annotations: QuerySet) -> int:
+    """The provider gave these answers' session back (a Prolific participant returned it or
+    timed out): they stop counting, as answers no provider vouches for
+    (``annotation_state(confirmed=False)``: provisional, never exported or counted). The
+    number changed."""
+    provisional = annotation_state(source=Annotation.Source.PROLIFIC,
+                                   review_status=Annotation.Review.PENDING, confirmed=False)
+    return annotations.exclude(state=provisional).update(state=provisional)
 
 
 def _existing_for_token(*, client_token: str | None, worker: Worker) -> Annotation | None:
@@ -396,22 +407,49 @@ def assignment_get_or_create_mturk(*, hit: Hit, worker_external_id: str,
                                    provider_assignment_id: str,
                                    confirmed: bool = False) -> Assignment:
     """The Assignment of an MTurk worker on ``hit``; created (with the Worker) on their first
-    saved item, never when a page is only opened.
+    saved item, never when a page is only opened. See ``_assignment_get_or_create_from_page``;
+    ``hit_full`` says "return the HIT"."""
+    return _assignment_get_or_create_from_page(
+        hit=hit, provider=Worker.Provider.MTURK, worker_external_id=worker_external_id,
+        provider_assignment_id=provider_assignment_id, confirmed=confirmed,
+        full_message="This HIT has no free assignment left, so your answers cannot be saved. "
+                     "Please return the HIT.")
+
+
+def assignment_get_or_create_prolific(*, hit: Hit, worker_external_id: str,
+                                      provider_assignment_id: str,
+                                      confirmed: bool = False) -> Assignment:
+    """The Assignment of a Prolific session (``SESSION_ID``) of participant
+    ``worker_external_id`` (``PROLIFIC_PID``) on study ``hit``, created with the Worker on the
+    first saved item. See ``_assignment_get_or_create_from_page``."""
+    return _assignment_get_or_create_from_page(
+        hit=hit, provider=Worker.Provider.PROLIFIC, worker_external_id=worker_external_id,
+        provider_assignment_id=provider_assignment_id, confirmed=confirmed,
+        full_message="This study has no free place left, so your answers cannot be saved. "
+                     "Please return your submission on Prolific.")
+
+
+def _assignment_get_or_create_from_page(*, hit: Hit, provider: str, worker_external_id: str,
+                                        provider_assignment_id: str, confirmed: bool,
+                                        full_message: str) -> Assignment:
+    """The Assignment of ``provider``'s worker on ``hit`` (an MTurk assignment, a Prolific
+    session); created (with the Worker) on their first saved item, never when a page is only
+    opened.
 
     Refused (``SubmitRefused``):
 
-    * ``not_yours`` -- the AssignmentId belongs to another worker or HIT;
+    * ``not_yours`` -- the assignment id belongs to another worker or HIT;
     * ``blocked`` -- the worker is blocked;
     * ``hit_full`` -- a new assignment while the HIT's ``max_assignments`` slots are all held
-      by confirmed assignments (``live_assignments_q``).
+      by confirmed assignments (``live_assignments_q``); ``full_message`` says so.
 
     ``confirmed``: the provider has vouched for this session (``AnnotationProvider.
     assignment_is_live``); a confirmed assignment holds a slot, an unconfirmed one none, so
     invented ids never make a HIT full for real workers. The Hit row is locked while counting,
     so two confirmed first saves cannot both take the last slot.
-    The MTurk collector get-or-creates by the same AssignmentId, so whichever runs first wins
+    The collector get-or-creates by the same assignment id, so whichever runs first wins
     and the other finds the row. Created assignments are provisional until collection sees
-    them at MTurk (``annotation_submit`` stores answers into an assignment provisional).
+    them at the provider (``annotation_submit`` stores answers into an assignment provisional).
     """
     with transaction.atomic():
         locked_hit = Hit.objects.select_for_update().select_related("batch").get(pk=hit.pk)
@@ -421,11 +459,8 @@ def assignment_get_or_create_mturk(*, hit: Hit, worker_external_id: str,
             now = timezone.now()
             live = Assignment.objects.filter(live_assignments_q(locked_hit, now=now)).count()
             if live >= locked_hit.max_assignments:
-                raise SubmitRefused(
-                    "hit_full",
-                    "This HIT has no free assignment left, so your answers cannot be saved. "
-                    "Please return the HIT.")
-            worker, _ = Worker.objects.get_or_create(provider=Worker.Provider.MTURK,
+                raise SubmitRefused("hit_full", full_message)
+            worker, _ = Worker.objects.get_or_create(provider=provider,
                                                      external_id=worker_external_id)
             if worker.is_blocked:
                 raise SubmitRefused("blocked",
@@ -438,17 +473,17 @@ def assignment_get_or_create_mturk(*, hit: Hit, worker_external_id: str,
                         status=Assignment.Status.ACCEPTED, accepted_at=now,
                         confirmed_at=now if confirmed else None)
             except IntegrityError:
-                # Collection stored the same AssignmentId meanwhile: judge that row.
+                # Collection stored the same assignment id meanwhile: judge that row.
                 existing = (Assignment.objects.select_related("worker")
                             .get(provider_assignment_id=provider_assignment_id))
-        if not mturk_assignment_is_theirs(existing, hit=locked_hit,
-                                          worker_id=worker_external_id):
+        if not page_assignment_is_theirs(existing, hit=locked_hit, provider=provider,
+                                         worker_id=worker_external_id):
             raise SubmitRefused("not_yours", "This assignment belongs to another worker or HIT.")
         return existing
 
 
 def assignment_mark_submitted(*, assignment: Assignment) -> Assignment:
-    """Mark an MTurk assignment submitted (once; a later state set by review is kept)."""
+    """Mark a crowd assignment submitted (once; a later state set by review is kept)."""
     with transaction.atomic():
         updated = Assignment.objects.filter(
             pk=assignment.pk, status=Assignment.Status.ACCEPTED

@@ -4,6 +4,7 @@ command, the staff API, Django admin actions):
 ========================  ==========================================================
 ``assignment_approve``    approve a worker's whole HIT (their assignment) and pay it
 ``assignment_reject``     reject the whole HIT: every answer in the assignment
+``assignments_approve``   approve many assignments at once (Prolific: one bulk call)
 ``annotation_approve``    approve one answer given outside a HIT (local, imported);
 ``annotation_reject``     inside a HIT the decision is the assignment's (MTurk pays per HIT)
 ``bonus_create``          pay a bonus for an assignment (re-sends an unpaid one)
@@ -24,7 +25,11 @@ may replace an approval only until the provider was told; a bonus needs submitte
 capped at ``MAX_BONUS_CENTS``.
 
 The provider is the one the work went through (the batch's for an assignment, the worker's own
-for a block), never a fixed one: another provider behind ``providers.base`` needs no change here.
+for a block), never a fixed one. Prolific differs in three checked places: a rejection needs
+one of Prolific's rejection categories and a message of at least 100 characters (checked
+before anything is stored, on every entry point); approvals made together go out in one bulk
+call; and a bonus is paid in two steps (set up, store the set-up id, mark paying, pay), so a
+retry never pays twice -- a pay whose outcome is unknown is left for a human to check.
 The ``*_sync_*`` / ``bonus_send`` functions below are what the Celery jobs run.
 """
 
@@ -41,7 +46,12 @@ from django.db.models import Q
 from django.utils import timezone
 
 from ..models import Annotation, Assignment, Batch, Bonus, Flag, Worker
-from ..providers import AnnotationProvider, ProviderPermanentError, get_provider
+from ..providers import (
+    AnnotationProvider,
+    ProviderPermanentError,
+    ProviderThrottled,
+    get_provider,
+)
 from .annotations import annotations_set_review_status
 from .audit import record_status_event
 from .batches.common import REMOTE_ASSIGNMENT_STATUS, new_request_token, provider_for_batch
@@ -76,13 +86,36 @@ def _close_open_flags(flags, *, status: str, actor, note: str) -> int:
     return closed
 
 
+def _check_prolific_rejection(message: str, category: str) -> None:
+    """Prolific refuses a rejection without one of its categories or with a message under
+    ``MIN_REJECTION_MESSAGE_LENGTH`` characters: refuse it here, before anything is stored."""
+    from ..providers.prolific import MIN_REJECTION_MESSAGE_LENGTH, REJECTION_CATEGORIES
+
+    errors = {}
+    if category not in REJECTION_CATEGORIES:
+        errors["rejection_category"] = (
+            "Prolific needs a rejection category, one of: "
+            f"{', '.join(sorted(REJECTION_CATEGORIES))}")
+    if len(message.strip()) < MIN_REJECTION_MESSAGE_LENGTH:
+        errors["message"] = (
+            f"Prolific needs a rejection message of at least {MIN_REJECTION_MESSAGE_LENGTH} "
+            f"characters (this one has {len(message.strip())}): say what was wrong and how "
+            "to do better")
+    if errors:
+        raise ValidationError(errors)
+
+
 def _decide_assignment(*, assignment_id: int, approve: bool, message: str,
-                       actor) -> Assignment:
+                       actor, rejection_category: str = "",
+                       enqueue: bool = True) -> Assignment:
     assignment = (Assignment.objects.select_for_update(of=("self",))
                   .select_related("hit__batch").get(pk=assignment_id))
     new = Assignment.Status.APPROVED if approve else Assignment.Status.REJECTED
     if assignment.status == new:
         return assignment  # the same decision again (a double click, a re-run): nothing to do
+    prolific = assignment.hit.batch.provider == "prolific"
+    if prolific and not approve:
+        _check_prolific_rejection(message, rejection_category)
     allowed = {Assignment.Status.SUBMITTED, Assignment.Status.REJECTED} if approve else (
         {Assignment.Status.SUBMITTED}
         | ({Assignment.Status.APPROVED} if not assignment.decision_synced else set()))
@@ -93,9 +126,10 @@ def _decide_assignment(*, assignment_id: int, approve: bool, message: str,
                               f"{assignment.status}; it cannot be {new} now ({why})")
     old = assignment.status
     assignment.status, assignment.review_message = new, message
+    assignment.rejection_category = rejection_category if prolific and not approve else ""
     assignment.reviewed_at, assignment.decision_synced = timezone.now(), False
-    assignment.save(update_fields=["status", "review_message", "reviewed_at",
-                                   "decision_synced"])
+    assignment.save(update_fields=["status", "review_message", "rejection_category",
+                                   "reviewed_at", "decision_synced"])
     decided = annotations_set_review_status(
         annotations=assignment.annotations.all(),
         review_status=Annotation.Review.APPROVED if approve else Annotation.Review.REJECTED)
@@ -105,7 +139,8 @@ def _decide_assignment(*, assignment_id: int, approve: bool, message: str,
         Flag.objects.filter(Q(assignment=assignment) | Q(annotation__assignment=assignment)),
         status=Flag.Status.DISMISSED if approve else Flag.Status.UPHELD, actor=actor,
         note=message)
-    enqueue_after_commit("annotation.tasks.sync_assignment_decision", assignment.pk)
+    if enqueue:
+        enqueue_after_commit("annotation.tasks.sync_assignment_decision", assignment.pk)
     return assignment
 
 
@@ -122,21 +157,44 @@ def assignment_approve(*, assignment_id: int, actor=None, message: str = "") -> 
 
 
 @transaction.atomic
-def assignment_reject(*, assignment_id: int, message: str, actor=None) -> Assignment:
+def assignment_reject(*, assignment_id: int, message: str, actor=None,
+                      rejection_category: str = "") -> Assignment:
     """Reject the whole HIT: every answer of the assignment (CANARD rejected a HIT when one of
-    its rewrites was inadequate)."""
+    its rewrites was inadequate). On Prolific ``rejection_category`` is required and the
+    message must have at least 100 characters."""
     return _decide_assignment(assignment_id=assignment_id, approve=False,
-                              message=_rejection_message(message), actor=actor)
+                              message=_rejection_message(message), actor=actor,
+                              rejection_category=rejection_category.strip())
+
+
+@transaction.atomic
+def assignments_approve(*, assignment_ids, actor=None, message: str = "") -> list[Assignment]:
+    """Approve many assignments at once (all or none: one refusal changes nothing). Their
+    decisions go out in one job: one bulk call per Prolific account, one call each on MTurk."""
+    ids = sorted({int(assignment_id) for assignment_id in assignment_ids})
+    if not ids:
+        raise ValidationError({"assignments": "choose at least one assignment"})
+    found = set(Assignment.objects.filter(pk__in=ids).values_list("pk", flat=True))
+    if set(ids) - found:
+        raise ValidationError({"assignments": f"no assignment {sorted(set(ids) - found)[:20]}"})
+    decided = [_decide_assignment(assignment_id=assignment_id, approve=True,
+                                  message=message.strip(), actor=actor, enqueue=False)
+               for assignment_id in ids]
+    pending = [assignment.pk for assignment in decided if not assignment.decision_synced]
+    if pending:
+        enqueue_after_commit("annotation.tasks.sync_assignment_decisions", pending)
+    return decided
 
 
 # --- Answers outside a HIT ---------------------------------------------------------------------
 
 
-def _decide_annotation(*, annotation_id: int, approve: bool, message: str, actor) -> Annotation:
+def _decide_annotation(*, annotation_id: int, approve: bool, message: str, actor,
+                       rejection_category: str = "") -> Annotation:
     annotation = Annotation.objects.select_for_update().get(pk=annotation_id)
     if annotation.assignment_id is not None:
-        _decide_assignment(assignment_id=annotation.assignment_id, approve=approve, message=message,
-               actor=actor)
+        _decide_assignment(assignment_id=annotation.assignment_id, approve=approve,
+                           message=message, actor=actor, rejection_category=rejection_category)
         annotation.refresh_from_db()
         return annotation
     new = Annotation.Review.APPROVED if approve else Annotation.Review.REJECTED
@@ -162,9 +220,11 @@ def annotation_approve(*, annotation_id: int, actor=None, message: str = "") -> 
 
 
 @transaction.atomic
-def annotation_reject(*, annotation_id: int, message: str, actor=None) -> Annotation:
+def annotation_reject(*, annotation_id: int, message: str, actor=None,
+                      rejection_category: str = "") -> Annotation:
     return _decide_annotation(annotation_id=annotation_id, approve=False,
-                              message=_rejection_message(message), actor=actor)
+                              message=_rejection_message(message), actor=actor,
+                              rejection_category=rejection_category.strip())
 
 
 # --- Flags -------------------------------------------------------------------------------------
@@ -310,6 +370,10 @@ def assignment_sync_decision(*, assignment_id: int,
         if decided == Assignment.Status.APPROVED:
             provider.approve_assignment(assignment.provider_assignment_id,
                                         feedback=assignment.review_message)
+        elif assignment.hit.batch.provider == "prolific":
+            provider.reject_assignment(assignment.provider_assignment_id,
+                                       message=assignment.review_message,
+                                       rejection_category=assignment.rejection_category)
         else:
             provider.reject_assignment(assignment.provider_assignment_id,
                                        message=assignment.review_message)
@@ -332,14 +396,143 @@ def assignment_sync_decision(*, assignment_id: int,
     return True
 
 
+def assignments_sync_decisions(*, assignment_ids, provider: AnnotationProvider | None = None
+                               ) -> int:
+    """Send the approvals of ``assignments_approve``: Prolific's in one bulk call per batch
+    provider, any other one by one (``assignment_sync_decision``). The number synced."""
+    assignments = list(Assignment.objects.select_related("hit__batch").filter(
+        pk__in=list(assignment_ids), decision_synced=False, status=Assignment.Status.APPROVED))
+    synced = 0
+    bulk = [assignment for assignment in assignments
+            if assignment.hit.batch.provider == "prolific"]
+    for assignment in assignments:
+        if assignment not in bulk:
+            synced += assignment_sync_decision(assignment_id=assignment.pk, provider=provider)
+    if bulk:
+        (provider or provider_for_batch(bulk[0].hit.batch)).approve_assignments(
+            [assignment.provider_assignment_id for assignment in bulk])
+        for assignment in bulk:
+            with transaction.atomic():
+                if Assignment.objects.filter(pk=assignment.pk, status=Assignment.Status.APPROVED,
+                                             decision_synced=False).update(decision_synced=True):
+                    record_status_event(kind="decision_synced", assignment=assignment,
+                                        new=Assignment.Status.APPROVED, detail={"bulk": True})
+                    synced += 1
+    return synced
+
+
+def _bonus_failed(bonus: Bonus, error: Exception) -> Bonus:
+    Bonus.objects.filter(pk=bonus.pk, sent_at__isnull=True).update(error=str(error))
+    record_status_event(kind="bonus_failed", assignment=bonus.assignment,
+                        detail={"bonus_id": bonus.pk, "error": str(error)})
+    bonus.refresh_from_db()
+    return bonus
+
+
+def _bonus_sent(bonus: Bonus) -> Bonus:
+    with transaction.atomic():
+        if Bonus.objects.filter(pk=bonus.pk, sent_at__isnull=True).update(
+                sent_at=timezone.now(), error=""):
+            record_status_event(kind="bonus_sent", assignment=bonus.assignment,
+                                detail={"bonus_id": bonus.pk, "amount_cents": bonus.amount_cents})
+    bonus.refresh_from_db()
+    return bonus
+
+
+#: What a bonus whose pay call had an unknown outcome says, for a human to check.
+BONUS_UNCONFIRMED = ("the pay call for Prolific bonus set-up {setup} started at {started} and "
+                     "its outcome is unknown: check the participant's payments on Prolific, "
+                     "then mark the bonus paid or not paid (it is never paid again "
+                     "automatically)")
+
+
+def _bonus_send_two_step(bonus: Bonus, provider: AnnotationProvider) -> Bonus:
+    """Prolific: set up (its id stored), mark paying, pay, mark sent. A set-up never paid costs
+    nothing, so a crash before paying is simply resumed; a crash (or an unclear answer) after
+    ``paying_started_at`` is never paid again automatically: it is reported for a human."""
+    assignment = bonus.assignment
+    if bonus.paying_started_at is not None:
+        return _bonus_unconfirmed(bonus)
+    if not bonus.provider_setup_id:
+        try:
+            setup = provider.set_up_bonus(worker_id=assignment.worker.external_id,
+                                          assignment_id=assignment.provider_assignment_id,
+                                          amount=Decimal(bonus.amount_cents) / 100,
+                                          reason=bonus.reason)
+        except ProviderPermanentError as error:
+            return _bonus_failed(bonus, error)
+        with transaction.atomic():
+            if Bonus.objects.filter(pk=bonus.pk, provider_setup_id="").update(
+                    provider_setup_id=setup.id):
+                record_status_event(kind="bonus_set_up", assignment=assignment,
+                                    detail={"bonus_id": bonus.pk, "setup_id": setup.id,
+                                            "fees_cents": setup.fees_cents})
+        bonus.refresh_from_db()
+    # Claim the one pay call: whoever sets paying_started_at pays, anybody later does not.
+    if not Bonus.objects.filter(pk=bonus.pk, sent_at__isnull=True,
+                                paying_started_at__isnull=True).update(
+            paying_started_at=timezone.now()):
+        bonus.refresh_from_db()
+        return bonus if bonus.sent_at else _bonus_unconfirmed(bonus)
+    try:
+        provider.pay_bonus(bonus.provider_setup_id)
+    except (ProviderThrottled, ProviderPermanentError) as error:
+        # Refused before anything was paid (429: slow down; 4xx: the call is wrong): the
+        # claim is given back, so a retry (or a resend) may pay.
+        Bonus.objects.filter(pk=bonus.pk, sent_at__isnull=True).update(paying_started_at=None)
+        if isinstance(error, ProviderThrottled):
+            raise
+        return _bonus_failed(bonus, error)
+    # A transient error (5xx, a dropped connection) propagates with the claim kept: the job's
+    # retry finds paying_started_at set and reports the bonus for a human to check.
+    return _bonus_sent(bonus)
+
+
+def _bonus_unconfirmed(bonus: Bonus) -> Bonus:
+    bonus.refresh_from_db()
+    if bonus.sent_at is not None:
+        return bonus
+    text = BONUS_UNCONFIRMED.format(setup=bonus.provider_setup_id,
+                                    started=f"{bonus.paying_started_at:%Y-%m-%d %H:%M:%S}")
+    with transaction.atomic():
+        if Bonus.objects.filter(pk=bonus.pk, sent_at__isnull=True, error="").update(error=text):
+            record_status_event(kind="bonus_unconfirmed", assignment=bonus.assignment,
+                                detail={"bonus_id": bonus.pk,
+                                        "setup_id": bonus.provider_setup_id})
+    bonus.refresh_from_db()
+    return bonus
+
+
+@transaction.atomic
+def bonus_resolve(*, bonus_id: int, paid: bool, actor=None) -> Bonus:
+    """A human checked an unconfirmed Prolific bonus on Prolific: ``paid`` marks it sent;
+    otherwise it may be paid again (with the same set-up, which was never paid)."""
+    bonus = Bonus.objects.select_for_update().select_related("assignment").get(pk=bonus_id)
+    if bonus.sent_at is not None or bonus.paying_started_at is None:
+        raise ValidationError(f"bonus {bonus_id} is not waiting for a check")
+    if paid:
+        bonus.sent_at, bonus.error = timezone.now(), ""
+        bonus.save(update_fields=["sent_at", "error"])
+    else:
+        bonus.paying_started_at, bonus.error = None, ""
+        bonus.save(update_fields=["paying_started_at", "error"])
+        enqueue_after_commit("annotation.tasks.send_bonus", bonus.pk)
+    record_status_event(kind="bonus_resolved", assignment=bonus.assignment, actor=actor,
+                        detail={"bonus_id": bonus.pk, "paid": paid})
+    return bonus
+
+
 def bonus_send(*, bonus_id: int, provider: AnnotationProvider | None = None) -> Bonus:
-    """Pay the bonus once: its token makes a retried SendBonus a no-op at the provider."""
+    """Pay the bonus once: its token makes a retried SendBonus a no-op at the provider
+    (MTurk); Prolific's two steps are ``_bonus_send_two_step``."""
     bonus = Bonus.objects.select_related("assignment__worker", "assignment__hit__batch").get(
         pk=bonus_id)
     if bonus.sent_at is not None:
         return bonus
     assignment = bonus.assignment
     provider = provider or provider_for_batch(assignment.hit.batch)
+    if getattr(provider, "two_step_bonus", False):
+        return _bonus_send_two_step(bonus, provider)
     try:
         provider.send_bonus(worker_id=assignment.worker.external_id,
                             assignment_id=assignment.provider_assignment_id,

@@ -98,7 +98,9 @@ def test_each_process_listens_on_its_own_socket_and_serves(serve):
     while listening_sockets(port) < 3 and time.monotonic() < deadline:
         time.sleep(0.1)
     assert listening_sockets(port) == 3
-    client = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    # A process listens before it has imported the app; on a loaded machine its first answer
+    # can take a while, and this test is about sockets and keep-alive, not speed.
+    client = http.client.HTTPConnection("127.0.0.1", port, timeout=90)
     for _ in range(3):  # kept alive: gunicorn's default keep-alive is untouched
         client.request("GET", "/accounts/login/")
         response = client.getresponse()

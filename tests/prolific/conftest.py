@@ -96,3 +96,17 @@ def recorded(template: StudyTemplate) -> tuple[ProlificProvider, RecordingAdapte
     session.mount("https://", adapter)
     config = ProlificConfig(api_token="secret-token", workspace_id=WORKSPACE)
     return ProlificProvider(config, template=template, session=session), adapter
+
+
+@pytest.fixture
+def prolific_app(fake_prolific: FakeProlific, settings) -> FakeProlific:
+    """The stand-in, emptied, with the app's settings pointing at it (get_provider("prolific")
+    and every batch service then talk to it)."""
+    settings.PROLIFIC_API_URL = fake_prolific.base_url
+    settings.PROLIFIC_API_TOKEN = "test-token"
+    settings.PROLIFIC_WORKSPACE_ID = WORKSPACE
+    settings.PROLIFIC_SERVICE_FEE_PERCENT = "33.3"
+    settings.PROLIFIC_VAT_PERCENT = "0"
+    settings.PROLIFIC_MIN_HOURLY_REWARD_CENTS = 800
+    settings.UNPACK_PUBLIC_URL = "https://unpack.example.org"
+    return fake_prolific

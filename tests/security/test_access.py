@@ -7,7 +7,7 @@ never silently regress. Each row names the request to make and the status each r
 Roles (issue 11, point 9: one rule, ``annotation/roles.py``, for pages and API alike):
 ``anonymous``; ``annotator`` (a login, no staff permission); ``staff_only`` (``is_staff`` without
 a group: the admin site's door, no powers, so exactly an annotator's answers); ``reviewer`` and
-``researcher`` (the groups of migrations 0007 and 0010, each with ``is_staff``); ``staff`` (a
+``researcher`` (the groups of migrations 0007 and 0011, each with ``is_staff``); ``staff`` (a
 superuser). A row's ``reviewer`` and ``researcher`` default to the superuser's status; the rows
 a reviewer may not use (launching, resuming or cancelling batches, creating or changing
 projects) say so.
@@ -45,6 +45,7 @@ from annotation.models import (
     StatusEvent,
     Worker,
 )
+from tests.factories import prolific_study_hit
 from tests.frontend.builders import publish_hit, sluice_project
 
 pytestmark = pytest.mark.django_db
@@ -81,6 +82,10 @@ NO = 403      # a logged-in user without the permission (pages and API)
 BACK = 302    # a staff form redirecting back to its page
 DRF_NO = 403  # DRF refusal
 LOGIN_JSON = 401  # a fetch endpoint's "log in again" answer
+# Prolific ids are 24 lower-case hex digits (the study's is in ``world``).
+PROLIFIC_PID = "5a9d64f5f6dfdd0001eaa73d"
+PROLIFIC_STUDY = "64d3ab4de4bae1091e5de441"
+PROLIFIC_SESSION = "6500aa00bb11cc22dd33ee44"
 
 # One entry per URL pattern (as the resolver prints it), each with the requests to try.
 TABLE: dict[str, list[Row]] = {
@@ -107,6 +112,10 @@ TABLE: dict[str, list[Row]] = {
         Row("GET", "/api/batches/{batch}/", DRF_NO, DRF_NO, 200),
         Row("GET", "/api/batches/999999/", DRF_NO, DRF_NO, 404)],
     # Decisions: staff only; a refused decision (400) changes nothing.
+    "api/assignments/approve/": [
+        Row("POST", "/api/assignments/approve/", DRF_NO, DRF_NO, 400, data={"assignments": []},
+            json=True),
+        Row("GET", "/api/assignments/approve/", DRF_NO, DRF_NO, 405)],
     "api/assignments/<int:pk>/approve/": [
         Row("POST", "/api/assignments/{assignment}/approve/", DRF_NO, DRF_NO, 200, data={},
             json=True),
@@ -184,6 +193,9 @@ TABLE: dict[str, list[Row]] = {
     "staff/review/<slug:slug>/qc/": [
         Row("GET", "/staff/review/{slug}/qc/", LOGIN, NO, 405),
         Row("POST", "/staff/review/{slug}/qc/", LOGIN, NO, BACK, data={})],
+    "staff/review/<slug:slug>/assignments/approve/": [
+        Row("GET", "/staff/review/{slug}/assignments/approve/", LOGIN, NO, 405),
+        Row("POST", "/staff/review/{slug}/assignments/approve/", LOGIN, NO, BACK, data={})],
     "staff/review/<slug:slug>/assignments/<int:assignment_id>/decide/": [
         Row("GET", "/staff/review/{slug}/assignments/{assignment}/decide/", LOGIN, NO, 405),
         Row("POST", "/staff/review/{slug}/assignments/{assignment}/decide/", LOGIN, NO, BACK,
@@ -215,6 +227,12 @@ TABLE: dict[str, list[Row]] = {
         Row("GET", "/staff/batches/{batch}/cancel/", LOGIN, NO, 405, reviewer=NO),
         Row("POST", "/staff/batches/{batch}/cancel/", LOGIN, NO, BACK, data={}, reviewer=NO),
         Row("POST", "/staff/batches/999999/cancel/", LOGIN, NO, 404, data={}, reviewer=NO)],
+    "staff/batches/<int:batch_id>/manage/": [
+        Row("GET", "/staff/batches/{batch}/manage/", LOGIN, NO, 405, reviewer=NO),
+        # An unknown action: refused with a message, nothing queued.
+        Row("POST", "/staff/batches/{batch}/manage/", LOGIN, NO, BACK,
+            data={"action": "nonsense"}, reviewer=NO),
+        Row("POST", "/staff/batches/999999/manage/", LOGIN, NO, 404, data={}, reviewer=NO)],
     # --- annotators -----------------------------------------------------------------------------
     "": [Row("GET", "/", LOGIN, 200, 200)],
     "annotate/<slug:slug>/": [Row("GET", "/annotate/{slug}/", LOGIN, 200, 200),
@@ -243,6 +261,22 @@ TABLE: dict[str, list[Row]] = {
     "mturk/task/<slug:slug>/finish/": [
         Row("POST", "/mturk/task/{slug}/finish/", 400, 400, 400, data={"task_token": "forged"},
             json=True)],
+    # --- Prolific study link (no login: participants have none) --------------------------------
+    "prolific/task/<slug:slug>/": [
+        Row("GET", "/prolific/task/{slug}/?PROLIFIC_PID=" + PROLIFIC_PID
+            + "&STUDY_ID={study}&SESSION_ID=" + PROLIFIC_SESSION, 200, 200, 200),
+        Row("GET", "/prolific/task/{slug}/?PROLIFIC_PID=" + PROLIFIC_PID.upper()
+            + "&STUDY_ID={study}&SESSION_ID=" + PROLIFIC_SESSION, 400, 400, 400),
+        Row("GET", "/prolific/task/{slug}/?PROLIFIC_PID=" + PROLIFIC_PID + "&STUDY_ID="
+            + PROLIFIC_SESSION + "&SESSION_ID=" + PROLIFIC_SESSION, 404, 404, 404),
+        Row("POST", "/prolific/task/{slug}/", 405, 405, 405, data={})],
+    "prolific/task/<slug:slug>/submit/": [
+        Row("GET", "/prolific/task/{slug}/submit/", 405, 405, 405),
+        Row("POST", "/prolific/task/{slug}/submit/", 400, 400, 400,
+            data={"task_token": "forged"}, json=True)],
+    "prolific/task/<slug:slug>/finish/": [
+        Row("POST", "/prolific/task/{slug}/finish/", 400, 400, 400,
+            data={"task_token": "forged"}, json=True)],
 }
 
 
@@ -284,6 +318,7 @@ def world(staff_user, annotator_user):
 
     project = sluice_project(slug="access-demo", items=2)
     hit = publish_hit(project)
+    prolific_study_hit(project, study_id=PROLIFIC_STUDY)
     items = list(project.items.order_by("id"))
     other = Worker.objects.create(provider="mturk", external_id="AOTHERWORKER1")
     assignment = Assignment.objects.create(hit=hit, worker=other, provider_assignment_id="ASG1",
@@ -300,6 +335,7 @@ def world(staff_user, annotator_user):
                                assignment=assignment, reason="too_fast", score=1.0,
                                fingerprint=f"too_fast:annotation:{others.pk}")
     return {"slug": project.slug, "batch": hit.batch_id, "item": items[0].pk,
+            "study": PROLIFIC_STUDY,
             "assignment": assignment.pk, "others_annotation": others.pk,
             "own_annotation": own.pk, "flag": flag.pk, "other_worker": other.pk}
 
@@ -397,8 +433,10 @@ def test_refused_requests_change_nothing(route, index, role, world, staff_user,
 # --- CSRF -----------------------------------------------------------------------------------
 
 # The only state-changing endpoints without Django's CSRF check: MTurk's iframe withholds our
-# cookies, so these require a server-signed task token instead (see frontend.annotate_views).
-CSRF_EXEMPT = {"mturk/task/<slug:slug>/submit/", "mturk/task/<slug:slug>/finish/"}
+# cookies, and Prolific participants hold no cookie credential at all, so these require a
+# server-signed task token instead (see frontend.annotate_views).
+CSRF_EXEMPT = {"mturk/task/<slug:slug>/submit/", "mturk/task/<slug:slug>/finish/",
+               "prolific/task/<slug:slug>/submit/", "prolific/task/<slug:slug>/finish/"}
 
 CSRF_CASES = [pytest.param(route, k, id=f"{row.method}-{row.url}")
               for route, rows in TABLE.items() for k, row in enumerate(rows)

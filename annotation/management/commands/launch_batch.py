@@ -1,4 +1,9 @@
-"""python manage.py launch_batch SLUG --split dev --items-per-hit 5 --reward 0.50 --title ..."""
+"""python manage.py launch_batch SLUG --split dev --items-per-hit 5 --reward 0.50 --title ...
+
+Prolific: ``--provider prolific --estimated-minutes 10`` (required), ``--duration`` is the
+study's maximum allowed time, ``--device desktop`` (repeatable), ``--first-language 19``
+(Prolific's choice ids, repeatable), ``--min-approval`` and ``--min-approved`` become filters.
+"""
 
 from __future__ import annotations
 
@@ -14,6 +19,7 @@ from annotation.services.batches.common import DEFAULT_LOCALES
 from annotation.services.batches.decide import parse_duration_seconds
 from annotation.services.batches.plan import (
     LAUNCH_PROVIDERS,
+    PROLIFIC_DEVICES,
     LaunchOptions,
     batch_launch,
     batch_plan,
@@ -60,7 +66,7 @@ class Command(BaseCommand):
         parser.add_argument("--duration", default="1h", help="time allotted per assignment")
         parser.add_argument("--auto-approve", default="3d")
         parser.add_argument("--locale", default=",".join(DEFAULT_LOCALES),
-                            help="countries workers must be in; '' for anywhere")
+                            help="MTurk: countries workers must be in; '' for anywhere")
         parser.add_argument("--min-approval", type=int, default=None, help="percent, e.g. 90")
         parser.add_argument("--min-approved", type=int, default=None, help="approved HITs")
         parser.add_argument("--qualification-test", type=int, default=None,
@@ -68,6 +74,15 @@ class Command(BaseCommand):
         parser.add_argument("--provider", default="mturk",
                             help=f"one of: {', '.join(LAUNCH_PROVIDERS)} (local annotators need "
                                  "no batch: they work from /annotate/<project>/)")
+        parser.add_argument("--estimated-minutes", type=int, default=None,
+                            help="Prolific: the study's estimated completion time (required)")
+        parser.add_argument("--device", action="append", default=[],
+                            choices=PROLIFIC_DEVICES,
+                            help="Prolific: a device the study admits (repeatable; desktop "
+                                 "when none is given)")
+        parser.add_argument("--first-language", action="append", default=[],
+                            help="Prolific: a first-language choice id participants must have "
+                                 "(repeatable)")
         parser.add_argument("--live", action="store_true",
                             help="real MTurk with real money (default: the sandbox)")
         parser.add_argument("--yes", action="store_true", help="confirm the estimate and launch")
@@ -111,22 +126,35 @@ class Command(BaseCommand):
             qualification_id=options["qualification_test"],
             provider=options["provider"],
             live=options["live"],
+            estimated_minutes=options["estimated_minutes"],
+            devices=tuple(options["device"]) or ("desktop",),
+            first_languages=tuple(options["first_language"]),
         )
         try:
             plan = batch_plan(project=project, options=launch)
         except ValidationError as error:
             raise CommandError("; ".join(error.messages)) from error
         estimate = plan.estimate
-        where = "LIVE MTurk (real money)" if launch.live else "MTurk sandbox"
-        if launch.provider == "mturk" and settings.MTURK_ENDPOINT_URL:
-            # Say where the requests really go: a rehearsal against the stand-in is no sandbox.
-            where = f"the MTurk endpoint {settings.MTURK_ENDPOINT_URL}"
+        if launch.provider == "prolific":
+            where = f"Prolific ({settings.PROLIFIC_API_URL})"
+            money = (f"  rewards ${estimate.reward_cents / 100:.2f} + Prolific service fee "
+                     f"({settings.PROLIFIC_SERVICE_FEE_PERCENT}%) "
+                     f"${estimate.fee_cents / 100:.2f} + VAT on the fee "
+                     f"({settings.PROLIFIC_VAT_PERCENT}%) ${estimate.vat_cents / 100:.2f} = "
+                     f"${estimate.total_cents / 100:.2f}")
+            units = f"{estimate.hits} studies, {estimate.assignments} places"
+        else:
+            where = "LIVE MTurk (real money)" if launch.live else "MTurk sandbox"
+            if settings.MTURK_ENDPOINT_URL:
+                # Say where the requests really go: a rehearsal against the stand-in is no
+                # sandbox.
+                where = f"the MTurk endpoint {settings.MTURK_ENDPOINT_URL}"
+            money = (f"  rewards ${estimate.reward_cents / 100:.2f} + MTurk fee "
+                     f"${estimate.fee_cents / 100:.2f} = ${estimate.total_cents / 100:.2f}")
+            units = f"{estimate.hits} HITs, {estimate.assignments} assignments"
         self.stdout.write(
-            f"{project.slug}: {estimate.hits} HITs, {estimate.assignments} assignments on "
-            f"{where}; {len(plan.skipped_item_ids)} items skipped (already covered)\n"
-            f"  rewards ${estimate.reward_cents / 100:.2f} + MTurk fee "
-            f"${estimate.fee_cents / 100:.2f} = ${estimate.total_cents / 100:.2f}"
-        )
+            f"{project.slug}: {units} on {where}; {len(plan.skipped_item_ids)} items skipped "
+            f"(already covered)\n{money}")
         if not options["yes"]:
             self.stdout.write("Nothing launched: re-run with --yes to confirm this estimate.")
             return

@@ -1,5 +1,5 @@
-"""python manage.py review list|approve|reject|approve-answer|reject-answer|bonus|block|unblock|
-dismiss -- decide on collected work.
+"""python manage.py review list|approve|reject|approve-answer|reject-answer|bonus|bonus-resolve|
+block|unblock|dismiss -- decide on collected work.
 
 Every action is a service of ``annotation.services.decisions`` (the same as the review pages,
 the API and the admin). Decisions are recorded at once and sent to the provider by Celery jobs
@@ -13,7 +13,7 @@ from decimal import Decimal, InvalidOperation
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.models import Annotation, Flag, Worker
+from annotation.models import Annotation, Bonus, Flag, Worker
 from annotation.pseudonyms import is_pseudonym
 from annotation.selectors.batches import assignment_by_reference, assignments_pending_review
 from annotation.services import decisions
@@ -39,11 +39,19 @@ class Command(BaseCommand):
         listing.add_argument("--batch", type=int, default=None)
         listing.add_argument("--limit", type=int, default=100)
         approve = actions.add_parser("approve", help="approve whole assignments (HITs)")
-        approve.add_argument("assignments", nargs="+", help="AssignmentIds or ids")
+        approve.add_argument("assignments", nargs="*", help="AssignmentIds or ids; several "
+                             "are approved at once (Prolific: one bulk call)")
         approve.add_argument("--message", default="")
+        approve.add_argument("--all-pending", action="store_true",
+                             help="approve every submitted assignment (of --project) at once")
+        approve.add_argument("--project", default=None)
         reject = actions.add_parser("reject", help="reject whole assignments (HITs)")
         reject.add_argument("assignments", nargs="+")
-        reject.add_argument("--message", required=True, help="what the worker reads")
+        reject.add_argument("--message", required=True, help="what the worker reads "
+                            "(Prolific: at least 100 characters)")
+        reject.add_argument("--category", default="",
+                            help="Prolific (required there): a rejection category, e.g. "
+                                 "LOW_EFFORT, FAILED_INSTRUCTIONS, NO_DATA, OTHER")
         bonus = actions.add_parser("bonus", help="pay a bonus; re-sends an unpaid one")
         bonus.add_argument("assignment")
         bonus.add_argument("--amount", required=True, help="dollars, e.g. 0.25")
@@ -58,6 +66,8 @@ class Command(BaseCommand):
             "reject-answer", help="reject answers given outside a HIT (in a HIT: the whole HIT)")
         reject_answer.add_argument("annotations", nargs="+", type=int)
         reject_answer.add_argument("--message", required=True)
+        reject_answer.add_argument("--category", default="",
+                                   help="Prolific: the rejection category of the whole HIT")
         block = actions.add_parser("block")
         block.add_argument("worker", help="the worker's provider id (e.g. MTurk WorkerId) or "
                                            "pseudonym")
@@ -65,6 +75,14 @@ class Command(BaseCommand):
         block.add_argument("--unblock", action="store_true", help="same as 'unblock'")
         unblock = actions.add_parser("unblock")
         unblock.add_argument("worker")
+        resolve = actions.add_parser(
+            "bonus-resolve", help="Prolific: after checking on Prolific a bonus whose pay call "
+                                  "had an unknown outcome, say whether it was paid")
+        resolve.add_argument("bonus", type=int, help="the bonus id")
+        outcome = resolve.add_mutually_exclusive_group(required=True)
+        outcome.add_argument("--paid", action="store_true", help="it was paid: mark it sent")
+        outcome.add_argument("--not-paid", action="store_true",
+                             help="it was not paid: pay it (once)")
         dismiss = actions.add_parser("dismiss", help="dismiss flags (the work is fine)")
         dismiss.add_argument("flags", nargs="+", type=int, help="flag ids")
         dismiss.add_argument("--note", default="")
@@ -118,17 +136,30 @@ class Command(BaseCommand):
         self.stdout.write(f"{count} assignment(s) awaiting review")
 
     def _approve(self, options):
-        for reference in options["assignments"]:
-            assignment = decisions.assignment_approve(
-                assignment_id=self._assignment(reference).pk, message=options["message"],
-                actor=self.actor)
+        references = options["assignments"]
+        if options["all_pending"]:
+            ids = list(assignments_pending_review(project_slug=options["project"])
+                       .values_list("pk", flat=True))
+        elif references:
+            ids = [self._assignment(reference).pk for reference in references]
+        else:
+            raise CommandError("name assignments to approve, or --all-pending")
+        if len(ids) == 1:
+            decided = [decisions.assignment_approve(assignment_id=ids[0],
+                                                    message=options["message"],
+                                                    actor=self.actor)]
+        else:
+            decided = decisions.assignments_approve(assignment_ids=ids,
+                                                    message=options["message"],
+                                                    actor=self.actor)
+        for assignment in decided:
             self.stdout.write(f"{assignment.provider_assignment_id}: {assignment.status}")
 
     def _reject(self, options):
         for reference in options["assignments"]:
             assignment = decisions.assignment_reject(
                 assignment_id=self._assignment(reference).pk, message=options["message"],
-                actor=self.actor)
+                rejection_category=options["category"], actor=self.actor)
             self.stdout.write(f"{assignment.provider_assignment_id}: {assignment.status}")
 
     def _approve_answer(self, options):
@@ -142,6 +173,7 @@ class Command(BaseCommand):
         for annotation_id in self._annotation_ids(options):
             annotation = decisions.annotation_reject(annotation_id=annotation_id,
                                                      message=options["message"],
+                                                     rejection_category=options["category"],
                                                      actor=self.actor)
             self.stdout.write(f"annotation {annotation.pk}: {annotation.review_status}")
 
@@ -170,6 +202,13 @@ class Command(BaseCommand):
                               "yet; sent again (it is paid once)")
         else:
             self.stdout.write(f"bonus {bonus.pk}: ${dollars:.2f} queued")
+
+    def _bonus_resolve(self, options):
+        if not Bonus.objects.filter(pk=options["bonus"]).exists():
+            raise CommandError(f"no bonus {options['bonus']}")
+        bonus = decisions.bonus_resolve(bonus_id=options["bonus"], paid=options["paid"])
+        self.stdout.write(f"bonus {bonus.pk}: " + ("marked paid" if options["paid"]
+                                                   else "being paid"))
 
     def _block(self, options):
         if options["unblock"]:

@@ -1,5 +1,11 @@
 """Collect submitted work: ListReviewableHITs + ListAssignmentsForHIT, answers checked and stored
-as annotations, remote statuses copied, unreported assignments released."""
+as annotations, remote statuses copied, unreported assignments released.
+
+Prolific (a study per HIT, a submission per assignment) goes through the same code: its
+submission statuses arrive in the same words (``providers.prolific.SUBMISSION_STATUS``), a
+session it reports as RETURNED or TIMED-OUT frees its slot (the assignment becomes returned or
+abandoned and its answers stop counting), and answers are never rebuilt from Prolific (it
+holds none: the task page stored them here)."""
 
 from __future__ import annotations
 
@@ -32,6 +38,7 @@ from ..annotations import (
     RELEASED_ASSIGNMENT_STATUSES,
     annotation_state,
     annotations_confirm,
+    annotations_release,
     annotations_set_review_status,
 )
 from ..statistics import planner_statistics_refresh_grown
@@ -77,6 +84,24 @@ class CollectResult:
                      "assignments_verified", "assignments_released"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.errors.extend(other.errors)
+
+
+#: Remote statuses of a session given back (Prolific's RETURNED and TIMED-OUT): its slot is free.
+REMOTE_RELEASED_STATUS = {
+    "Returned": Assignment.Status.RETURNED,
+    "Abandoned": Assignment.Status.ABANDONED,
+}
+#: A session still being worked on (Prolific's ACTIVE, RESERVED).
+REMOTE_IN_PROGRESS = "Accepted"
+#: Batch providers whose answers are collected from the provider (MTurk's QuestionFormAnswers);
+#: a Prolific submission carries none.
+ANSWERS_AT_PROVIDER = frozenset({"mturk"})
+PROVIDER_LABELS = {"mturk": "MTurk", "prolific": "Prolific"}
+
+
+def worker_provider(batch: Batch) -> str:
+    """The ``Worker.Provider`` (and ``Annotation.Source``) of the batch's workers."""
+    return Worker.Provider.PROLIFIC if batch.provider == "prolific" else Worker.Provider.MTURK
 
 
 class AnswerError(ValueError):
@@ -147,10 +172,13 @@ def assignment_record_collected(*, hit: Hit, collected: CollectedAssignment) -> 
     """
     result = CollectResult(assignments_seen=1)
     remote_status = REMOTE_ASSIGNMENT_STATUS.get(collected.status)
+    if collected.status in REMOTE_RELEASED_STATUS or collected.status == REMOTE_IN_PROGRESS:
+        _record_session_state(hit, collected, result)
+        return result
     if remote_status is None:
         return result
     with transaction.atomic():
-        worker, _ = Worker.objects.get_or_create(provider=Worker.Provider.MTURK,
+        worker, _ = Worker.objects.get_or_create(provider=worker_provider(hit.batch),
                                                  external_id=collected.worker_id)
         assignment, created = Assignment.objects.select_for_update().get_or_create(
             provider_assignment_id=collected.assignment_id,
@@ -165,6 +193,11 @@ def assignment_record_collected(*, hit: Hit, collected: CollectedAssignment) -> 
             record_status_event(batch=hit.batch, hit=hit, assignment=assignment,
                                 kind="assignment_collected", new=remote_status,
                                 detail={"worker": worker.anonymous_id})
+            if hit.batch.provider not in ANSWERS_AT_PROVIDER:
+                # Finished at Prolific without one answer saved on our task page (a code typed
+                # in by hand): nothing to store, a reviewer decides (e.g. NO_DATA).
+                record_status_event(batch=hit.batch, hit=hit, assignment=assignment,
+                                    kind="submission_without_answers")
         else:
             if assignment.hit_id != hit.pk or assignment.worker_id != worker.pk:
                 # The task page stored this AssignmentId for another worker or HIT than MTurk
@@ -182,13 +215,50 @@ def assignment_record_collected(*, hit: Hit, collected: CollectedAssignment) -> 
             if assignment.submitted_at is None and collected.submit_time is not None:
                 assignment.submitted_at = collected.submit_time
                 assignment.save(update_fields=["submitted_at"])
-        if assignment.status == Assignment.Status.SUBMITTED or created:
+        if hit.batch.provider not in ANSWERS_AT_PROVIDER:
+            pass  # answers live in our database only (the task page saved them)
+        elif assignment.status == Assignment.Status.SUBMITTED or created:
             created_annotations = _store_annotations(hit, assignment, worker, collected)
             if created_annotations is None:
                 result.invalid_answers = 1
             else:
                 result.annotations_created = created_annotations
     return result
+
+
+def _record_session_state(hit: Hit, collected: CollectedAssignment,
+                          result: CollectResult) -> None:
+    """A session the provider reports in progress (it vouches for it: it holds a slot from now
+    on) or given back (returned, timed out: it is released, its answers stop counting). Only a
+    session the task page stored for this worker and HIT is touched; one nobody saved anything
+    in has nothing to record."""
+    with transaction.atomic():
+        assignment = (Assignment.objects.select_for_update().select_related("worker")
+                      .filter(provider_assignment_id=collected.assignment_id).first())
+        if assignment is None:
+            return
+        if (assignment.hit_id != hit.pk or assignment.worker.external_id != collected.worker_id
+                or assignment.worker.provider != worker_provider(hit.batch)):
+            _flag_mismatch(hit, assignment, collected)
+            return
+        if collected.status == REMOTE_IN_PROGRESS:
+            if assignment.confirmed_at is None and assignment.status not in \
+                    RELEASED_ASSIGNMENT_STATUSES:
+                assignment.confirmed_at = timezone.now()
+                assignment.save(update_fields=["confirmed_at"])
+            return
+        released = REMOTE_RELEASED_STATUS[collected.status]
+        if assignment.status not in (Assignment.Status.ACCEPTED, Assignment.Status.SUBMITTED):
+            return  # already released, or decided (a decision stands)
+        old = assignment.status
+        assignment.status = released
+        assignment.save(update_fields=["status"])
+        freed = annotations_release(annotations=assignment.annotations.all())
+        record_status_event(batch=hit.batch, hit=hit, assignment=assignment,
+                            kind="assignment_released", old=old, new=released,
+                            detail={"remote_status": collected.status, "annotations": freed})
+        result.assignments_released += 1
+        result.status_changes += 1
 
 
 def _verify(hit: Hit, assignment: Assignment) -> int:
@@ -205,8 +275,9 @@ def _verify(hit: Hit, assignment: Assignment) -> int:
 def _flag_mismatch(hit: Hit, assignment: Assignment, collected: CollectedAssignment) -> None:
     if assignment.events.filter(kind="assignment_mismatch").exists():
         return
-    # Staff see pseudonyms, never the WorkerId MTurk reports (as everywhere else).
-    reported_worker = anonymous_worker_id(Worker.Provider.MTURK, collected.worker_id)
+    # Staff see pseudonyms, never the WorkerId the provider reports (as everywhere else).
+    reported_worker = anonymous_worker_id(worker_provider(hit.batch), collected.worker_id)
+    label = PROVIDER_LABELS.get(hit.batch.provider, hit.batch.provider)
     record_status_event(batch=hit.batch, hit=hit, assignment=assignment,
                         kind="assignment_mismatch",
                         detail={"reported_worker": reported_worker,
@@ -217,8 +288,8 @@ def _flag_mismatch(hit: Hit, assignment: Assignment, collected: CollectedAssignm
         defaults={"assignment": assignment, "worker": assignment.worker,
                   "reason": "assignment_mismatch", "score": 1.0,
                   "raised_by": Flag.RaisedBy.COLLECTION,
-                  "detail": (f"MTurk reports assignment {assignment.provider_assignment_id} for "
-                             f"worker {reported_worker} on HIT {collected.hit_id}; the task "
+                  "detail": (f"{label} reports assignment {assignment.provider_assignment_id} "
+                             f"for worker {reported_worker} on HIT {collected.hit_id}; the task "
                              "page stored it for another worker or HIT. Its answers are left "
                              "out of exports and QC.")})
 
@@ -237,6 +308,7 @@ def _release_unreported(hit: Hit, reported: set[str], *, listed_at: datetime) ->
         Assignment.Status.ACCEPTED, Assignment.Status.SUBMITTED))
         .exclude(provider_assignment_id__in=reported).select_related("worker"))
     released = 0
+    label = PROVIDER_LABELS.get(hit.batch.provider, hit.batch.provider)
     for assignment in stale:
         with transaction.atomic():
             if not Assignment.objects.filter(pk=assignment.pk, status=assignment.status).update(
@@ -251,12 +323,12 @@ def _release_unreported(hit: Hit, reported: set[str], *, listed_at: datetime) ->
                 Flag.objects.get_or_create(
                     project=hit.batch.project, fingerprint=f"not_reported:{assignment.pk}",
                     defaults={"assignment": assignment, "worker": assignment.worker,
-                              "reason": "not_reported_by_mturk", "score": 1.0,
+                              "reason": f"not_reported_by_{hit.batch.provider}", "score": 1.0,
                               "raised_by": Flag.RaisedBy.COLLECTION,
                               "detail": (
                                   f"The task page stored {answers} answer(s) for assignment "
                                   f"{assignment.provider_assignment_id} (worker "
-                                  f"{assignment.worker.anonymous_id}), which MTurk never "
+                                  f"{assignment.worker.anonymous_id}), which {label} never "
                                   "reported: an invented assignment id, or work returned "
                                   "or abandoned. Left out of exports, QC and coverage.")})
     return released
@@ -364,7 +436,10 @@ def batch_collect(*, batch_id: int, provider: AnnotationProvider | None = None) 
         batch=batch, provider_hit_id__isnull=False, status__in=OPEN_HIT_STATUSES)}
     if batch.provider_hit_type_id:
         # A HIT type is shared by identical specs, so other batches' HITs may be listed too.
-        for status in ("Reviewable", "Reviewing"):
+        # Prolific has no "Reviewing": one listing of the account's studies is enough.
+        statuses = ("Reviewable",) if batch.provider == "prolific" else (
+            "Reviewable", "Reviewing")
+        for status in statuses:
             for remote in provider.list_reviewable_hits(hit_type_id=batch.provider_hit_type_id,
                                                         status=status):
                 hit = hits.get(remote.hit_id)
@@ -400,8 +475,10 @@ def _complete_if_done(batch: Batch) -> None:
 
 
 def open_batch_ids() -> list[int]:
+    """Batches the periodic collection visits: MTurk's and Prolific's, while open."""
     return list(Batch.objects.filter(
-        provider="mturk", status__in=(Batch.Status.PUBLISHING, Batch.Status.PUBLISHED))
+        provider__in=("mturk", "prolific"),
+        status__in=(Batch.Status.PUBLISHING, Batch.Status.PUBLISHED))
         .order_by("pk").values_list("pk", flat=True))
 
 

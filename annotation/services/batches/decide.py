@@ -1,5 +1,7 @@
-"""Managing live HITs: expiring and extending them, adding assignments, notifying workers.
-Reviewer decisions (approve, reject, bonus, block) are ``annotation.services.decisions``."""
+"""Managing live HITs (Prolific: studies): expiring (stopping) and extending them, pausing and
+resuming a study, adding assignments (places), notifying workers; ``batch_manage`` is what the
+staff batch page calls. Reviewer decisions (approve, reject, bonus, block) are
+``annotation.services.decisions``."""
 
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ from ...models import (
 from ...providers import (
     AnnotationProvider,
 )
+from ..jobs import enqueue_after_commit
 from .common import (
     MAX_ASSIGNMENTS_PER_HIT,
     provider_for,
@@ -110,12 +113,19 @@ def hit_add_assignments(*, hit_id: int, count: int, request_token: str,
     token = f"unpack-add-{request_token}"[:64]
     if hit.events.filter(kind="assignments_added", detail__token=token).exists():
         return hit
-    if hit.max_assignments + count > MAX_ASSIGNMENTS_PER_HIT:
-        raise ValidationError({"count": (
-            f"hit {hit_id} has {hit.max_assignments} assignments; more than "
-            f"{MAX_ASSIGNMENTS_PER_HIT} in total is refused (MTurk's 10+ rule and surcharge)")})
-    (provider or provider_for_batch(hit.batch)).create_additional_assignments(
-        hit.provider_hit_id, count=count, unique_request_token=token)
+    provider = provider or provider_for_batch(hit.batch)
+    if hit.batch.provider == "prolific":
+        # A study's places are set to a target computed from OUR count, so a retried job
+        # (the call went through, our record did not) sets the same number again.
+        provider.set_total_places(hit.provider_hit_id, hit.max_assignments + count)
+    else:
+        if hit.max_assignments + count > MAX_ASSIGNMENTS_PER_HIT:
+            raise ValidationError({"count": (
+                f"hit {hit_id} has {hit.max_assignments} assignments; more than "
+                f"{MAX_ASSIGNMENTS_PER_HIT} in total is refused (MTurk's 10+ rule and "
+                "surcharge)")})
+        provider.create_additional_assignments(hit.provider_hit_id, count=count,
+                                               unique_request_token=token)
     with transaction.atomic():
         locked = Hit.objects.select_for_update().get(pk=hit_id)
         if not locked.events.filter(kind="assignments_added", detail__token=token).exists():
@@ -125,6 +135,87 @@ def hit_add_assignments(*, hit_id: int, count: int, request_token: str,
                                 detail={"token": token, "count": count})
     hit.refresh_from_db()
     return hit
+
+
+def _transition_study(*, hit_id: int, pause: bool,
+                      provider: AnnotationProvider | None) -> Hit:
+    hit = _published_hit(hit_id)
+    if hit.batch.provider != "prolific":
+        raise ValidationError("only a Prolific study can be paused or resumed (expire an "
+                              "MTurk HIT instead)")
+    provider = provider or provider_for_batch(hit.batch)
+    study = provider.get_study(hit.provider_hit_id)
+    wanted = "PAUSED" if pause else "ACTIVE"
+    if study.status != wanted:  # already there (a retried job): nothing to send
+        if (pause and study.status != "ACTIVE") or (not pause and study.status != "PAUSED"):
+            raise ValidationError(f"study {hit.provider_hit_id} is {study.status}; it cannot "
+                                  f"be {'paused' if pause else 'resumed'}")
+        study = provider.pause_study(hit.provider_hit_id) if pause \
+            else provider.resume_study(hit.provider_hit_id)
+    new_status = Hit.Status.UNASSIGNABLE if pause else Hit.Status.ASSIGNABLE
+    with transaction.atomic():
+        if Hit.objects.filter(pk=hit_id).exclude(status=new_status).update(status=new_status):
+            record_status_event(batch=hit.batch, hit=hit,
+                                kind="study_paused" if pause else "study_resumed",
+                                old=hit.status, new=new_status)
+    hit.refresh_from_db()
+    return hit
+
+
+def hit_pause(*, hit_id: int, provider: AnnotationProvider | None = None) -> Hit:
+    """Pause a Prolific study: nobody new starts it; sessions in progress go on."""
+    return _transition_study(hit_id=hit_id, pause=True, provider=provider)
+
+
+def hit_resume(*, hit_id: int, provider: AnnotationProvider | None = None) -> Hit:
+    """Resume a paused Prolific study."""
+    return _transition_study(hit_id=hit_id, pause=False, provider=provider)
+
+
+#: What the staff batch page can ask of a batch's live HITs (studies), and the job for each.
+MANAGE_ACTIONS = {"stop": "annotation.tasks.expire_hit", "pause": "annotation.tasks.pause_hit",
+                  "resume": "annotation.tasks.resume_hit",
+                  "add": "annotation.tasks.add_assignments"}
+
+
+@transaction.atomic
+def batch_manage(*, batch_id: int, action: str, hit_ids: Iterable[int] = (),
+                 count: int | None = None, actor=None) -> list[int]:
+    """Stop (expire), pause or resume the batch's published HITs (``hit_ids``, or all), or add
+    ``count`` assignments (Prolific: places) to each; one job per HIT, after commit. Checked
+    first (nothing is queued on bad input); returns the HIT ids the jobs were queued for."""
+    batch = Batch.objects.select_for_update().get(pk=batch_id)
+    if action not in MANAGE_ACTIONS:
+        raise ValidationError({"action": f"one of {', '.join(MANAGE_ACTIONS)}"})
+    if action in ("pause", "resume") and batch.provider != "prolific":
+        raise ValidationError({"action": "only Prolific studies can be paused or resumed"})
+    if action == "add" and (count is None or not 1 <= count <= 1000):
+        raise ValidationError({"count": "add between 1 and 1000"})
+    hits = Hit.objects.filter(batch=batch, provider_hit_id__isnull=False)
+    wanted = [int(hit_id) for hit_id in hit_ids]
+    if wanted:
+        hits = hits.filter(pk__in=wanted)
+        missing = sorted(set(wanted) - set(hits.values_list("pk", flat=True)))
+        if missing:
+            raise ValidationError({"hits": f"not published HITs of batch {batch_id}: "
+                                           f"{missing[:20]}"})
+    if action == "add" and batch.provider != "prolific":
+        full = [hit.pk for hit in hits if hit.max_assignments + count > MAX_ASSIGNMENTS_PER_HIT]
+        if full:
+            raise ValidationError({"count": (
+                f"HITs {full[:20]} would have more than {MAX_ASSIGNMENTS_PER_HIT} assignments "
+                "(MTurk's 10+ rule and surcharge): launch another batch for their items")})
+    chosen = list(hits.order_by("pk").values_list("pk", flat=True))
+    if not chosen:
+        raise ValidationError({"hits": f"batch {batch_id} has no published HIT"})
+    record_status_event(batch=batch, kind=f"hits_{action}_requested", actor=actor,
+                        detail={"hits": chosen[:200], "count": count})
+    for hit_id in chosen:
+        if action == "add":
+            enqueue_after_commit(MANAGE_ACTIONS[action], hit_id, count)
+        else:
+            enqueue_after_commit(MANAGE_ACTIONS[action], hit_id)
+    return chosen
 
 
 DURATION_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}

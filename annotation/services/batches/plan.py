@@ -6,11 +6,13 @@ from __future__ import annotations
 import dataclasses
 import logging
 import math
+import secrets
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Count, Sum
@@ -51,7 +53,19 @@ logger = logging.getLogger(__name__)
 #: Where a batch can be launched. Local annotators need no batch: the local work queue serves
 #: every item of a project to any logged-in annotator until the item's redundancy is met, so a
 #: local "batch" would only be a second, disagreeing count of the same work (docs/batches.md).
-LAUNCH_PROVIDERS = {"mturk": "MTurk"}
+LAUNCH_PROVIDERS = {"mturk": "MTurk", "prolific": "Prolific"}
+
+#: Devices a Prolific study can admit (its ``device_compatibility``).
+PROLIFIC_DEVICES = ("desktop", "tablet", "mobile")
+#: Prolific's filter ids (its public API reference, "Filters"): the approval rate in percent and
+#: the number of approved submissions are ranges; the first language is a choice among the ids
+#: ``GET /api/v1/filters/`` lists for ``first-language``.
+PROLIFIC_FILTER_APPROVAL_RATE = "approval_rate"
+PROLIFIC_FILTER_APPROVALS = "approval_numbers"
+PROLIFIC_FILTER_FIRST_LANGUAGE = "first-language"
+#: Completion codes: unguessable (a participant who guesses one could claim unfinished work).
+COMPLETION_CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
+COMPLETION_CODE_LENGTH = 12
 
 
 @dataclass(frozen=True)
@@ -75,9 +89,19 @@ class LaunchOptions:
     qualification_id: int | None = None  # a Qualification row whose test workers must pass
     provider: str = "mturk"
     live: bool = False
+    # Prolific only: the study's estimated completion time (required; the hourly rate is
+    # computed from it), the devices it admits and the first languages (Prolific's choice
+    # ids) participants must have. ``assignment_duration_seconds`` is the study's maximum
+    # allowed time; ``min_percent_approved`` and ``min_hits_approved`` become Prolific's
+    # approval-rate and approved-submissions filters.
+    estimated_minutes: int | None = None
+    devices: tuple[str, ...] = ("desktop",)
+    first_languages: tuple[str, ...] = ()
 
     def validate(self) -> LaunchOptions:
         errors: dict[str, str] = {}
+        if self.provider == "prolific":
+            errors.update(self._prolific_errors())
         if not self.title.strip():
             errors["title"] = "a title is required"
         if self.reward_cents < 1:
@@ -109,6 +133,71 @@ class LaunchOptions:
             raise ValidationError(errors)
         return self
 
+    def _prolific_errors(self) -> dict[str, str]:
+        """What Prolific needs or refuses: an estimated time, a maximum allowed time not below
+        it, known devices, and a reward of at least its minimum hourly rate."""
+        errors: dict[str, str] = {}
+        minutes = self.estimated_minutes
+        if minutes is None:
+            errors["estimated_minutes"] = ("Prolific needs the estimated completion time in "
+                                           "minutes (the hourly rate is computed from it)")
+        elif not 1 <= minutes <= 24 * 60:
+            errors["estimated_minutes"] = "must be between 1 minute and 24 hours"
+        elif self.assignment_duration_seconds < minutes * 60:
+            allowed = self.assignment_duration_seconds // 60
+            errors["duration"] = (f"the maximum allowed time ({allowed} minutes) must not be "
+                                  f"below the estimated {minutes} minutes")
+        elif self.reward_cents >= 1:
+            hourly = Decimal(self.reward_cents) * 60 / minutes
+            minimum = settings.PROLIFIC_MIN_HOURLY_REWARD_CENTS
+            if hourly < minimum:
+                errors["reward"] = (
+                    f"${self.reward_cents / 100:.2f} for {minutes} minutes is "
+                    f"${_money(hourly)} an hour; Prolific's minimum is "
+                    f"${_money(Decimal(minimum))} an hour")
+        if not self.devices or not set(self.devices) <= set(PROLIFIC_DEVICES):
+            errors["devices"] = f"choose one or more of: {', '.join(PROLIFIC_DEVICES)}"
+        if any(not code.strip().isalnum() for code in self.first_languages):
+            errors["first_languages"] = ("use the ids of Prolific's first-language choices "
+                                         "(e.g. 19), comma-separated")
+        if self.qualification_id is not None:
+            errors["qualification"] = ("Prolific has no qualification tests: screen "
+                                       "participants with its filters")
+        return errors
+
+    def prolific_filters(self) -> list[dict]:
+        """Prolific filter objects for the study (the blocklist group is added at publish)."""
+        filters: list[dict] = []
+        if self.first_languages:
+            filters.append({"filter_id": PROLIFIC_FILTER_FIRST_LANGUAGE,
+                            "selected_values": [code.strip() for code in self.first_languages]})
+        if self.min_percent_approved is not None:
+            filters.append({"filter_id": PROLIFIC_FILTER_APPROVAL_RATE,
+                            "selected_range": {"lower": self.min_percent_approved,
+                                               "upper": 100}})
+        if self.min_hits_approved is not None:
+            filters.append({"filter_id": PROLIFIC_FILTER_APPROVALS,
+                            "selected_range": {"lower": self.min_hits_approved}})
+        return filters
+
+
+def _money(cents: Decimal) -> str:
+    return f"{(cents / 100).quantize(Decimal('0.01'), rounding=ROUND_HALF_UP)}"
+
+
+def new_completion_code() -> str:
+    return "".join(secrets.choice(COMPLETION_CODE_ALPHABET)
+                   for _ in range(COMPLETION_CODE_LENGTH))
+
+
+def completion_codes() -> tuple[str, str]:
+    """Two distinct, unguessable codes: finished work, and a failed attention check."""
+    done = new_completion_code()
+    failed = new_completion_code()
+    while failed == done:
+        failed = new_completion_code()
+    return done, failed
+
 
 @dataclass(frozen=True)
 class PlannedHit:
@@ -118,16 +207,19 @@ class PlannedHit:
 
 @dataclass(frozen=True)
 class CostEstimate:
-    """Money a batch commits, in cents: rewards plus MTurk's fee (local work is free)."""
+    """Money a batch commits, in cents: rewards plus the provider's fee (MTurk's commission,
+    Prolific's service fee) plus VAT on that fee (Prolific, where it applies)."""
 
     hits: int
     assignments: int
     reward_cents: int
     fee_cents: int
+    vat_cents: int = 0
+    provider: str = "mturk"
 
     @property
     def total_cents(self) -> int:
-        return self.reward_cents + self.fee_cents
+        return self.reward_cents + self.fee_cents + self.vat_cents
 
     def as_dict(self) -> dict:
         return {**dataclasses.asdict(self), "total_cents": self.total_cents,
@@ -150,14 +242,28 @@ def mturk_fee_cents(reward_cents: int, max_assignments: int) -> int:
     return max(MTURK_MINIMUM_FEE_CENTS, int(fee))
 
 
+def _percent_of(cents: int, percent: Decimal) -> int:
+    return int((Decimal(cents) * percent / 100).quantize(Decimal(1), rounding=ROUND_HALF_UP))
+
+
+def prolific_fee_cents(rewards_cents: int) -> tuple[int, int]:
+    """Prolific's service fee on ``rewards_cents`` (``PROLIFIC_SERVICE_FEE_PERCENT``) and the
+    VAT on that fee (``PROLIFIC_VAT_PERCENT``), each rounded to the cent."""
+    fee = _percent_of(rewards_cents, Decimal(str(settings.PROLIFIC_SERVICE_FEE_PERCENT)))
+    return fee, _percent_of(fee, Decimal(str(settings.PROLIFIC_VAT_PERCENT)))
+
+
 def cost_estimate(hits: Sequence[PlannedHit], *, reward_cents: int, provider: str) -> CostEstimate:
     assignments = sum(hit.max_assignments for hit in hits)
-    fee = 0
+    rewards = reward_cents * assignments
+    fee = vat = 0
     if provider == "mturk":
         fee = sum(mturk_fee_cents(reward_cents, hit.max_assignments) * hit.max_assignments
                   for hit in hits)
-    return CostEstimate(hits=len(hits), assignments=assignments,
-                        reward_cents=reward_cents * assignments, fee_cents=fee)
+    elif provider == "prolific":
+        fee, vat = prolific_fee_cents(rewards)
+    return CostEstimate(hits=len(hits), assignments=assignments, reward_cents=rewards,
+                        fee_cents=fee, vat_cents=vat, provider=provider)
 
 
 def split_assignments(count: int) -> list[int]:
@@ -269,6 +375,8 @@ def qualification_requirements(options: LaunchOptions) -> list[dict]:
     when publishing (creating the type on first use).
     """
     requirements: list[dict] = []
+    if options.provider == "prolific":
+        return []  # Prolific screens with filters (Batch.participant_filters)
     if options.locales:
         requirements.append(QualificationRequirementSpec.locale_in(*options.locales).to_mturk())
     if options.min_percent_approved is not None:
@@ -320,6 +428,8 @@ def batch_launch(*, project: Project, options: LaunchOptions, confirmed_total_ce
         raise ValidationError({"confirm": (
             f"the estimate is now ${plan.estimate.total_cents / 100:.2f}, not the "
             f"${confirmed_total_cents / 100:.2f} confirmed; review it and confirm again")})
+    prolific = options.provider == "prolific"
+    done_code, failed_code = completion_codes() if prolific else ("", "")
     batch = Batch.objects.create(
         project=project,
         provider=options.provider,
@@ -333,6 +443,10 @@ def batch_launch(*, project: Project, options: LaunchOptions, confirmed_total_ce
         assignment_duration_seconds=options.assignment_duration_seconds,
         auto_approval_delay_seconds=options.auto_approval_delay_seconds,
         qualification_requirements=qualification_requirements(options),
+        estimated_minutes=options.estimated_minutes if prolific else None,
+        completion_code=done_code, failed_check_code=failed_code,
+        participant_filters=options.prolific_filters() if prolific else [],
+        device_compatibility=list(options.devices) if prolific else [],
         selection={"splits": list(options.splits), "item_ids": list(options.item_ids),
                    "assignments": options.assignments,
                    "estimate": plan.estimate.as_dict()},

@@ -11,6 +11,7 @@ from decimal import Decimal
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.urls import NoReverseMatch, reverse
 from django.utils import timezone
 
 from ... import hit_templates
@@ -92,6 +93,42 @@ def batch_cancel(*, batch_id: int, actor=None) -> Batch:
 
 def task_page_url(project: Project) -> str:
     return f"{settings.UNPACK_PUBLIC_URL.rstrip('/')}/mturk/task/{project.slug}/"
+
+
+#: The participant's task page of a Prolific study, used until the ``frontend:prolific-task``
+#: URL name exists (it is reversed as soon as it does).
+PROLIFIC_TASK_PATH = "/prolific/task/{slug}/"
+
+
+def prolific_task_page_url(project: Project) -> str:
+    """Our task page for a Prolific study of ``project``, without Prolific's placeholders."""
+    try:
+        page = reverse("frontend:prolific-task", args=[project.slug])
+    except NoReverseMatch:
+        page = PROLIFIC_TASK_PATH.format(slug=project.slug)
+    return f"{settings.UNPACK_PUBLIC_URL.rstrip('/')}{page}"
+
+
+def study_template(batch: Batch):
+    """The ``StudyTemplate`` every study of a Prolific batch is made from: our task page with
+    Prolific's three placeholders, the reward, the estimated and maximum allowed times (the
+    batch's assignment duration), the batch's two completion codes, devices and filters."""
+    from ...providers.prolific import StudyTemplate, study_url
+
+    return StudyTemplate(
+        name=batch.title,
+        description=batch.description or batch.title,
+        external_study_url=study_url(prolific_task_page_url(batch.project)),
+        reward_cents=batch.reward_cents,
+        estimated_completion_minutes=batch.estimated_minutes or 1,
+        maximum_allowed_minutes=max(batch.estimated_minutes or 1,
+                                    batch.assignment_duration_seconds // 60),
+        completion_code=batch.completion_code,
+        failed_check_code=batch.failed_check_code,
+        internal_name=f"unpack batch {batch.pk}",
+        device_compatibility=tuple(batch.device_compatibility or ("desktop",)),
+        filters=tuple(batch.participant_filters or ()),
+    )
 
 
 def _qualification_type_id(qualification: Qualification, provider: AnnotationProvider) -> str:
@@ -211,6 +248,14 @@ def batch_publish(*, batch_id: int, provider: AnnotationProvider | None = None) 
 
 def _publish_pending(batch: Batch, provider: AnnotationProvider) -> None:
     batch_id = batch.pk
+    if batch.provider == "prolific":
+        # A study per HIT, each made from the batch's template (places = max_assignments).
+        try:
+            template = study_template(batch)
+        except ValueError as error:  # a batch Prolific would refuse: say why, fail it
+            raise ProviderPermanentError(str(error), code="BadStudy",
+                                         operation="study_template") from error
+        provider = provider.with_template(template)
     if not batch.provider_hit_type_id:
         hit_type_id = provider.create_hit_type(hit_type_spec(batch, provider))
         Batch.objects.filter(pk=batch_id).update(provider_hit_type_id=hit_type_id)

@@ -1,7 +1,8 @@
 // The task page controller, shared by the five task kinds: mounts one widget per item (from the
 // kind's own module), keeps a draft of each in localStorage until the server confirms it, shows
 // live-check warnings, asks for confirmation before saving over warnings (recording the
-// override), retries on network errors, and on MTurk posts the assignment back to MTurk.
+// override), retries on network errors, and at the end of a crowd task posts the assignment back
+// to MTurk or sends the browser back to Prolific with the completion code.
 //
 // A kind module exports mount(section, item, ctx) returning a widget with:
 //   state() / restore(state)  draft round-trip (plain JSON)
@@ -138,7 +139,10 @@ function updatePageActions() {
   if (nextLink) nextLink.hidden = !allSaved;
   if (finishButton) finishButton.hidden = !allSaved && !submitAllMode;
   if (finishButton && submitAllMode && !finishButton.dataset.anyway) {
-    finishButton.textContent = entries.length > 1 ? `Submit all ${entries.length} items` : "Submit";
+    // Where the button goes, when the provider's page says (Prolific: "Finish and return to
+    // Prolific"); otherwise what it submits.
+    finishButton.textContent = config.finish_label
+      || (entries.length > 1 ? `Submit all ${entries.length} items` : "Submit");
   }
   if (allSaved && nextLink) nextLink.focus();
   if (allSaved && finishButton) finishButton.focus();
@@ -455,6 +459,12 @@ async function finishHit() {
   const data = await answerJson(response);
   if (!response.ok || !data) {
     finishButton.insertAdjacentText("afterend", ` ${data?.message || `Could not submit (${response.status}).`}`);
+    return;
+  }
+  if (data.redirect_url) {
+    // Prolific: the session is submitted on our side; the browser goes back to Prolific with
+    // the study's completion code.
+    window.location.assign(data.redirect_url);
     return;
   }
   const form = document.getElementById("mturk-submit-form");

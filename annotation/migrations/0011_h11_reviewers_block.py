@@ -27,6 +27,6 @@ def revoke(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-    dependencies = [("annotation", "0009_prolific")]
+    dependencies = [("annotation", "0010_p14a_batch_devices")]
 
     operations = [migrations.RunPython(grant, revoke)]
