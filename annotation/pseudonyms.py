@@ -2,7 +2,7 @@
 (an MTurk WorkerId, a Prolific participant id) or a username.
 
 Plain Python, no models, so that a migration can rewrite old rows with the same function the
-app uses (``Worker.anonymous_id``, migration 0012).
+app uses (``Worker.anonymous_id``, migration 0014).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ pages (``/staff/review/…``, ``/staff/batches/…``) and the admin site.
 
 The rule, written once: **an action needs one Django model permission**, held by the user, one
 of their groups or a superuser. ``is_staff`` is never enough: it only lets an account into the
-admin site, where the same permissions apply. Migration 0007 (and 0011) make two groups:
+admin site, where the same permissions apply. Migration 0007 (and 0013) make two groups:
 
 * ``researcher`` — everything: projects, batches (launch, resume, cancel: money), decisions.
 * ``reviewer`` — reads projects, items, annotations, batches and workers, and reviews: approves

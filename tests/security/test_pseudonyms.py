@@ -1,5 +1,5 @@
 """Staff see workers by pseudonym everywhere (issue 11, point 9): rows stored before the fix,
-which hold raw MTurk WorkerIds, are rewritten by migration 0012, and every reader of batch
+which hold raw MTurk WorkerIds, are rewritten by migration 0014, and every reader of batch
 events and flags — the API, the staff batch page, the review queue, the admin, the JSONL export
 and ``manage.py review list`` — shows ``Worker.anonymous_id``, never the WorkerId."""
 
@@ -31,7 +31,7 @@ pytestmark = pytest.mark.django_db
 
 RAW = "A1B2C3D4E5F6G7"  # the worker's MTurk WorkerId
 REPORTED = "AZYXWVUTSRQP99"  # a WorkerId MTurk reported for someone else's assignment
-MIGRATION = importlib.import_module("annotation.migrations.0012_h11_pseudonyms_in_details")
+MIGRATION = importlib.import_module("annotation.migrations.0014_h11_pseudonyms_in_details")
 
 
 @pytest.fixture

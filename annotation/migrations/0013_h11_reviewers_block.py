@@ -27,6 +27,6 @@ def revoke(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-    dependencies = [("annotation", "0010_p14a_batch_devices")]
+    dependencies = [("annotation", "0012_a12_answer_versions_and_reports")]
 
     operations = [migrations.RunPython(grant, revoke)]

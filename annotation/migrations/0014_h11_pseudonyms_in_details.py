@@ -105,6 +105,6 @@ def rewrite(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-    dependencies = [("annotation", "0011_h11_reviewers_block")]
+    dependencies = [("annotation", "0013_h11_reviewers_block")]
 
     operations = [migrations.RunPython(rewrite, migrations.RunPython.noop, elidable=True)]
