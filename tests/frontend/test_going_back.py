@@ -12,7 +12,7 @@ import uuid
 import pytest
 
 from annotation.exporters import export_project
-from annotation.models import Annotation, Assignment, ClozeItem, StatusEvent, Worker
+from annotation.models import Annotation, Assignment, ClozeItem, Flag, StatusEvent, Worker
 from annotation.payloads import validate_payload
 from annotation.selectors import annotate as annotate_selectors
 from annotation.selectors import qc as qc_selectors
@@ -232,3 +232,24 @@ def test_recent_answers_previous_and_the_answer_page(annotator_client):
     assert f"/annotate/{project.slug}/answers/" in annotator_client.get("/").content.decode()
     task = annotator_client.get(f"/annotate/{project.slug}/").content.decode()
     assert "Your recent answers" in task and "answers/previous/" in task
+
+
+def test_a_flag_on_a_changed_answer_says_so_in_the_review_queue(annotator_client,
+                                                                 staff_client):
+    project = sluice_project(items=1)
+    item = project.items.get()
+    first = submit(annotator_client, project, item.pk,
+                   {"full_question": "Why?", "skipped": False}).json()
+    old = Annotation.objects.get(pk=first["annotation_id"])
+    Flag.objects.create(project=project, annotation=old, worker=old.worker, reason="too_short",
+                        fingerprint=f"too_short:annotation:{old.pk}")
+    queue = staff_client.get(f"/staff/review/{project.slug}/").content.decode()
+    assert "changed this answer after it was flagged" not in queue
+    assert f"/annotations/{old.pk}/decide/" in queue  # Reject is offered for the live answer
+    changed = revise(annotator_client, project, item.pk, old.pk,
+                     {"full_question": f"Why did he leave the band {XSS}?", "skipped": False})
+    queue = staff_client.get(f"/staff/review/{project.slug}/").content.decode()
+    assert "changed this answer after it was flagged" in queue
+    assert f"answer {changed.json()['annotation_id']}" in queue
+    assert "&lt;script&gt;" in queue and "<script>window.__xss" not in queue
+    assert f"/annotations/{old.pk}/decide/" not in queue  # no Reject for the older version
