@@ -14,7 +14,6 @@ from itertools import pairwise
 
 from diff_match_patch import diff_match_patch
 from django.contrib import messages
-from django.contrib.admin.views.decorators import staff_member_required
 from django.core.exceptions import ValidationError
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.html import escape, format_html
@@ -23,6 +22,7 @@ from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_POST
 
 from annotation.models import Annotation, Assignment, DialogueTurn, Flag, Project, Worker
+from annotation.roles import page_requires
 from annotation.selectors import batches as review_selectors
 from annotation.selectors import projects as project_selectors
 from annotation.selectors import qc as qc_selectors
@@ -235,7 +235,7 @@ def time_plot(seconds: list[float]) -> SafeString:
 # --- views ------------------------------------------------------------------------------------
 
 
-@staff_member_required
+@page_requires("see_work")
 def queue(request, slug: str):
     """Open flags grouped by HIT (default) or by worker, highest score first."""
     project = get_object_or_404(Project, slug=slug)
@@ -292,7 +292,7 @@ def qc_summary(report: dict) -> str:
             f"{stored.get('removed_stale_open', 0)} cleared; {open_now} open now.")
 
 
-@staff_member_required
+@page_requires("decide_flags")
 @require_POST
 def qc_run(request, slug: str):
     """Run QC for the project now and store its flags (``services.qc.project_qc_run``).
@@ -325,7 +325,7 @@ def _apply(request, slug: str, change: Callable[[], object], done: str):
     return _back(request, slug)
 
 
-@staff_member_required
+@page_requires("decide_assignments")
 @require_POST
 def assignment_decide_view(request, slug: str, assignment_id: int):
     """Approve or reject a worker's whole HIT."""
@@ -344,7 +344,7 @@ def assignment_decide_view(request, slug: str, assignment_id: int):
                   f"Assignment {assignment} {action}d.")
 
 
-@staff_member_required
+@page_requires("decide_assignments")
 @require_POST
 def assignments_approve_view(request, slug: str):
     """Approve at once every submitted assignment of the project that has no open flag (the
@@ -361,7 +361,7 @@ def assignments_approve_view(request, slug: str):
                   f"{len(ids)} assignment(s) approved.")
 
 
-@staff_member_required
+@page_requires("decide_annotations")
 @require_POST
 def annotation_decide_view(request, slug: str, annotation_id: int):
     annotation = get_object_or_404(Annotation, pk=annotation_id, project__slug=slug)
@@ -373,7 +373,7 @@ def annotation_decide_view(request, slug: str, annotation_id: int):
                   f"Annotation {annotation.pk} {'approved' if approve else 'rejected'}.")
 
 
-@staff_member_required
+@page_requires("decide_flags")
 @require_POST
 def flag_dismiss_view(request, slug: str, flag_id: int):
     flag = get_object_or_404(Flag, pk=flag_id, project__slug=slug)
@@ -383,7 +383,7 @@ def flag_dismiss_view(request, slug: str, flag_id: int):
                   f"Flag {flag.reason} dismissed.")
 
 
-@staff_member_required
+@page_requires("decide_workers")
 @require_POST
 def worker_block_view(request, slug: str, worker_id: int):
     """Block (``action=block``, the default) or unblock a worker."""
@@ -399,7 +399,7 @@ def worker_block_view(request, slug: str, worker_id: int):
                   f"Worker {worker.anonymous_id} blocked.")
 
 
-@staff_member_required
+@page_requires("decide_assignments")
 @require_POST
 def bonus_create_view(request, slug: str, assignment_id: int):
     assignment = get_object_or_404(Assignment, pk=assignment_id, hit__batch__project__slug=slug)
@@ -428,7 +428,7 @@ def bonus_summary(outcome: decisions.BonusOutcome) -> str:
     return f"Bonus of {bonus.amount_cents} cents queued."
 
 
-@staff_member_required
+@page_requires("see_work")
 def dashboard(request, slug: str):
     """Progress per split and three server-rendered plots."""
     project = get_object_or_404(Project, slug=slug)
@@ -446,7 +446,7 @@ def dashboard(request, slug: str):
     })
 
 
-@staff_member_required
+@page_requires("see_work")
 def project_list(request):
     return render(request, "frontend/review/projects.html",
                   {"projects": project_selectors.project_list_with_progress()})
