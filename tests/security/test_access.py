@@ -169,6 +169,10 @@ TABLE: dict[str, list[Row]] = {
                                   Row("GET", "/staff/review/nope/", LOGIN, LOGIN, 404)],
     "staff/review/<slug:slug>/dashboard/": [
         Row("GET", "/staff/review/{slug}/dashboard/", LOGIN, LOGIN, 200)],
+    "staff/review/<slug:slug>/export/": [
+        Row("GET", "/staff/review/{slug}/export/", LOGIN, LOGIN, 200),
+        Row("GET", "/staff/review/{slug}/export/?format=jsonl", LOGIN, LOGIN, 200),
+        Row("GET", "/staff/review/nope/export/", LOGIN, LOGIN, 404)],
     "staff/review/<slug:slug>/qc/": [
         Row("GET", "/staff/review/{slug}/qc/", LOGIN, LOGIN, 405),
         Row("POST", "/staff/review/{slug}/qc/", LOGIN, LOGIN, BACK, data={})],
@@ -205,6 +209,10 @@ TABLE: dict[str, list[Row]] = {
         Row("GET", "/staff/batches/{batch}/cancel/", LOGIN, LOGIN, 405),
         Row("POST", "/staff/batches/{batch}/cancel/", LOGIN, LOGIN, 302, data={}),
         Row("POST", "/staff/batches/999999/cancel/", LOGIN, LOGIN, 404, data={})],
+    "staff/batches/<int:batch_id>/collect/": [
+        Row("GET", "/staff/batches/{batch}/collect/", LOGIN, LOGIN, 405),
+        Row("POST", "/staff/batches/{batch}/collect/", LOGIN, LOGIN, 302, data={}),
+        Row("POST", "/staff/batches/999999/collect/", LOGIN, LOGIN, 404, data={})],
     "staff/batches/<int:batch_id>/manage/": [
         Row("GET", "/staff/batches/{batch}/manage/", LOGIN, LOGIN, 405),
         # An unknown action: refused with a message, nothing queued.
