@@ -265,6 +265,10 @@ handler500  # unused variable (annotation/urls.py:15)
 server_error  # unused function (frontend/errors.py:27)
 pause_hit  # Celery task, enqueued by name (annotation/tasks.py)
 resume_hit  # Celery task, enqueued by name (annotation/tasks.py)
+BROKEN_SOURCE  # Annotation.Problem choice (annotation/models.py), read by value
+OFFENSIVE  # Annotation.Problem choice (annotation/models.py), read by value
+UNCLEAR  # Annotation.Problem choice (annotation/models.py), read by value
+_.supersedes  # Annotation.supersedes, the version a changed answer replaces (read as supersedes_id)
 sync_assignment_decisions  # Celery task, enqueued by name (annotation/tasks.py)
 _._bonus_resolve  # review subcommand, dispatched by name (annotation/management/commands/review.py)
 approved  # serializer field, read by drf-spectacular (annotation/api/decisions.py)

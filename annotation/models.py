@@ -542,6 +542,19 @@ class Annotation(models.Model):
         REJECTED = "rejected", "rejected"
         #: a released dataset's answer: exported and in QC, fills no slot
         IMPORTED = "imported", "imported"
+        #: an older version the annotator changed (``supersedes`` of the newer row points
+        #: here): kept for the audit trail, counted, exported and checked nowhere
+        SUPERSEDED = "superseded", "superseded (changed by the annotator)"
+        #: not an answer: the annotator reported a problem with the item (``problem``); fills
+        #: no slot, in no export or QC row; reviewers see it through its annotator flag
+        REPORTED = "reported", "problem reported"
+
+    class Problem(models.TextChoices):
+        """Why an annotator skipped an item ("Skip / report a problem with this item")."""
+
+        BROKEN_SOURCE = "broken_source", "the source text is broken"
+        OFFENSIVE = "offensive", "offensive content"
+        UNCLEAR = "unclear", "I can't understand it"
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="annotations")
     item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="annotations")
@@ -555,6 +568,10 @@ class Annotation(models.Model):
     rating = models.FloatField(null=True, blank=True)
     text = models.TextField(blank=True)
     skipped = models.BooleanField(default=False)
+    # A problem report instead of an answer (state REPORTED): the reason, and the annotator's
+    # optional words about it.
+    problem = models.CharField(max_length=16, choices=Problem.choices, blank=True)
+    problem_note = models.TextField(blank=True)
     # Decontextualization: [{"op": "delete"|"add"|"swap", "start": int, "end": int,
     #   "text": str, "source": {"paragraph": int, "start": int, "end": int} | null,
     #   "edit_type": str | null}, ...] — spans are character offsets into the original sentence.
@@ -575,14 +592,20 @@ class Annotation(models.Model):
     # Idempotency key sent by the browser: a double submit stores one annotation.
     client_token = models.CharField(max_length=64, null=True, blank=True, unique=True)
     provenance = models.JSONField(default=dict, blank=True)  # file, line, original ids
+    # The version this one replaces: an annotator changed their answer (``annotation_revise``);
+    # the older row is kept, its state SUPERSEDED.
+    supersedes = models.OneToOneField("self", null=True, blank=True, on_delete=models.CASCADE,
+                                      related_name="superseded_by")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["id"]
         constraints = [
+            # One live answer per worker and item: older versions are superseded.
             models.UniqueConstraint(fields=["worker", "item"],
-                                    condition=Q(assignment__isnull=True),
-                                    name="uniq_annotation_worker_item"),
+                                    condition=Q(assignment__isnull=True)
+                                    & ~Q(state="superseded"),
+                                    name="uniq_annotation_worker_item_live"),
             models.UniqueConstraint(fields=["worker", "item", "assignment"],
                                     condition=Q(assignment__isnull=False),
                                     name="uniq_annotation_worker_item_assignment"),
@@ -613,6 +636,10 @@ class ItemLease(models.Model):
     item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="leases")
     worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="leases")
     expires_at = models.DateTimeField()
+    # When the work queue last handed the item to the worker (a page load, or the next item in
+    # a submit's answer; a renewal keeps it): their answer's ``Annotation.served_at``, read by
+    # the INSERT that stores it. NULL for a lease that only a renewal wrote.
+    served_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         constraints = [
@@ -637,6 +664,7 @@ class Flag(models.Model):
         QC = "qc", "quality control run"
         COLLECTION = "collection", "MTurk collection"
         REVIEWER = "reviewer", "reviewer"
+        ANNOTATOR = "annotator", "annotator (problem report)"
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="flags")
     annotation = models.ForeignKey(Annotation, null=True, blank=True, on_delete=models.CASCADE,

@@ -14,6 +14,12 @@ Payload shapes (shared with the browser, the collector and the exporters):
 * plausibility: ``{"rating": 1..5}``; rewrite: ``{"rewrite": str}``;
   sluice: ``{"full_question": str, "skipped": bool}``;
   split_rephrase: ``{"simple_sentences": [str, ...]}`` (column text = joined by a space).
+
+Every kind also takes a problem report instead of an answer ("Skip / report a problem with this
+item"): ``{"problem": {"reason": "broken_source" | "offensive" | "unclear", "note": str}}``,
+stored as such (note stripped, on one line) with the columns ``problem``/``problem_note``
+(the row's state is then ``reported``: see ``annotation.services.annotations``). A sluice Skip
+is an answer of its own (``skipped``), not a report.
 """
 
 from __future__ import annotations
@@ -36,6 +42,8 @@ OPERATIONS = ("delete", "add", "swap")
 MAX_TEXT = 2000
 MAX_OPERATIONS = 50
 MAX_SIMPLE_SENTENCES = 20
+PROBLEM_REASONS = ("broken_source", "offensive", "unclear")
+MAX_PROBLEM_NOTE = 500
 # The window a browser-reported time must fall in, around the server's clock: a page may stay
 # open (or a draft be resumed) for weeks, and a client clock may run a few minutes fast.
 CLIENT_TIME_MAX_AGE = timedelta(days=30)
@@ -288,10 +296,31 @@ VALIDATORS = {
 }
 
 
+def validate_problem(raw: dict) -> CleanPayload:
+    """A problem report (module docstring): a known reason, an optional one-line note."""
+    if set(raw) != {"problem"}:
+        raise PayloadError("payload", "a problem report takes no answer besides the problem")
+    problem = raw["problem"]
+    if not isinstance(problem, dict) or not set(problem) <= {"reason", "note"}:
+        raise PayloadError("problem", "must be an object with a reason and an optional note")
+    reason = problem.get("reason")
+    if reason not in PROBLEM_REASONS:
+        raise PayloadError("problem.reason", f"must be one of {', '.join(PROBLEM_REASONS)}")
+    note = _line(problem.get("note", ""), "problem.note", allow_empty=True)
+    if len(note) > MAX_PROBLEM_NOTE:
+        raise PayloadError("problem.note", f"longer than {MAX_PROBLEM_NOTE} characters")
+    # Stored in the shape it came in, so that it validates again (MTurk collection rebuilds
+    # answers from the stored payloads the page sent to MTurk).
+    return CleanPayload({"problem": {"reason": reason, "note": note}},
+                        {"problem": reason, "problem_note": note})
+
+
 def validate_payload(kind: str, raw: Any, context: ItemContext) -> CleanPayload:
     """The canonical payload and columns for ``raw``, or ``PayloadError``."""
     if not isinstance(raw, dict):
         raise PayloadError("payload", "must be an object")
+    if "problem" in raw:
+        return validate_problem(raw)
     try:
         validator = VALIDATORS[kind]
     except KeyError:
@@ -302,6 +331,8 @@ def validate_payload(kind: str, raw: Any, context: ItemContext) -> CleanPayload:
 def live_check_warnings(context: ItemContext, payload: dict) -> list[dict]:
     """The shared live checks (qc.livechecks) re-run on a clean payload, as {code, message}."""
     kind = context.kind
+    if "problem" in payload:
+        return []  # a problem report is not an answer: nothing to check
     if kind == TaskKind.REWRITE:
         warnings = livechecks.check("rewrite", {
             "question": context.question, "rewrite": payload["rewrite"],

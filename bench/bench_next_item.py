@@ -10,7 +10,9 @@ after 1,000 answers of their own, and the choice after a submit (``after_item_id
 ``--calls`` calls each: wall time in this process (Django, psycopg, the statement, loading the
 item and its source), this process's CPU time of it (Python: Django, psycopg; robust to other
 load on the machine) and PostgreSQL's own execution time of the choosing statement (EXPLAIN
-ANALYZE). Usage::
+ANALYZE). Workers who have done nothing yet are timed in two groups: those whose pivot falls
+among the open items, and those whose pivot falls among the full items (their first choice walks
+over full items to the first open one). Usage::
 
     python bench/bench_next_item.py --items 1000000 --db-prefix unpack_i15_next
 """
@@ -42,7 +44,11 @@ def worker(items: int, done: int, calls: int) -> dict:
 
     from annotation.models import Project, Worker
     from annotation.services.statistics import planner_statistics_refresh
-    from annotation.services.work_queue import _choose_sql, work_queue_next_item
+    from annotation.services.work_queue import (
+        SPREAD_FACTOR,
+        _choose_sql,
+        work_queue_next_item,
+    )
 
     call_command("migrate", verbosity=0, interactive=False)
     project = Project.objects.create(slug="next", name="Next", kind="plausibility",
@@ -94,7 +100,19 @@ def worker(items: int, done: int, calls: int) -> dict:
                 "annotation_item WHERE project_id = %s ORDER BY id OFFSET %s LIMIT %s) i",
                 [project.pk, worker.pk, project.pk, offset, count])
 
-    fresh = [Worker.objects.create(provider="local", external_id=f"fresh{n}") for n in range(5)]
+    # Workers who have done nothing yet start at their pivot (work_queue.SPREAD_FACTOR): five
+    # whose pivot falls among the full items (their first choice walks over full items to the
+    # first open one) and five whose pivot falls among the open ones.
+    full_share = (done // 2) / items
+    in_full, in_open = [], []
+    number = 0
+    while len(in_full) < 5 or len(in_open) < 5:
+        person = Worker.objects.create(provider="local", external_id=f"fresh{number}")
+        number += 1
+        pivot = (person.pk * SPREAD_FACTOR) % 1.0
+        group = in_full if pivot < full_share else in_open
+        if len(group) < 5:
+            group.append(person)
     seasoned = [Worker.objects.create(provider="local", external_id=f"old{n}") for n in range(5)]
     stride = (items - done // 2) // 6
     for n, person in enumerate(seasoned):  # each in a region of their own past the full items
@@ -140,7 +158,10 @@ def worker(items: int, done: int, calls: int) -> dict:
     return {
         "items": counted, "annotations": annotations, "seed_s": round(seeded_s, 1),
         "calls_per_case": calls * 5,
-        "first visit (pivot)": summary([timed(p, after=False) for p in fresh]),
+        "first visit, pivot among the open items": summary(
+            [timed(p, after=False) for p in in_open]),
+        "first visit, pivot among the full items": summary(
+            [timed(p, after=False) for p in in_full]),
         "after 1,000 own answers": summary([timed(p, after=False) for p in seasoned]),
         "after a submit (after_item_id)": summary([timed(p, after=True) for p in seasoned]),
     }

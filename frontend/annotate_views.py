@@ -30,7 +30,7 @@ from django.contrib.auth.decorators import login_required
 from django.core import signing
 from django.db import transaction
 from django.http import Http404, JsonResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
@@ -56,6 +56,8 @@ from annotation.services.annotations import (
     ASSIGNMENT_GRACE,
     RELEASED_ASSIGNMENT_STATUSES,
     SubmitRefused,
+    annotation_editable,
+    annotation_revise,
     annotation_submit,
     annotation_submit_item,
     assignment_deadline,
@@ -64,7 +66,6 @@ from annotation.services.annotations import (
     assignment_mark_submitted,
 )
 from annotation.services.batches.collect import ANSWER_FIELD_META, ANSWER_FIELD_PAYLOADS
-from annotation.services.serving import item_record_served, item_served_at
 from annotation.services.work_queue import (
     LEASE_SECONDS,
     item_leases_renew,
@@ -232,24 +233,12 @@ def _store_local(*, project: Project, worker: Worker, submission: dict) -> tuple
             client_token=submission["client_token"],
             client_warnings=submission["client_warnings"],
             overridden_warnings=submission["overridden_warnings"],
-            started_at=submission["started_at"], duration_ms=submission["duration_ms"],
-            served_at=item_served_at(worker_id=worker.pk, item_id=submission["item_id"]))
+            started_at=submission["started_at"], duration_ms=submission["duration_ms"])
     except PayloadError as error:
         return 400, _error_body("invalid", error.message, error.field)
     except SubmitRefused as refused:
         return _refusal_answer(refused)
     return 200, _saved_body(result, client_token=submission["client_token"])
-
-
-def _answer_summary(annotation: Annotation) -> str:
-    """The stored answer in words, for a page that sent a different one."""
-    if annotation.skipped:
-        return "(skipped)"
-    if annotation.rating is not None:
-        return f"rating {annotation.rating:g}"
-    if annotation.category and annotation.category != Annotation.Category.DONE:
-        return annotation.category
-    return annotation.text
 
 
 def _saved_body(result, *, client_token: str) -> dict:
@@ -272,7 +261,12 @@ def _saved_body(result, *, client_token: str) -> dict:
         "reveal": annotate_selectors.revealed_after_submit(result.item),
     }
     if status == "already_saved":
-        body["stored"] = {"payload": annotation.payload, "summary": _answer_summary(annotation)}
+        # ``editable``: the page may offer to replace it with its own answer (a new version,
+        # ``annotate_revise``) while no reviewer has decided it.
+        body["stored"] = {"payload": annotation.payload,
+                          "summary": annotate_selectors.answer_summary(annotation),
+                          "annotation_id": annotation.pk,
+                          "editable": annotation_editable(annotation)}
     return body
 
 
@@ -288,8 +282,8 @@ def _kind_template(project: Project) -> str:
 
 
 def _page_items(items) -> list[dict]:
-    return annotate_selectors.hide_unrevealed_history(
-        [annotate_selectors.item_page_data(item) for item in items])
+    return annotate_selectors.share_context(annotate_selectors.hide_unrevealed_history(
+        [annotate_selectors.item_page_data(item) for item in items]))
 
 
 def _page_context(*, project: Project, items, mode: str, submit_url: str, extra=None) -> dict:
@@ -319,12 +313,14 @@ def annotate(request, slug: str):
     item = work_queue_next_item(project=project, worker=worker)
     if item is None:
         return render(request, "frontend/annotate/done.html", {"project": project})
-    item_record_served(worker_id=worker.pk, item_id=item.pk)
     items = [item]
     context = _page_context(
         project=project, items=items, mode="local",
         submit_url=reverse("frontend:annotate-submit", args=[project.slug]),
         extra={"next_url": reverse("frontend:annotate", args=[project.slug]),
+               "revise_url": reverse("frontend:annotate-revise", args=[project.slug]),
+               "answers_url": reverse("frontend:annotate-answers", args=[project.slug]),
+               "previous_url": reverse("frontend:annotate-previous", args=[project.slug]),
                "login_url": _login_url(reverse("frontend:annotate", args=[project.slug])),
                "progress_url": reverse("frontend:annotate-progress", args=[project.slug]),
                "draft_scope": f"local:{worker.pk}",
@@ -402,12 +398,121 @@ def _next_item(*, request, project: Project, worker: Worker, after_item_id: int
     item = work_queue_next_item(project=project, worker=worker, after_item_id=after_item_id)
     if item is None:
         return None
-    item_record_served(worker_id=worker.pk, item_id=item.pk)
     [data] = _page_items([item])
     html = render_to_string("frontend/annotate/item.html", {
         "item": data, "index": 0, "count": 1, "kind_template": _kind_template(project),
     }, request=request)
     return {"item": data, "html": html}
+
+
+# --- going back: a local annotator changes their recent answers -----------------------------
+# A change is a new version (``annotation_revise``); the list and the answer page show only the
+# annotator's own answers (another's answer is a 404, never shown).
+
+
+@login_required
+@require_GET
+def annotate_answers(request, slug: str):
+    """"Your recent answers": the annotator's latest answers in the project, each to reopen
+    (and change while no reviewer has decided it)."""
+    project = _project_or_404(slug)
+    worker = worker_for_user(user=request.user)
+    answers = [{"annotation": annotation,
+                "item": annotate_selectors.item_summary(annotation.item, project.kind),
+                "answer": annotate_selectors.answer_summary(annotation),
+                "editable": annotation_editable(annotation)}
+               for annotation in annotate_selectors.recent_answers(project=project,
+                                                                   worker=worker)]
+    return render(request, "frontend/annotate/answers.html",
+                  {"project": project, "answers": answers,
+                   "limit": annotate_selectors.RECENT_ANSWERS})
+
+
+@login_required
+@require_GET
+def annotate_previous(request, slug: str):
+    """"Previous": the annotator's answer given just before answer ``?before=`` (their latest
+    without it), opened for a change; the list when there is none."""
+    project = _project_or_404(slug)
+    worker = worker_for_user(user=request.user)
+    before = request.GET.get("before", "")
+    before_id = int(before) if before.isdigit() and 0 < int(before) < 2**63 else None
+    annotation_id = annotate_selectors.previous_answer_id(project=project, worker=worker,
+                                                          before_id=before_id)
+    if annotation_id is None:
+        return redirect("frontend:annotate-answers", slug=project.slug)
+    return redirect("frontend:annotate-answer", slug=project.slug, annotation_id=annotation_id)
+
+
+@login_required
+@require_GET
+def annotate_answer(request, slug: str, annotation_id: int):
+    """One of the annotator's answers on its task page, filled in: changed with Save (a new
+    version) while it is pending review, read-only once reviewed. An older version redirects to
+    the live one."""
+    project = _project_or_404(slug)
+    worker = worker_for_user(user=request.user)
+    annotation = annotate_selectors.own_answer(project=project, worker=worker,
+                                               annotation_id=annotation_id)
+    if annotation is None:
+        raise Http404("You have no such answer in this project.")
+    if annotation.pk != annotation_id:
+        return redirect("frontend:annotate-answer", slug=project.slug,
+                        annotation_id=annotation.pk)
+    items = annotate_selectors.items_for_page(project=project, item_ids=[annotation.item_id])
+    editable = annotation_editable(annotation) and not worker.is_blocked
+    context = _page_context(
+        project=project, items=items, mode="edit",
+        submit_url=reverse("frontend:annotate-revise", args=[project.slug]),
+        extra={"next_url": reverse("frontend:annotate", args=[project.slug]),
+               "answers_url": reverse("frontend:annotate-answers", args=[project.slug]),
+               "previous_url": reverse("frontend:annotate-previous", args=[project.slug])
+               + f"?before={annotation.pk}",
+               "login_url": _login_url(request.path),
+               "draft_scope": f"edit:{worker.pk}:{annotation.pk}",
+               "stored": {"annotation_id": annotation.pk, "payload": annotation.payload,
+                          "summary": annotate_selectors.answer_summary(annotation),
+                          "review_status": annotation.review_status,
+                          "editable": editable}},
+    )
+    context["stored"] = context["config"]["stored"]
+    return render(request, "frontend/annotate/page.html", context)
+
+
+@login_required_json
+@require_POST
+def annotate_revise(request, slug: str):
+    """Change one of the annotator's answers (``replaces``: its id) to the submitted one: a new
+    version (``annotation_revise``); the answer page's Save and a tab's "Replace it with this
+    answer". Same body and answers as ``annotate_submit`` (``status`` saved or duplicate), no
+    next item; refusals: 404 ``no_answer``, 409 ``reviewed``, ``changed_meanwhile`` or
+    ``item_full``, 403 ``blocked``."""
+    project = _project_or_404(slug)
+    try:
+        body = _parse_body(request)
+        submission = _parse_submission(body)
+        replaces = body.get("replaces")
+        if isinstance(replaces, bool) or not isinstance(replaces, int) or not (
+                1 <= replaces < 2**63):
+            raise BadRequest("replaces", "must be the id of the answer to change")
+    except BadRequest as error:
+        return _error(400, "invalid", error.message, error.field)
+    worker = worker_for_user(user=request.user)
+    try:
+        result = annotation_revise(
+            project=project, worker=worker, annotation_id=replaces,
+            payload=submission["payload"], client_token=submission["client_token"],
+            item_id=submission["item_id"], client_warnings=submission["client_warnings"],
+            overridden_warnings=submission["overridden_warnings"],
+            started_at=submission["started_at"], duration_ms=submission["duration_ms"])
+    except PayloadError as error:
+        return _error(400, "invalid", error.message, error.field)
+    except SubmitRefused as refused:
+        if refused.code == "no_answer":
+            return _error(404, refused.code, refused.message, "replaces")
+        status = 409 if refused.code in ("reviewed", "changed_meanwhile", "item_full") else 403
+        return _error(status, refused.code, refused.message)
+    return JsonResponse(_saved_body(result, client_token=submission["client_token"]))
 
 
 # --- crowd task pages: the doors of MTurk and Prolific -----------------------------------------

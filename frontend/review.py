@@ -89,6 +89,8 @@ def source_of(annotation: Annotation, earlier_turns: dict | None = None) -> dict
 
 
 def answer_of(annotation: Annotation) -> str:
+    if annotation.problem:
+        return f"(no answer: problem reported, {Annotation.Problem(annotation.problem).label})"
     if annotation.rating is not None:
         return f"rating {annotation.rating:g}"
     if annotation.skipped:
@@ -99,6 +101,14 @@ def answer_of(annotation: Annotation) -> str:
     if isinstance(sentences, list):
         return " ".join(map(str, sentences))
     return annotation.text
+
+
+def newer_version(annotation: Annotation) -> Annotation | None:
+    """The version that replaced ``annotation`` (the annotator changed it), or None."""
+    try:
+        return annotation.superseded_by
+    except Annotation.superseded_by.RelatedObjectDoesNotExist:
+        return None
 
 
 def previous_turns(flags: list[Flag]) -> dict[int, tuple[str, str]]:
@@ -139,9 +149,15 @@ def flag_view(flag: Flag, earlier_turns: dict | None = None) -> dict:
         seen = source_of(annotation, earlier_turns)
         answer = answer_of(annotation)
         row.update(context=seen["context"], source=seen["source"], answer=answer,
-                   diff=diff_html(seen["source"], answer) if annotation.rating is None
-                   else None)
+                   diff=diff_html(seen["source"], answer)
+                   if annotation.rating is None and not annotation.problem else None)
         row["assignment"] = row["assignment"] or annotation.assignment
+        # A problem report: the annotator's reason and own words (escaped by the template).
+        if annotation.problem:
+            row["problem"] = Annotation.Problem(annotation.problem).label
+            row["problem_note"] = annotation.problem_note
+        # The annotator changed this answer after the flag: the newer version is what counts.
+        row["superseded_by"] = newer_version(annotation)
     return row
 
 

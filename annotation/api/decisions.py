@@ -38,9 +38,9 @@ class RejectionSerializer(serializers.Serializer):
 
 
 class BulkApproveSerializer(serializers.Serializer):
-    assignments = serializers.ListField(child=serializers.IntegerField(min_value=1),
-                                        min_length=1, max_length=1000,
-                                        help_text="assignment ids")
+    assignments = serializers.ListField(
+        child=serializers.IntegerField(min_value=1, max_value=2**63 - 1),
+        min_length=1, max_length=1000, help_text="assignment ids")
     message = serializers.CharField(required=False, allow_blank=True, default="",
                                     max_length=4000)
 
@@ -142,6 +142,7 @@ class AssignmentsApproveView(APIView):
     model = Assignment
 
     @extend_schema(request=BulkApproveSerializer, responses={200: BulkDecisionSerializer},
+                   operation_id="assignments_bulk_approve",
                    summary="Approve many assignments at once (Prolific: one bulk call)")
     def post(self, request):
         body = BulkApproveSerializer(data=request.data)

@@ -85,7 +85,7 @@ def project_by_slug(slug: str, using: str = "default") -> Project | None:
 
 
 def load_items(*, project: Project, where: str, params: dict, using: str = "default",
-               lock: bool = False) -> list[Item]:
+               lock: bool = False, with_clause: str = "") -> list[Item]:
     """Items of ``project`` matching ``where`` (SQL over the item table, aliased ``item``;
     values as named ``params``, never ``project_id``), each with the source material its
     kind's page shows, as ``page_items_queryset(project)`` would return them, in id order.
@@ -93,13 +93,14 @@ def load_items(*, project: Project, where: str, params: dict, using: str = "defa
     sluice (one query).
 
     ``lock``: the Item rows are locked until the caller's transaction ends (FOR UPDATE, where
-    the database has row locks; SQLite's IMMEDIATE transactions serialise writers instead)."""
+    the database has row locks; SQLite's IMMEDIATE transactions serialise writers instead).
+    ``with_clause``: SQL put before the SELECT (a ``WITH …`` that ``where`` reads)."""
     select = rows.items_select(SOURCE_RELATIONS.get(project.kind, ()), using)
     connection = connections[using]
     suffix = (f" FOR UPDATE OF {ITEM_ALIAS}"
               if lock and connection.features.has_select_for_update else "")
     with connection.cursor() as cursor:
-        cursor.execute(f"{select.sql} ({where}) ORDER BY {ITEM_ALIAS}.id{suffix}",
+        cursor.execute(f"{with_clause}{select.sql} ({where}) ORDER BY {ITEM_ALIAS}.id{suffix}",
                        {"project_id": project.pk, **params})
         fetched = cursor.fetchall()
     items = []
@@ -210,7 +211,7 @@ def item_page_data(item: Item) -> dict:
                              target_start=start, target_end=end)
             paragraphs.append(entry)
         data.update(title=document.title, url=document.url, paragraphs=paragraphs,
-                    sentence=target.text)
+                    sentence=target.text, context_key=f"document:{document.pk}")
     elif kind == TaskKind.PLAUSIBILITY:
         cloze = item.filler.cloze
         before, gap, after = cloze.sentence, "", ""
@@ -221,7 +222,7 @@ def item_page_data(item: Item) -> dict:
         data.update(article_title=cloze.article_title, section_header=cloze.section_header,
                     previous_context=cloze.previous_context, before=before, after=after,
                     filler=item.filler.text, has_gap=bool(gap),
-                    followup_context=cloze.followup_context)
+                    followup_context=cloze.followup_context, context_key=f"cloze:{cloze.pk}")
     elif kind == TaskKind.REWRITE:
         turn = item.turn
         data.update(title=turn.dialogue.title, section_title=turn.dialogue.section_title,
@@ -253,6 +254,22 @@ def hide_unrevealed_history(page_items: list[dict]) -> list[dict]:
             text for turn in outside_page for text in (turn["question"], turn["answer"])]
         data["history"] = [turn for turn in outside_page if turn["turn_id"] not in shown]
         shown.update(turn["turn_id"] for turn in data["history"])
+    return page_items
+
+
+def share_context(page_items: list[dict]) -> list[dict]:
+    """On a page of several items, a context they share (the same page of a document, the same
+    wikiHow passage) is shown once: every later item of that context gets ``context_of``, the
+    1-based number of the item that shows it (its template then says so instead)."""
+    first: dict[str, int] = {}
+    for index, data in enumerate(page_items):
+        key = data.get("context_key")
+        if key is None:
+            continue
+        if key in first:
+            data["context_of"] = first[key] + 1
+        else:
+            first[key] = index
     return page_items
 
 
@@ -310,3 +327,75 @@ def page_provenance(*, assignment: Assignment, hit: Hit, provider: str = "mturk"
     """The provenance of an answer a crowd task page (MTurk's, Prolific's) stores."""
     return {"provider": provider, "via": "page",
             "assignment_id": assignment.provider_assignment_id, "hit_id": hit.provider_hit_id}
+
+
+# --- going back: a local annotator's own answers ----------------------------------------------
+
+#: How many of their latest answers "Your recent answers" lists.
+RECENT_ANSWERS = 50
+
+
+def _own_answers(*, project: Project, worker: Worker):
+    """``worker``'s live answers (and problem reports) in ``project`` outside any provider's
+    assignment, newest first (a changed answer is new): older versions never show."""
+    return (Annotation.objects.filter(project=project, worker=worker, assignment__isnull=True)
+            .exclude(state=Annotation.State.SUPERSEDED).order_by("-id"))
+
+
+def recent_answers(*, project: Project, worker: Worker, limit: int = RECENT_ANSWERS
+                   ) -> list[Annotation]:
+    """The worker's latest answers with their items' source material (one query)."""
+    relations = [f"item__{relation}" for relation in SOURCE_RELATIONS.get(project.kind, ())]
+    return list(_own_answers(project=project, worker=worker).select_related(*relations)
+                [:limit])
+
+
+def previous_answer_id(*, project: Project, worker: Worker, before_id: int | None
+                       ) -> int | None:
+    """The id of the worker's live answer given just before answer ``before_id`` (their latest
+    when None), or None."""
+    answers = _own_answers(project=project, worker=worker)
+    if before_id is not None:
+        answers = answers.filter(id__lt=before_id)
+    return answers.values_list("id", flat=True).first()
+
+
+def own_answer(*, project: Project, worker: Worker, annotation_id: int) -> Annotation | None:
+    """Answer ``annotation_id`` if it is ``worker``'s, in ``project``, outside any assignment;
+    for an older version, the live version that replaced it. None otherwise (another worker's
+    answer is never shown)."""
+    annotation = (Annotation.objects.filter(pk=annotation_id, project=project, worker=worker,
+                                            assignment__isnull=True).first())
+    if annotation is None or annotation.state != Annotation.State.SUPERSEDED:
+        return annotation
+    return (_own_answers(project=project, worker=worker)
+            .filter(item_id=annotation.item_id).first())
+
+
+def item_summary(item: Item, kind: str) -> str:
+    """The item of a ``kind`` project in a few words, for lists (the sentence, the question,
+    the gap filled)."""
+    if kind == TaskKind.DECONTEXT:
+        return item.target_sentence.text
+    if kind == TaskKind.PLAUSIBILITY:
+        cloze = item.filler.cloze
+        return GAP.sub(f"[{item.filler.text}]", cloze.sentence, count=1)
+    if kind in (TaskKind.REWRITE, TaskKind.SLUICE):
+        return item.turn.question
+    if kind == TaskKind.SPLIT_REPHRASE:
+        return item.complex_sentence.text
+    return item.external_id
+
+
+def answer_summary(annotation: Annotation) -> str:
+    """The stored answer in words (a list of answers; a page told another answer is stored)."""
+    if annotation.problem:
+        label = Annotation.Problem(annotation.problem).label
+        return f"(problem reported: {label})"
+    if annotation.skipped:
+        return "(skipped)"
+    if annotation.rating is not None:
+        return f"rating {annotation.rating:g}"
+    if annotation.category and annotation.category != Annotation.Category.DONE:
+        return annotation.category
+    return annotation.text

@@ -13,14 +13,14 @@ from dataclasses import dataclass
 
 from django.db import connection
 
-from ..models import Project, Worker
+from ..models import Annotation, Project, Worker
 from ..services import work_queue
 from ..sql import work_queue as work_queue_sql
 
 
 @dataclass(frozen=True)
 class AnnotatorProgress:
-    done: int  # the worker's answers in the project
+    done: int  # the worker's answers in the project (latest versions; problem reports too)
     left: int  # items the work queue could still give them (open, not done by them)
 
 
@@ -31,10 +31,11 @@ def annotator_progress(*, project: Project, worker: Worker | None) -> AnnotatorP
         worker = Worker()  # no Worker yet (never opened a task): nothing done, all open left
     open_sql, open_params = work_queue.open_items_where(project=project, worker=worker)
     sql = (f"SELECT (SELECT COUNT(*) FROM {work_queue_sql.ANNOTATION_TABLE} a "  # noqa: S608
-           "WHERE a.worker_id = %(worker_id)s AND a.project_id = %(project_id)s), "
+           "WHERE a.worker_id = %(worker_id)s AND a.project_id = %(project_id)s "
+           "AND a.state <> %(superseded)s), "
            f"(SELECT COUNT(*) FROM {work_queue_sql.ITEM_TABLE} i WHERE {open_sql})")
     with connection.cursor() as cursor:
-        cursor.execute(sql, open_params)
+        cursor.execute(sql, {**open_params, "superseded": Annotation.State.SUPERSEDED})
         done, left = cursor.fetchone()
     return AnnotatorProgress(done=done, left=0 if worker.is_blocked else left)
 

@@ -12,6 +12,10 @@ reproducible. Which annotations each reader sees is ``Annotation.state`` (kept b
 * QC and the generic JSONL export see every answer but the provisional ones, rejected work with
   its status.
 
+Only the latest version of an answer is seen anywhere: an annotator's change stores a new row
+and marks the old one ``superseded``, which no reader here takes. A problem report
+(``reported``) is not an answer: no export, no QC row; reviewers see it through its flag.
+
 Provisional work -- answers the MTurk task page stored for an assignment MTurk has not reported
 (yet) -- is invisible here: no export, no QC row, no progress. Collection confirms it (then it
 appears) or flags it for review.
@@ -73,10 +77,15 @@ class AnonymousIds:
 EXPORTED_STATES = (Annotation.State.COUNTED, Annotation.State.IMPORTED)
 
 
+#: States no QC row and no export takes (module docstring).
+NOT_ANSWERS = (Annotation.State.PROVISIONAL, Annotation.State.SUPERSEDED,
+               Annotation.State.REPORTED)
+
+
 def qc_annotations(*, project: Project) -> QuerySet[Annotation]:
-    """The project's annotations QC sees: all but the provisional ones (module docstring)."""
-    return Annotation.objects.filter(project=project).exclude(
-        state=Annotation.State.PROVISIONAL)
+    """The project's annotations QC sees: the latest version of every answer but the
+    provisional ones (module docstring)."""
+    return Annotation.objects.filter(project=project).exclude(state__in=NOT_ANSWERS)
 
 
 def exportable_annotations(*, project: Project) -> QuerySet[Annotation]:
@@ -350,6 +359,7 @@ def open_flags(*, project: Project) -> QuerySet[Flag]:
             "assignment__worker",
             "assignment__hit__batch",
             "annotation__worker",
+            "annotation__superseded_by",
             "annotation__assignment__hit",
             "annotation__item__target_sentence__document",
             "annotation__item__turn__dialogue",

@@ -29,7 +29,7 @@ from django.db import IntegrityError, connection, connections, router, transacti
 from django.db.models import Case, Q, QuerySet, Value, When
 from django.utils import timezone
 
-from ..models import Annotation, Assignment, Hit, Item, Project, Worker
+from ..models import Annotation, Assignment, Flag, Hit, Item, Project, Worker
 from ..payloads import CleanPayload, ItemContext, live_check_warnings, validate_payload
 from ..selectors.annotate import (
     item_context,
@@ -37,6 +37,7 @@ from ..selectors.annotate import (
     page_assignment_is_theirs,
 )
 from ..sql import submit as submit_sql
+from .audit import record_status_event
 
 #: Clock skew and network delay allowed between MTurk and us when deciding that an assignment's
 #: time is over: MTurk counts the assignment duration from its AcceptTime, which is before our
@@ -44,6 +45,10 @@ from ..sql import submit as submit_sql
 ASSIGNMENT_GRACE = timedelta(minutes=5)
 #: Statuses of an assignment that no longer holds one of the HIT's slots at MTurk.
 RELEASED_ASSIGNMENT_STATUSES = (Assignment.Status.RETURNED, Assignment.Status.ABANDONED)
+
+
+#: ``Flag.reason`` of a problem report (``Flag.RaisedBy.ANNOTATOR``).
+REPORT_FLAG_REASON = "annotator_report"
 
 
 class SubmitRefused(Exception):
@@ -62,14 +67,24 @@ class SubmitResult:
     item: Item | None = None
 
 
-def annotation_state(*, source: str, review_status: str, confirmed: bool = True) -> str:
+def annotation_state(*, source: str, review_status: str, confirmed: bool = True,
+                     reported: bool = False, superseded: bool = False) -> str:
     """What an answer is worth to its project (``Annotation.State``); the one definition of
     counted work. ``confirmed`` is False for an MTurk task page's answer until collection sees
-    its assignment at MTurk. Provisional wins over everything (a decision on unconfirmed work
-    counts once it is confirmed), then a reviewer's rejection; a released dataset's answer
-    (imported) fills no slot: a project collects its own redundancy on top of it."""
+    its assignment at MTurk; ``reported``: the row is a problem report, not an answer;
+    ``superseded``: the annotator changed it, a newer version replaces it.
+
+    An older version counts nowhere, whatever else it is. Provisional wins over the rest (a
+    decision on unconfirmed work counts once it is confirmed); a problem report fills no slot
+    and enters no export or QC, whatever a reviewer decides about it; then a reviewer's
+    rejection; a released dataset's answer (imported) fills no slot: a project collects its own
+    redundancy on top of it."""
+    if superseded:
+        return Annotation.State.SUPERSEDED
     if not confirmed:
         return Annotation.State.PROVISIONAL
+    if reported:
+        return Annotation.State.REPORTED
     if review_status == Annotation.Review.REJECTED:
         return Annotation.State.REJECTED
     if source == Annotation.Source.IMPORT:
@@ -78,10 +93,16 @@ def annotation_state(*, source: str, review_status: str, confirmed: bool = True)
 
 
 def _confirmed_state_expression(review_status=None) -> Case:
-    """SQL for ``annotation_state`` of a confirmed annotation, given its row's source and
-    ``review_status`` (the row's own when None), built from the rule above."""
+    """SQL for ``annotation_state`` of a confirmed, live annotation, given its row's source,
+    ``review_status`` (the row's own when None) and whether it is a problem report, built from
+    the rule above."""
     reviews = Annotation.Review.values if review_status is None else [review_status]
-    return Case(*[When(source=source, then=Value(annotation_state(
+    return Case(*[When(~Q(problem=""), source=source,
+                       then=Value(annotation_state(source=source, review_status=review,
+                                                   reported=True)),
+                       **({"review_status": review} if review_status is None else {}))
+                  for source in Annotation.Source.values for review in reviews],
+                *[When(source=source, then=Value(annotation_state(
                     source=source, review_status=review)),
                        **({"review_status": review} if review_status is None else {}))
                   for source in Annotation.Source.values for review in reviews],
@@ -92,10 +113,12 @@ def _confirmed_state_expression(review_status=None) -> Case:
 def annotations_set_review_status(*, annotations: QuerySet, review_status: str) -> int:
     """Set the review status of ``annotations`` and their ``state`` with it; the only writer of
     a review status after the INSERT (reviewer decisions on every entry point, decisions
-    collected from the provider). Provisional answers stay provisional until confirmed. The
+    collected from the provider). Provisional answers stay provisional until confirmed, and an
+    older version stays superseded (a decision on it changes nothing the project counts). The
     number of annotations updated."""
     return annotations.update(review_status=review_status, state=Case(
         When(state=Annotation.State.PROVISIONAL, then=Value(Annotation.State.PROVISIONAL)),
+        When(state=Annotation.State.SUPERSEDED, then=Value(Annotation.State.SUPERSEDED)),
         default=_confirmed_state_expression(review_status)))
 
 
@@ -289,7 +312,8 @@ def _new_annotation(fields: _Submission, *, item: Item, clean: CleanPayload,
         # Stored into an assignment: the MTurk task page's answer, provisional until
         # collection confirms it.
         state=annotation_state(source=fields.source, review_status=Annotation.Review.PENDING,
-                               confirmed=fields.assignment is None),
+                               confirmed=fields.assignment is None,
+                               reported=bool(clean.columns.get("problem"))),
         **clean.columns,
     )
 
@@ -302,6 +326,7 @@ def _store_locked(fields: _Submission, *, item: Item, clean: CleanPayload,
             and fields.source == Annotation.Source.LOCAL):
         annotation = _new_annotation(fields, item=item, clean=clean, context=context)
         if _insert_if_open(annotation, required=item.project.redundancy_for(item.split)):
+            _flag_if_report(annotation)
             return SubmitResult(annotation, created=True, item=item)
     state = _submit_state(item=item, worker=worker, assignment=assignment,
                           client_token=fields.client_token)
@@ -333,7 +358,25 @@ def _store_locked(fields: _Submission, *, item: Item, clean: CleanPayload,
         raise SubmitRefused("item_full", "Other annotators completed this item meanwhile.")
     annotation = _new_annotation(fields, item=item, clean=clean, context=context)
     annotation.save(force_insert=True)
+    _flag_if_report(annotation)
     return SubmitResult(annotation, created=True, item=item)
+
+
+def _flag_if_report(annotation: Annotation) -> None:
+    """A problem report reaches the reviewers as an open flag raised by the annotator on the
+    report (the review queue shows its reason and words); nothing for an answer."""
+    if not annotation.problem:
+        return
+    label = Annotation.Problem(annotation.problem).label
+    flag = Flag.objects.create(
+        project_id=annotation.project_id, annotation=annotation, worker=annotation.worker,
+        reason=REPORT_FLAG_REASON, raised_by=Flag.RaisedBy.ANNOTATOR,
+        detail=f"{label}: {annotation.problem_note}" if annotation.problem_note else label,
+        fingerprint=f"{REPORT_FLAG_REASON}:annotation:{annotation.pk}")
+    # With its assignment (a crowd page's report): it shows on the batch's page too.
+    record_status_event(kind="problem_reported", annotation=annotation,
+                        worker=annotation.worker, assignment=annotation.assignment, flag=flag,
+                        new=annotation.state, detail={"problem": annotation.problem})
 
 
 def _concurrent_duplicate(fields: _Submission, *, item: Item | None,
@@ -342,8 +385,9 @@ def _concurrent_duplicate(fields: _Submission, *, item: Item | None,
     transaction was rolled back, so read the winner in a fresh one and return it."""
     existing = _existing_for_token(client_token=fields.client_token, worker=fields.worker)
     if existing is None and item is not None:
-        existing = Annotation.objects.filter(worker=fields.worker, item=item,
-                                             assignment=fields.assignment).first()
+        existing = (Annotation.objects.filter(worker=fields.worker, item=item,
+                                              assignment=fields.assignment)
+                    .exclude(state=Annotation.State.SUPERSEDED).first())
     if existing is None:
         raise error
     return SubmitResult(existing, created=False, item=item)
@@ -355,11 +399,13 @@ def _insert_if_open(annotation: Annotation, *, required: int) -> bool:
     local answer to the item, fewer than ``required`` slots are filled by others' counted
     answers);
     whether it was. Its fields are prepared as the ORM's INSERT prepares them
-    (``pre_save``, ``get_db_prep_save``); on success it gets its primary key and is saved."""
+    (``pre_save``, ``get_db_prep_save``); on success it gets its primary key and is saved.
+    Without a ``served_at`` of its own, it takes its lease's (when the work queue handed the
+    item to the worker)."""
     using = router.db_for_write(Annotation)
     connection = connections[using]
     meta = Annotation._meta
-    fields, sql = submit_sql.insert_if_open(using)
+    fields, sql, served_converters = submit_sql.insert_if_open(using)
     params = {f"f{index}": field.get_db_prep_save(field.pre_save(annotation, add=True),
                                                   connection)
               for index, field in enumerate(fields)}
@@ -372,9 +418,124 @@ def _insert_if_open(annotation: Annotation, *, required: int) -> bool:
     if row is None:
         return False
     annotation.pk = meta.pk.to_python(row[0])
+    annotation.served_at = row[1]
+    for converter, column in served_converters:
+        annotation.served_at = converter(annotation.served_at, column, connection)
     annotation._state.adding = False
     annotation._state.db = using
     return True
+
+
+# --- going back: a changed answer is a new version -------------------------------------------
+
+
+def annotation_editable(annotation: Annotation) -> bool:
+    """Whether its annotator may still change ``annotation``: a local annotator's live answer
+    (or problem report) that no reviewer has decided yet. Answers given inside a provider's
+    assignment belong to it (MTurk, Prolific: submitted with it) and are not changed here."""
+    return (annotation.assignment_id is None and annotation.source == Annotation.Source.LOCAL
+            and annotation.state != Annotation.State.SUPERSEDED
+            and annotation.review_status == Annotation.Review.PENDING)
+
+
+def annotation_revise(
+    *,
+    project: Project,
+    worker: Worker,
+    annotation_id: int,
+    payload,
+    client_token: str | None,
+    item_id: int | None = None,
+    client_warnings: list[dict] | None = None,
+    overridden_warnings: list[dict] | None = None,
+    started_at: datetime | None = None,
+    duration_ms: int | None = None,
+) -> SubmitResult:
+    """``worker`` changes their answer ``annotation_id`` in ``project`` to ``payload``: a NEW
+    version, never an overwrite. The old row is kept with state SUPERSEDED (it counts nowhere
+    and no reader but the audit sees it) and the new row points to it (``supersedes``); both
+    changes are recorded (``annotation_superseded`` on the old, ``annotation_revised`` on the
+    new). An open problem report of the old version is withdrawn (its flag dismissed, audited).
+
+    Refused (``SubmitRefused``, nothing written): ``no_answer`` -- no such answer of this worker
+    in this project outside an assignment (another worker's answer is never revealed), or it
+    is not an answer to ``item_id`` (when given: the item the page shows);
+    ``changed_meanwhile`` -- a newer version exists (another tab); ``reviewed`` -- a reviewer
+    decided it; ``blocked``; ``item_full`` -- a problem report becoming an answer while others
+    filled the item's slots; ``PayloadError`` for an invalid payload. A retry with the same
+    ``client_token`` returns the version it stored (``created`` False).
+
+    The Item row is locked first (as every submit does), then the old version. A new version
+    has no ``served_at`` of its own (the answer page is no lease: the server's measure of the
+    change is unknown, and QC's timing flags use the browser's claim for it)."""
+    fields = _Submission(worker=worker, source=Annotation.Source.LOCAL,
+                         client_token=client_token or None, client_warnings=client_warnings,
+                         overridden_warnings=overridden_warnings, started_at=started_at,
+                         duration_ms=duration_ms)
+    try:
+        with transaction.atomic():
+            return _revise_locked(fields, project=project, annotation_id=annotation_id,
+                                  item_id=item_id, payload=payload)
+    except IntegrityError:
+        # The same token stored meanwhile (a double click racing itself): return that version.
+        existing = _existing_for_token(client_token=fields.client_token, worker=worker)
+        if existing is None:
+            raise
+        return SubmitResult(existing, created=False, item=existing.item)
+
+
+def _revise_locked(fields: _Submission, *, project: Project, annotation_id: int,
+                   item_id: int | None, payload) -> SubmitResult:
+    worker = fields.worker
+    retried = _existing_for_token(client_token=fields.client_token, worker=worker)
+    if retried is not None:
+        return SubmitResult(retried, created=False, item=retried.item)
+    own = Annotation.objects.filter(pk=annotation_id, project=project, worker=worker,
+                                    assignment__isnull=True)
+    if item_id is not None:
+        own = own.filter(item_id=item_id)
+    item_id = own.values_list("item_id", flat=True).first()
+    item = None if item_id is None else item_for_submit(project=project, item_id=item_id,
+                                                         lock=True)
+    if item is None:
+        raise SubmitRefused("no_answer", "You have no such answer in this project.")
+    old = Annotation.objects.select_for_update().get(pk=annotation_id)
+    if old.state == Annotation.State.SUPERSEDED:
+        raise SubmitRefused("changed_meanwhile",
+                            "This answer was changed meanwhile (in another tab or window): "
+                            "reload the page to see the stored version.")
+    if not annotation_editable(old):
+        raise SubmitRefused("reviewed",
+                            "This answer has been reviewed, so it can no longer be changed.")
+    if worker.is_blocked:
+        raise SubmitRefused("blocked", "Your account cannot submit work for this project.")
+    context = item_context(item)
+    clean = validate_payload(project.kind, payload, context)
+    new = _new_annotation(fields, item=item, clean=clean, context=context)
+    if new.state == Annotation.State.COUNTED and old.state != Annotation.State.COUNTED:
+        state = _submit_state(item=item, worker=worker, assignment=None, client_token=None)
+        if state.collected_by_others >= project.redundancy_for(item.split):
+            raise SubmitRefused("item_full", "Other annotators completed this item meanwhile, "
+                                             "so it takes no new answer.")
+    # The old row first: one live version per worker and item (a conditional unique index).
+    Annotation.objects.filter(pk=old.pk).update(state=Annotation.State.SUPERSEDED)
+    new.supersedes = old
+    new.save(force_insert=True)
+    record_status_event(kind="annotation_superseded", annotation=old, worker=worker,
+                        old=old.state, new=Annotation.State.SUPERSEDED,
+                        detail={"superseded_by": new.pk})
+    record_status_event(kind="annotation_revised", annotation=new, worker=worker,
+                        new=new.state, detail={"supersedes": old.pk})
+    for flag in Flag.objects.select_for_update().filter(
+            annotation=old, raised_by=Flag.RaisedBy.ANNOTATOR, status=Flag.Status.OPEN):
+        Flag.objects.filter(pk=flag.pk).update(
+            status=Flag.Status.DISMISSED, reviewed_at=timezone.now(),
+            decision_note=f"withdrawn: the annotator changed it (annotation {new.pk})")
+        record_status_event(kind="flag_closed", flag=flag, annotation=old, worker=worker,
+                            old=Flag.Status.OPEN, new=Flag.Status.DISMISSED,
+                            detail={"withdrawn_by_annotator": True})
+    _flag_if_report(new)
+    return SubmitResult(new, created=True, item=item)
 
 
 def assignment_deadline(assignment: Assignment, hit: Hit) -> datetime | None:

@@ -43,7 +43,14 @@ from django.utils import timezone
 
 from ..models import Annotation, Item, Project, Split, TaskKind, Worker
 from ..selectors.annotate import ITEM_ALIAS, load_items
-from ..sql.work_queue import LEASE, next_item_id, open_item_condition
+from ..sql.work_queue import (
+    LEASE,
+    LEASED,
+    RENEW,
+    chosen_and_leased,
+    next_item_id,
+    open_item_condition,
+)
 
 #: How long an item shown to an annotator stays reserved for them without a renewal; their page
 #: renews it every third of that while it is open.
@@ -60,10 +67,15 @@ def _db_time(moment: datetime):
     return connection.ops.adapt_datetimefield_value(moment)
 
 
-def _lease(*, item_id: int, worker: Worker, now: datetime) -> None:
+def _lease(*, item_id: int, worker: Worker, now: datetime, served: bool = True) -> None:
+    """Lease the item to the worker from ``now``; ``served``: it is being handed to them now
+    (the lease's ``served_at``), else only renewed."""
+    params = {"item_id": item_id, "worker_id": worker.pk,
+              "expires_at": _db_time(now + timedelta(seconds=LEASE_SECONDS))}
+    if served:
+        params["served_at"] = _db_time(now)
     with connection.cursor() as cursor:
-        cursor.execute(LEASE, {"item_id": item_id, "worker_id": worker.pk,
-                               "expires_at": _db_time(now + timedelta(seconds=LEASE_SECONDS))})
+        cursor.execute(LEASE if served else RENEW, params)
 
 
 def _open_params(project: Project, worker: Worker, now: datetime) -> dict:
@@ -100,42 +112,39 @@ def work_queue_next_item(*, project: Project, worker: Worker,
     read in the same statement. Either way a page load and the next item in a submit's answer
     are chosen alike.
 
-    The item comes with ``project`` and the source material its page shows: choosing and
-    loading are ONE statement (the chooser is a sub-select of the item query), plus the
-    dialogue turns for rewrite and sluice. On PostgreSQL that statement locks the chosen row
-    until its lease is written, in one transaction (SKIP LOCKED: simultaneous choosers get
-    different items); when it finds nothing, a second statement without locks confirms it.
-    Then one statement leases it.
+    The item comes with ``project`` and the source material its page shows, leased to the
+    worker as served now (``ItemLease.served_at``, which their answer's INSERT reads). On
+    PostgreSQL choosing, leasing and loading are ONE statement (``chosen_and_leased``), which
+    locks the chosen row until its lease is committed (SKIP LOCKED: simultaneous choosers get
+    different items); when it finds nothing, a statement without locks confirms it, as on
+    SQLite, where choosing and loading are one statement and leasing another. Plus the
+    dialogue turns for rewrite and sluice.
     """
     if worker.is_blocked:
         return None
-    lock = connection.features.has_select_for_update_skip_locked
-    if not lock:
-        # SQLite: a plain autocommit read (an IMMEDIATE transaction would take the write lock
-        # for it), then the lease in its own statement.
-        return _choose_and_lease(project=project, worker=worker, after_item_id=after_item_id,
-                                 lock=False)
-    # PostgreSQL: the chosen row stays locked until its lease is written, so a simultaneous
-    # chooser skips it (SKIP LOCKED) and, once the lease is committed, counts it.
-    with transaction.atomic():
-        return _choose_and_lease(project=project, worker=worker, after_item_id=after_item_id,
-                                 lock=True)
-
-
-def _choose_and_lease(*, project: Project, worker: Worker, after_item_id: int | None,
-                      lock: bool) -> Item | None:
     now = timezone.now()
-    sql, params = _choose_sql(project, worker, lock=lock, after_item_id=after_item_id, now=now)
-    items = load_items(project=project, where=f"{ITEM_ALIAS}.id = {sql}", params=params)
-    if not items and lock:
+    if connection.features.has_select_for_update_skip_locked:
+        # PostgreSQL: choose (the chosen row locked, SKIP LOCKED), lease and load in ONE
+        # statement; the row stays locked until the statement ends, by which time its lease
+        # is committed with it, so a simultaneous chooser skips it and, after, counts it.
+        sql, params = _choose_sql(project, worker, lock=True, after_item_id=after_item_id,
+                                  now=now)
+        params.update(expires_at=_db_time(now + timedelta(seconds=LEASE_SECONDS)),
+                      served_at=_db_time(now))
+        leased = f"{ITEM_ALIAS}.id = (SELECT item_id FROM {LEASED})"  # noqa: S608
+        items = load_items(project=project, where=leased, params=params,
+                           with_clause=chosen_and_leased(sql))
+        if items:
+            return items[0]
         # SKIP LOCKED also skips open items that are only locked for a moment (another
         # chooser reading them, a submit storing an answer to them): with few items left, all
         # of them can be, and the worker would be told "nothing left" while work remains. So
         # "nothing" is confirmed by choosing again without row locks (two workers may then be
         # shown the same item: the submit's capacity re-check decides, as always).
-        sql, params = _choose_sql(project, worker, lock=False, after_item_id=after_item_id,
-                                  now=now)
-        items = load_items(project=project, where=f"{ITEM_ALIAS}.id = {sql}", params=params)
+    # SQLite (and PostgreSQL's confirmation): a plain autocommit read (on SQLite an IMMEDIATE
+    # transaction would take the write lock for it), then the lease in its own statement.
+    sql, params = _choose_sql(project, worker, lock=False, after_item_id=after_item_id, now=now)
+    items = load_items(project=project, where=f"{ITEM_ALIAS}.id = {sql}", params=params)
     if not items:
         return None
     _lease(item_id=items[0].pk, worker=worker, now=now)
@@ -160,5 +169,5 @@ def item_leases_renew(*, project: Project, worker: Worker, item_ids: Iterable[in
                       if filled.get(item_id, 0) >= project.redundancy_for(split))
     now = timezone.now()
     for item_id in splits.keys() - set(unusable):
-        _lease(item_id=item_id, worker=worker, now=now)
+        _lease(item_id=item_id, worker=worker, now=now, served=False)
     return unusable

@@ -11,11 +11,12 @@ import functools
 
 from django.db import connections
 
-from ..models import Annotation, Assignment, Item
+from ..models import Annotation, Assignment, Item, ItemLease
 
 ANNOTATION_TABLE = Annotation._meta.db_table
 ITEM_TABLE = Item._meta.db_table
 ASSIGNMENT_TABLE = Assignment._meta.db_table
+LEASE_TABLE = ItemLease._meta.db_table
 
 # Everything the submit decides on, in ONE indexed statement (client_token is unique; item_id is
 # indexed): the annotation holding this token and its worker, this worker's own answer to the
@@ -45,23 +46,37 @@ LOCK_ITEM = f"SELECT id FROM {ITEM_TABLE} WHERE id = %(item_id)s FOR UPDATE"  # 
 # (so exactly), its token is not stored yet, the worker has no local answer to the item, and
 # fewer than ``required`` of the item's slots are filled by others' counted annotations -- what
 # SUBMIT_STATE would establish. No row: the caller finds out why with SUBMIT_STATE.
+# ``served_at``, unless given, is when the work queue handed the item to the worker (their
+# lease's), read by the same statement; it is returned with the new primary key.
 _INSERT_IF_OPEN = """INSERT INTO {table} ({columns}) SELECT {values}
 WHERE NOT EXISTS (SELECT 1 FROM {table} t WHERE t.client_token = %(token)s)
   AND NOT EXISTS (SELECT 1 FROM {table} o WHERE o.item_id = %(item_id)s
                   AND o.worker_id = %(worker_id)s AND o.assignment_id IS NULL)
   AND (SELECT COUNT(*) FROM {table} a WHERE a.item_id = %(item_id)s AND a.state = %(counted)s
        AND a.worker_id <> %(worker_id)s) < %(required)s
-RETURNING {pk}"""
+RETURNING {pk}, {served_at}"""
+_SERVED_AT = f"""COALESCE({{value}}, (SELECT l.served_at FROM {LEASE_TABLE} l
+  WHERE l.item_id = %(item_id)s AND l.worker_id = %(worker_id)s))"""  # noqa: S608
 
 
 @functools.cache
-def insert_if_open(using: str) -> tuple[tuple, str]:
+def insert_if_open(using: str) -> tuple[tuple, str, tuple]:
     """The fields ``_INSERT_IF_OPEN`` writes (every concrete field but the primary key; their
-    values are the parameters ``f0``, ``f1``, …) and the statement, for database ``using``."""
+    values are the parameters ``f0``, ``f1``, …), the statement, for database ``using``, and
+    the ORM's converters of the ``served_at`` it returns (each ``(value, expression,
+    connection)``, with that field's column as the expression)."""
     meta = Annotation._meta
-    quote = connections[using].ops.quote_name
+    connection = connections[using]
+    quote = connection.ops.quote_name
     fields = tuple(field for field in meta.concrete_fields if not field.primary_key)
+    values = [f"%(f{index})s" for index in range(len(fields))]
+    served = fields.index(meta.get_field("served_at"))
+    values[served] = _SERVED_AT.format(value=values[served])
+    column = meta.get_field("served_at").get_col(meta.db_table)
+    converters = tuple((converter, column) for converter in
+                       connection.ops.get_db_converters(column)
+                       + column.get_db_converters(connection))
     return fields, _INSERT_IF_OPEN.format(
         table=quote(meta.db_table), columns=", ".join(quote(f.column) for f in fields),
-        values=", ".join(f"%(f{index})s" for index in range(len(fields))),
-        pk=quote(meta.pk.column))
+        values=", ".join(values), pk=quote(meta.pk.column),
+        served_at=quote(column.target.column)), converters

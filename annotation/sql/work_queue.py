@@ -100,9 +100,34 @@ def next_item_id(*, conversation: bool, lock: bool, after_given: bool) -> str:
     return f"COALESCE({', '.join(branches)})"
 
 
-#: Lease item ``%(item_id)s`` to worker ``%(worker_id)s`` until ``%(expires_at)s``, or move
-#: their lease's end there (PostgreSQL and SQLite >= 3.24 both take ON CONFLICT … DO UPDATE):
-#: one statement whether the lease is new or renewed.
-LEASE = f"""INSERT INTO {LEASE_TABLE} (item_id, worker_id, expires_at)
+#: Lease item ``%(item_id)s`` to worker ``%(worker_id)s`` until ``%(expires_at)s``, served to them
+#: at ``%(served_at)s``, or move their lease's end and serving there (PostgreSQL and SQLite >=
+#: 3.24 both take ON CONFLICT … DO UPDATE): one statement whether the lease is new or not.
+LEASE = f"""INSERT INTO {LEASE_TABLE} (item_id, worker_id, expires_at, served_at)
+VALUES (%(item_id)s, %(worker_id)s, %(expires_at)s, %(served_at)s)
+ON CONFLICT (item_id, worker_id) DO UPDATE
+SET expires_at = excluded.expires_at, served_at = excluded.served_at"""  # noqa: S608
+
+#: A renewal: as LEASE, but the item is not served again (``served_at`` kept; NULL when the
+#: renewal creates the lease).
+RENEW = f"""INSERT INTO {LEASE_TABLE} (item_id, worker_id, expires_at)
 VALUES (%(item_id)s, %(worker_id)s, %(expires_at)s)
 ON CONFLICT (item_id, worker_id) DO UPDATE SET expires_at = excluded.expires_at"""  # noqa: S608
+
+#: The alias under which ``chosen_and_leased`` offers the leased item's id.
+LEASED = "leased"
+
+
+def chosen_and_leased(choose: str) -> str:
+    """PostgreSQL: a WITH clause that chooses (``choose``: ``next_item_id``'s SQL, with row
+    locks) and leases the chosen item as LEASE does, in the statement it prefixes (whose
+    condition reads the id as ``(SELECT item_id FROM leased)``). One statement in autocommit
+    instead of BEGIN, choose, lease, COMMIT: the chosen row stays locked until the statement
+    ends, by which time its lease is committed with it."""
+    return (f"WITH {LEASED} AS (INSERT INTO {LEASE_TABLE} "  # noqa: S608
+            f"(item_id, worker_id, expires_at, served_at) "
+            f"SELECT chosen.id, %(worker_id)s, %(expires_at)s, %(served_at)s "
+            f"FROM (SELECT {choose} AS id) chosen WHERE chosen.id IS NOT NULL "
+            f"ON CONFLICT (item_id, worker_id) DO UPDATE "
+            f"SET expires_at = excluded.expires_at, served_at = excluded.served_at "
+            f"RETURNING item_id) ")

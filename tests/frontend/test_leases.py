@@ -10,7 +10,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from annotation.models import ItemLease
+from annotation.models import Annotation, ItemLease
 from annotation.services.work_queue import (
     LEASE_SECONDS,
     item_leases_renew,
@@ -88,3 +88,37 @@ def test_the_page_renews_its_leases_and_hears_which_items_are_gone(annotator_cli
         refused = renew(bad)
         assert refused.status_code == 400 and refused.json()["error"] == "invalid"
     assert annotator_client.get(config["lease_url"]).status_code == 405
+
+
+def test_the_lease_keeps_when_the_item_was_served_and_the_answer_takes_it(annotator_client):
+    """The start of the server's own measure of the work (``Annotation.served_at``, QC's timing
+    flags) is the lease's ``served_at``: set each time the queue hands the item out (a page
+    load, the next item of a submit's answer), kept by a renewal, read by the answer's INSERT."""
+    project = plausibility_project(items=3, redundancy={"train": 2})
+    page = annotator_client.get(f"/annotate/{project.slug}/")
+    item_id = page.context["items"][0]["item_id"]
+    lease = ItemLease.objects.get(item_id=item_id)
+    assert lease.served_at is not None
+    assert abs((timezone.now() - lease.served_at).total_seconds()) < 60
+    # A renewal moves the lease's end, not its serving.
+    served = lease.served_at - timedelta(minutes=3)
+    ItemLease.objects.filter(pk=lease.pk).update(served_at=served)
+    renewed = annotator_client.post(f"/annotate/{project.slug}/lease/",
+                                    json.dumps({"item_ids": [item_id]}),
+                                    content_type="application/json")
+    assert renewed.status_code == 200
+    assert ItemLease.objects.get(pk=lease.pk).served_at == served
+    # The answer is stored with it; the next item's lease carries its own serving.
+    saved = annotator_client.post(
+        f"/annotate/{project.slug}/submit/",
+        json.dumps({"item_id": item_id, "client_token": "served-at-0001",
+                    "payload": {"rating": 3}}), content_type="application/json").json()
+    assert saved["status"] == "saved"
+    assert Annotation.objects.get(pk=saved["annotation_id"]).served_at == served
+    following = ItemLease.objects.get(item_id=saved["next"]["item"]["item_id"])
+    assert following.served_at > served
+    # Served again (a reload): the serving moves to now.
+    ItemLease.objects.filter(pk=following.pk).update(served_at=served)
+    again = annotator_client.get(f"/annotate/{project.slug}/")
+    assert again.context["items"][0]["item_id"] == following.item_id
+    assert ItemLease.objects.get(pk=following.pk).served_at > served

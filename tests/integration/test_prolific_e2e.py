@@ -31,7 +31,7 @@ from tests.integration.conftest import (
     wait_for,
     wait_for_idle_worker,
 )
-from tests.prolific.helpers import page_saves, prolific_options
+from tests.prolific.helpers import page_work, prolific_options
 
 pytestmark = pytest.mark.integration
 
@@ -97,7 +97,14 @@ def published(batch: Batch):
     return check
 
 
-def test_prolific_from_launch_to_export(prolific, tmp_path):
+def participant_session(sim, client, hit, **page) -> tuple[Assignment, str | None]:
+    """A participant starts the study at the stand-in and works on our real task page."""
+    started = sim.start(sim.participant(), hit.provider_hit_id)
+    code = page_work(client, started["task_url"], **page)
+    return Assignment.objects.get(provider_assignment_id=started["session_id"]), code
+
+
+def test_prolific_from_launch_to_export(prolific, client, tmp_path):
     sim = FakeProlificSimulator(prolific.base_url)
     # Throttled twice while creating studies: the task retry layer waits and carries on.
     sim.fault("create_study", count=2, status=429, retry_after=1)
@@ -116,13 +123,14 @@ def test_prolific_from_launch_to_export(prolific, tmp_path):
     sessions = {}
     for hit in hits:
         for n in range(3):
-            participant = sim.participant()
-            session = sim.start(participant, hit.provider_hit_id)["session_id"]
             last = hit is hits[0] and n in (1, 2)
-            sessions[(hit.pk, n)] = page_saves(hit, participant, session, rating=1 + n,
-                                               items=1 if last else None, finish=not last)
+            assignment, code = participant_session(sim, client, hit, rating=1 + n,
+                                                   items=1 if last else None,
+                                                   finish=not last)
+            sessions[(hit.pk, n)] = assignment
             if not last:
-                sim.complete(session, batch.completion_code)
+                assert code == batch.completion_code
+                sim.complete(assignment.provider_assignment_id, code)
     sim.return_session(sessions[(hits[0].pk, 1)].provider_assignment_id)
     sim.time_out(sessions[(hits[0].pk, 2)].provider_assignment_id)
     tasks.collect_open_batches.delay()
@@ -134,10 +142,8 @@ def test_prolific_from_launch_to_export(prolific, tmp_path):
     assert exportable_annotations(project=project).count() == 4 * 3
     # Their items are free: two new participants take the places back and finish.
     for _ in range(2):
-        participant = sim.participant()
-        session = sim.start(participant, hits[0].provider_hit_id)["session_id"]
-        page_saves(hits[0], participant, session, finish=True)
-        sim.complete(session, batch.completion_code)
+        assignment, code = participant_session(sim, client, hits[0])
+        sim.complete(assignment.provider_assignment_id, code)
     tasks.collect_batch.delay(batch.pk)
     wait_for(lambda: exportable_annotations(project=project).count() == 6 * 3, timeout=60,
              what="the replacements' work to count")

@@ -1,4 +1,5 @@
-"""Launching a Prolific batch in tests, through the one launch service."""
+"""Launching a Prolific batch and working on its task page in tests, through the real
+services and views."""
 
 from __future__ import annotations
 
@@ -25,48 +26,45 @@ def launch_prolific(project, capture, **overrides) -> Batch:
     return batch
 
 
-def page_saves(hit, participant: str, session_id: str, *, rating: int = 4,
-               items: int | None = None, finish: bool = False):
-    """What the participant's task page stores for a Prolific session, through the services
-    it uses: the participant's Worker and the session's Assignment (created on the first
-    save), one answer per item (``items`` of them; all by default), and, with ``finish``, the
-    session marked submitted."""
+def page_work(client, task_url: str, *, rating: int = 4, items: int | None = None,
+              finish: bool = True) -> str | None:
+    """What a participant's browser does on our task page (``/prolific/task/<slug>/``) for a
+    plausibility study, through Django's test client: open the URL Prolific sends them to,
+    save ``items`` items (all by default) and, with ``finish``, finish. Returns the completion
+    code the page sends them back to Prolific with (None without ``finish``)."""
+    import json
     import uuid
+    from urllib.parse import parse_qs, parse_qsl, urlsplit
 
-    from django.utils import timezone
-
-    from annotation.models import Annotation, Assignment, Item, Worker
-    from annotation.payloads import validate_payload
-    from annotation.selectors.annotate import item_context
-    from annotation.services.annotations import annotation_submit, assignment_mark_submitted
-
-    worker, _ = Worker.objects.get_or_create(provider=Worker.Provider.PROLIFIC,
-                                             external_id=participant)
-    assignment, _ = Assignment.objects.get_or_create(
-        provider_assignment_id=session_id,
-        defaults={"hit": hit, "worker": worker, "status": Assignment.Status.ACCEPTED,
-                  "accepted_at": timezone.now()})
-    chosen = list(Item.objects.filter(hititem__hit=hit).order_by("hititem__order"))
-    for item in chosen[:items]:
-        context = item_context(item)
-        annotation_submit(worker=worker, item=item,
-                          clean=validate_payload(item.project.kind, {"rating": rating}, context),
-                          context=context, source=Annotation.Source.PROLIFIC,
-                          client_token=uuid.uuid4().hex, assignment=assignment,
-                          provenance={"provider": "prolific", "session_id": session_id})
-    if finish:
-        assignment_mark_submitted(assignment=assignment)
-    return assignment
+    parts = urlsplit(task_url)
+    page = client.get(parts.path, dict(parse_qsl(parts.query)))
+    assert page.status_code == 200, page.content.decode()[:500]
+    config = page.context["config"]
+    for item in config["items"][:items]:
+        saved = client.post(config["submit_url"], json.dumps({
+            "item_id": item["item_id"], "client_token": uuid.uuid4().hex,
+            "task_token": config["task_token"], "payload": {"rating": rating}}),
+            content_type="application/json")
+        assert saved.status_code == 200, saved.content
+    if not finish:
+        return None
+    done = client.post(config["finish_url"], json.dumps({"task_token": config["task_token"]}),
+                       content_type="application/json")
+    assert done.status_code == 200, done.content
+    return parse_qs(urlsplit(done.json()["redirect_url"]).query)["cc"][0]
 
 
-def participant_works(simulator, hit, *, finish: bool = True, code: str | None = None,
+def participant_works(simulator, hit, *, client, finish: bool = True,
                       items: int | None = None, rating: int = 4):
-    """A participant starts the study at Prolific (the stand-in's side door), saves work on
-    our task page and, with ``finish``, completes with the batch's completion code."""
-    participant = simulator.participant()
-    session = simulator.start(participant, hit.provider_hit_id)["session_id"]
-    assignment = page_saves(hit, participant, session, items=items, rating=rating,
-                            finish=finish)
+    """A participant starts the study at Prolific (the stand-in's side door), works on our
+    task page through ``client`` and, with ``finish``, completes at Prolific with the code
+    the page gave them."""
+    from annotation.models import Assignment
+
+    started = simulator.start(simulator.participant(), hit.provider_hit_id)
+    session = started["session_id"]
+    code = page_work(client, started["task_url"], rating=rating, items=items, finish=finish)
     if finish:
-        simulator.complete(session, code or hit.batch.completion_code)
-    return assignment
+        assert code == hit.batch.completion_code
+        simulator.complete(session, code)
+    return Assignment.objects.get(provider_assignment_id=session)

@@ -16,7 +16,7 @@ from annotation.services.annotations import live_assignments_q
 from annotation.services.batches.collect import batch_collect, open_batch_ids
 from tests.batches.helpers import plausibility_project
 from tests.prolific.conftest import WORKSPACE
-from tests.prolific.helpers import launch_prolific, page_saves, participant_works
+from tests.prolific.helpers import launch_prolific, page_work, participant_works
 
 pytestmark = pytest.mark.django_db
 
@@ -26,13 +26,13 @@ def _provider(fake, page_size: int = 100) -> ProlificProvider:
                                            workspace_id=WORKSPACE, page_size=page_size))
 
 
-def test_submissions_past_the_first_page_are_collected(prolific_app, simulator,
+def test_submissions_past_the_first_page_are_collected(prolific_app, simulator, client,
                                                        django_capture_on_commit_callbacks):
     project = plausibility_project(items=2, redundancy={"train": 7, "dev": 7, "test": 7})
     batch = launch_prolific(project, django_capture_on_commit_callbacks)
     hit = batch.hits.get()
     assert hit.max_assignments == 7
-    sessions = [participant_works(simulator, hit) for _ in range(7)]
+    sessions = [participant_works(simulator, hit, client=client) for _ in range(7)]
     assert Annotation.objects.filter(state=Annotation.State.COUNTED).count() == 0
 
     provider = _provider(prolific_app, page_size=3)  # three pages of submissions
@@ -49,13 +49,13 @@ def test_submissions_past_the_first_page_are_collected(prolific_app, simulator,
     assert result.annotations_created == 0  # nothing rebuilt from Prolific
 
 
-def test_returned_and_timed_out_sessions_free_their_items(prolific_app, simulator,
+def test_returned_and_timed_out_sessions_free_their_items(prolific_app, simulator, client,
                                                           django_capture_on_commit_callbacks):
     project = plausibility_project(items=3, redundancy={"train": 2, "dev": 2, "test": 2})
     batch = launch_prolific(project, django_capture_on_commit_callbacks)
     hit = batch.hits.get()
-    returned = participant_works(simulator, hit, finish=False, items=2)
-    timed_out = participant_works(simulator, hit, finish=False, items=1)
+    returned = participant_works(simulator, hit, finish=False, items=2, client=client)
+    timed_out = participant_works(simulator, hit, finish=False, items=1, client=client)
     batch_collect(batch_id=batch.pk)  # both in progress: Prolific vouches for them
     for assignment in (returned, timed_out):
         assignment.refresh_from_db()
@@ -78,7 +78,7 @@ def test_returned_and_timed_out_sessions_free_their_items(prolific_app, simulato
         Annotation.State.PROVISIONAL}
     # Two new participants take the places Prolific gave back, and their work counts.
     for _ in range(2):
-        participant_works(simulator, hit)
+        participant_works(simulator, hit, client=client)
     batch_collect(batch_id=batch.pk)
     assert Annotation.objects.filter(state=Annotation.State.COUNTED).count() == 6
     # Collecting again changes nothing.
@@ -86,15 +86,26 @@ def test_returned_and_timed_out_sessions_free_their_items(prolific_app, simulato
     assert again.status_changes == again.assignments_released == 0
 
 
+def _invented_session(client, hit, participant: str, session: str, items: int) -> Assignment:
+    """Ids nobody got from Prolific, typed into our task page's URL."""
+    page_work(client, f"/prolific/task/claire/?PROLIFIC_PID={participant}"
+                      f"&STUDY_ID={hit.provider_hit_id}&SESSION_ID={session}",
+              items=items, finish=False)
+    return Assignment.objects.get(provider_assignment_id=session)
+
+
 def test_a_session_prolific_does_not_report_is_released_and_flagged(
-        prolific_app, simulator, django_capture_on_commit_callbacks):
+        prolific_app, simulator, client, django_capture_on_commit_callbacks):
     project = plausibility_project(items=2)
     batch = launch_prolific(project, django_capture_on_commit_callbacks)
     hit = batch.hits.first()
-    invented = page_saves(hit, "5f0000000000000000000abc", "invented-session", items=2)
+    invented = _invented_session(client, hit, "5f0000000000000000000abc",
+                                 "5f00000000000000000000e1", items=2)
+    assert invented.confirmed_at is None  # Prolific did not vouch for it
     long_ago = timezone.now() - timedelta(seconds=batch.assignment_duration_seconds + 3600)
     Assignment.objects.filter(pk=invented.pk).update(accepted_at=long_ago)
-    recent = page_saves(hit, "5f0000000000000000000abd", "too-new-to-judge", items=1)
+    recent = _invented_session(client, hit, "5f0000000000000000000abd",
+                               "5f00000000000000000000e2", items=1)
 
     batch_collect(batch_id=batch.pk)
 
@@ -128,13 +139,13 @@ def test_a_submission_without_saved_answers_is_collected_without_inventing_any(
     assert assignment.events.filter(kind="submission_without_answers").count() == 1
 
 
-def test_periodic_collection_visits_open_prolific_batches(prolific_app, simulator,
+def test_periodic_collection_visits_open_prolific_batches(prolific_app, simulator, client,
                                                           django_capture_on_commit_callbacks,
                                                           settings):
     project = plausibility_project(items=2)
     batch = launch_prolific(project, django_capture_on_commit_callbacks)
     assert open_batch_ids() == [batch.pk]
-    participant_works(simulator, batch.hits.first())
+    participant_works(simulator, batch.hits.first(), client=client)
     settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache",
                                    "LOCATION": "p14a-collect"}}
     assert tasks.collect_open_batches() == [batch.pk]

@@ -28,12 +28,14 @@ REASON = ("Two of the three ratings were given in under a second each, faster th
           "sentences can be read, and the attention item was answered wrongly.")
 
 
-def scenario(simulator, capture, *, sessions: int = 1) -> dict:
+def scenario(simulator, capture, *, client, sessions: int = 1) -> dict:
+    """A launched study whose participants worked on our task page (through ``client``, the
+    real page, when given) and were collected."""
     project = plausibility_project(items=1, redundancy={"train": 3, "dev": 3, "test": 3})
     batch = launch_prolific(project, capture)
     hit = batch.hits.get()
     for _ in range(sessions):
-        participant_works(simulator, hit)
+        participant_works(simulator, hit, client=client)
     batch_collect(batch_id=batch.pk)
     assignments = list(Assignment.objects.order_by("pk"))
     return {"project": project, "batch": batch, "assignments": assignments,
@@ -51,8 +53,9 @@ def remote(fake, assignment):
     ("Too fast.", "LOW_EFFORT", "message"),
 ])
 def test_a_rejection_prolific_would_refuse_is_refused_first_and_changes_nothing(
-        prolific_app, simulator, django_capture_on_commit_callbacks, message, category, field):
-    ctx = scenario(simulator, django_capture_on_commit_callbacks)
+        prolific_app, simulator, client, django_capture_on_commit_callbacks, message, category,
+        field):
+    ctx = scenario(simulator, django_capture_on_commit_callbacks, client=client)
     events = StatusEvent.objects.count()
     with pytest.raises(ValidationError) as refused:
         decisions.assignment_reject(assignment_id=ctx["assignment"].pk, message=message,
@@ -67,7 +70,7 @@ def test_a_rejection_prolific_would_refuse_is_refused_first_and_changes_nothing(
 
 def test_every_way_in_says_why_a_rejection_is_refused(prolific_app, simulator, staff_client,
                                                       django_capture_on_commit_callbacks):
-    ctx = scenario(simulator, django_capture_on_commit_callbacks)
+    ctx = scenario(simulator, django_capture_on_commit_callbacks, client=staff_client)
     assignment = ctx["assignment"]
     slug = ctx["project"].slug
     page = staff_client.post(f"/staff/review/{slug}/assignments/{assignment.pk}/decide/",
@@ -89,9 +92,10 @@ def test_every_way_in_says_why_a_rejection_is_refused(prolific_app, simulator, s
     assert assignment.status == Assignment.Status.SUBMITTED
 
 
-def test_approve_and_reject_reach_prolific(prolific_app, simulator,
+def test_approve_and_reject_reach_prolific(prolific_app, simulator, client,
                                            django_capture_on_commit_callbacks):
-    ctx = scenario(simulator, django_capture_on_commit_callbacks, sessions=2)
+    ctx = scenario(simulator, django_capture_on_commit_callbacks, sessions=2,
+                   client=client)
     first, second = ctx["assignments"]
     with django_capture_on_commit_callbacks(execute=True):
         decisions.assignment_approve(assignment_id=first.pk)
@@ -110,7 +114,8 @@ def test_approve_and_reject_reach_prolific(prolific_app, simulator,
 
 def test_bulk_approve_from_the_review_page_is_one_call(prolific_app, simulator, staff_client,
                                                        django_capture_on_commit_callbacks):
-    ctx = scenario(simulator, django_capture_on_commit_callbacks, sessions=3)
+    ctx = scenario(simulator, django_capture_on_commit_callbacks, sessions=3,
+                   client=staff_client)
     queue = staff_client.get(f"/staff/review/{ctx['project'].slug}/")
     assert b"Approve the 3 submitted assignments without an open flag" in queue.content
     before = Counter(prolific_app.world.stats()["calls"])
@@ -124,9 +129,11 @@ def test_bulk_approve_from_the_review_page_is_one_call(prolific_app, simulator, 
         assert remote(prolific_app, assignment).status == "APPROVED"
 
 
-def test_bulk_approve_from_the_api_and_the_command(prolific_app, simulator, staff_client,
+def test_bulk_approve_from_the_api_and_the_command(prolific_app, simulator, client,
+                                                   staff_client,
                                                    django_capture_on_commit_callbacks):
-    ctx = scenario(simulator, django_capture_on_commit_callbacks, sessions=3)
+    ctx = scenario(simulator, django_capture_on_commit_callbacks, sessions=3,
+                   client=client)
     first, second, _third = ctx["assignments"]
     with django_capture_on_commit_callbacks(execute=True):
         answer = staff_client.post("/api/assignments/approve/",
@@ -152,9 +159,9 @@ def payments(fake) -> list:
     return fake.world.ledger()["payments"]
 
 
-def test_a_bonus_is_set_up_stored_then_paid_once(prolific_app, simulator,
+def test_a_bonus_is_set_up_stored_then_paid_once(prolific_app, simulator, client,
                                                  django_capture_on_commit_callbacks):
-    ctx = scenario(simulator, django_capture_on_commit_callbacks)
+    ctx = scenario(simulator, django_capture_on_commit_callbacks, client=client)
     bonus = _bonus(ctx, django_capture_on_commit_callbacks)
     decisions.bonus_send(bonus_id=bonus.pk)
     bonus.refresh_from_db()
@@ -166,9 +173,9 @@ def test_a_bonus_is_set_up_stored_then_paid_once(prolific_app, simulator,
     assert len(payments(prolific_app)) == 1
 
 
-def test_a_throttled_pay_is_retried_and_paid_once(prolific_app, simulator,
+def test_a_throttled_pay_is_retried_and_paid_once(prolific_app, simulator, client,
                                                   django_capture_on_commit_callbacks):
-    ctx = scenario(simulator, django_capture_on_commit_callbacks)
+    ctx = scenario(simulator, django_capture_on_commit_callbacks, client=client)
     bonus = _bonus(ctx, django_capture_on_commit_callbacks)
     simulator.fault("pay_bonus", count=2, status=429, retry_after=1)
     for _ in range(2):
@@ -184,10 +191,10 @@ def test_a_throttled_pay_is_retried_and_paid_once(prolific_app, simulator,
 
 
 def test_a_crash_after_paying_started_is_never_paid_again_automatically(
-        prolific_app, simulator, django_capture_on_commit_callbacks, monkeypatch):
+        prolific_app, simulator, client, django_capture_on_commit_callbacks, monkeypatch):
     from annotation.providers.prolific import ProlificProvider
 
-    ctx = scenario(simulator, django_capture_on_commit_callbacks)
+    ctx = scenario(simulator, django_capture_on_commit_callbacks, client=client)
     bonus = _bonus(ctx, django_capture_on_commit_callbacks)
     real_pay = ProlificProvider.pay_bonus
 
@@ -220,10 +227,10 @@ def test_a_crash_after_paying_started_is_never_paid_again_automatically(
 
 
 def test_a_pay_that_failed_on_prolifics_side_is_paid_after_a_human_says_so(
-        prolific_app, simulator, django_capture_on_commit_callbacks):
+        prolific_app, simulator, client, django_capture_on_commit_callbacks):
     from annotation.providers import ProviderTransientError
 
-    ctx = scenario(simulator, django_capture_on_commit_callbacks)
+    ctx = scenario(simulator, django_capture_on_commit_callbacks, client=client)
     bonus = _bonus(ctx, django_capture_on_commit_callbacks)
     simulator.fault("pay_bonus", count=1, status=502, retry_after=None)
     with pytest.raises(ProviderTransientError):
@@ -240,9 +247,9 @@ def test_a_pay_that_failed_on_prolifics_side_is_paid_after_a_human_says_so(
         decisions.bonus_resolve(bonus_id=bonus.pk, paid=False)
 
 
-def test_block_and_unblock_use_the_blocklist_group(prolific_app, simulator,
+def test_block_and_unblock_use_the_blocklist_group(prolific_app, simulator, client,
                                                    django_capture_on_commit_callbacks):
-    ctx = scenario(simulator, django_capture_on_commit_callbacks)
+    ctx = scenario(simulator, django_capture_on_commit_callbacks, client=client)
     worker = ctx["worker"]
     assert worker.provider == Worker.Provider.PROLIFIC
     with django_capture_on_commit_callbacks(execute=True):
@@ -341,7 +348,8 @@ def test_every_way_in_has_the_same_effects_on_prolific(name, prolific_app, simul
         prolific_app.world.reset()
         try:
             with transaction.atomic():
-                ctx = scenario(simulator, django_capture_on_commit_callbacks)
+                ctx = scenario(simulator, django_capture_on_commit_callbacks,
+                               client=staff_client)
                 calls_before = Counter(prolific_app.world.stats()["calls"])
                 events_before = set(StatusEvent.objects.values_list("pk", flat=True))
                 with django_capture_on_commit_callbacks(execute=True):

@@ -234,6 +234,20 @@ TABLE: dict[str, list[Row]] = {
     "annotate/<slug:slug>/progress/": [
         Row("GET", "/annotate/{slug}/progress/", LOGIN_JSON, 200, 200),
         Row("POST", "/annotate/{slug}/progress/", LOGIN_JSON, 405, 405, data={})],
+    # Going back: an annotator's own answers only (another's is a 404, staff included).
+    "annotate/<slug:slug>/answers/": [
+        Row("GET", "/annotate/{slug}/answers/", LOGIN, 200, 200),
+        Row("POST", "/annotate/{slug}/answers/", LOGIN, 405, 405, data={})],
+    "annotate/<slug:slug>/answers/previous/": [
+        Row("GET", "/annotate/{slug}/answers/previous/", LOGIN, 302, 302)],
+    "annotate/<slug:slug>/answers/<int:annotation_id>/": [
+        Row("GET", "/annotate/{slug}/answers/{own_annotation}/", LOGIN, 200, 404),
+        Row("GET", "/annotate/{slug}/answers/{others_annotation}/", LOGIN, 404, 404),
+        Row("POST", "/annotate/{slug}/answers/{own_annotation}/", LOGIN, 405, 405, data={})],
+    "annotate/<slug:slug>/revise/": [
+        Row("GET", "/annotate/{slug}/revise/", LOGIN_JSON, 405, 405),
+        Row("POST", "/annotate/{slug}/revise/", LOGIN_JSON, 400, 400, data={"not": "valid"},
+            json=True)],
     # --- MTurk ExternalQuestion (no login: MTurk workers have none) ----------------------------
     "mturk/task/<slug:slug>/": [
         Row("GET", "/mturk/task/{slug}/?hitId=HIT123&assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE",
@@ -364,6 +378,11 @@ CASES = [pytest.param(route, k, role, id=f"{role}-{row.method}-{row.url}")
          for route, rows in TABLE.items() for k, row in enumerate(rows) for role in ROLES]
 
 
+# A logged-in annotator's 302 that goes to a page of theirs, not to the login page ("Previous"
+# opens their latest answer).
+REDIRECTS_ELSEWHERE = {("annotator", "annotate/<slug:slug>/answers/previous/")}
+
+
 @pytest.mark.parametrize(("route", "index", "role"), CASES)
 def test_access(route, index, role, world, staff_user, annotator_user):
     row = TABLE[route][index]
@@ -372,7 +391,7 @@ def test_access(route, index, role, world, staff_user, annotator_user):
     assert response.status_code == row.expected(role), (
         f"{role} {row.method} {row.url}: {response.status_code}")
     if row.expected(role) == LOGIN and role != "staff" and row.url.startswith(
-            ("/staff/", "/annotate/", "/?")):
+            ("/staff/", "/annotate/", "/?")) and (role, route) not in REDIRECTS_ELSEWHERE:
         assert "login" in response["Location"]
 
 

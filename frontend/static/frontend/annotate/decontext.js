@@ -58,7 +58,21 @@ export function mount(section, item, ctx) {
   const resultBox = section.querySelector(".result-sentence");
   const diffBox = section.querySelector(".result-diff");
   const categoryBox = section.querySelector(".result-category");
-  const article = section.querySelector(".page-text");
+  // The page, or (a later item of a multi-item page on the same page) the copy shown once with
+  // an earlier item.
+  const article = section.querySelector(".page-text")
+    || document.querySelector(`.page-text[data-context="${item.context_key}"]`);
+  // Several items sharing one shown page: the one whose editor was used last takes the text
+  // selected on it (the item showing the page, until another is used).
+  ctx.shared.decontextActive ??= {};
+  const activeByPage = ctx.shared.decontextActive;
+  const claim = () => { activeByPage[item.context_key] = section; };
+  section.querySelector(".editor").addEventListener("pointerdown", claim);
+  section.querySelector(".editor").addEventListener("focusin", claim);
+  function takesSelection() {
+    const active = activeByPage[item.context_key];
+    return active && active.isConnected ? active === section : section.contains(article);
+  }
 
   let feasible = null;
   let operations = [];
@@ -327,7 +341,7 @@ export function mount(section, item, ctx) {
   }
 
   function takeSelectionFromPage() {
-    if (ctx.disabled || feasible !== "feasible") return;
+    if (ctx.disabled || feasible !== "feasible" || !takesSelection()) return;
     const picked = window.getSelection();
     if (!picked || picked.isCollapsed || !picked.rangeCount) return;
     const range = picked.getRangeAt(0);
@@ -436,4 +450,11 @@ export function mount(section, item, ctx) {
       return false;
     },
   };
+}
+
+// The widget state of a stored answer (an edit page shows the annotator's answer to change):
+// the stored operations are the page's own (character spans of the original sentence).
+export function stateFromPayload(payload) {
+  if (payload.category === "IMPOSSIBLE") return { feasible: "infeasible", operations: [], redoStack: [] };
+  return { feasible: "feasible", operations: payload.operations || [], redoStack: [] };
 }

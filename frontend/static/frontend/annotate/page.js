@@ -15,6 +15,15 @@
 // ctx.shared is an object shared by the items of one page, fresh when the next item replaces
 // them (e.g. CANARD's answers revealed so far on this page).
 //
+// Every item also offers "Skip / report a problem with this item": the report is sent instead of
+// an answer (payload {problem: {reason, note}}); a local page then moves on to the next item, a
+// multi-item page sends it with Submit.
+//
+// Edit pages (config.mode "edit", one of the annotator's recent answers): the stored answer is
+// filled in (the kind module's stateFromPayload) and Save sends a new version of it
+// (config.submit_url, with "replaces"); read-only once reviewed. A local page told that another
+// answer to its item is stored (another tab) offers to replace it with its own the same way.
+//
 // Local pages: the submit answer carries the next item (its data and its section, rendered by
 // the server's own template), so "Next item" swaps it in without loading a page; when the
 // answer says there is none (or carried nothing), the link is followed as a plain page load.
@@ -31,7 +40,9 @@ const submitStatus = page.querySelector(".submit-status");
 // on each other has ONE Submit for the whole set: it checks every item, asks once about
 // warnings, saves each item (each with its own token) and then submits the task. CANARD keeps a
 // Save per question: saving reveals the answer the next question builds on.
-const submitAllMode = config.mode !== "local" && config.kind !== "rewrite";
+const editMode = config.mode === "edit";
+const submitAllMode = config.mode !== "local" && !editMode && config.kind !== "rewrite";
+const pageNotice = page.querySelector(".page-notice");
 let entries = [];
 let retryAction = null;
 // A local annotator's {done, left} in the project: asked once after load (config.progress_url),
@@ -112,6 +123,7 @@ function checkNow(entry) {
 }
 
 function changed(entry) {
+  if (entry.report) clearReport(entry); // an answer after all
   if (entry.section.querySelector(".item-status.error")) setStatus(entry, "");
   saveDraft(entry);
   clearTimeout(entry.checkTimer);
@@ -146,12 +158,13 @@ function updatePageActions() {
   }
   if (allSaved && nextLink) nextLink.focus();
   if (allSaved && finishButton) finishButton.focus();
+  if (allSaved && editMode) page.querySelector(".page-actions .continue")?.focus();
 }
 
 // "N done · M left for you" (local), or how far through the task's items this page is (a HIT
 // of MTurk, or any provider's multi-item task).
 function renderProgress() {
-  if (!progressLine) return;
+  if (!progressLine || editMode) return;
   if (config.mode === "local") {
     if (progress) progressLine.textContent = `${progress.done} done \u00b7 ${progress.left} left for you`;
     return;
@@ -264,14 +277,23 @@ function showNetworkError(action) {
   netError.hidden = false;
 }
 
+// What the page sends for an item: its problem report, or the widget's answer.
+function payloadOf(entry) {
+  return entry.report ? { problem: entry.report } : entry.widget.payload();
+}
+
+function errorOf(entry) {
+  return entry.report ? null : entry.widget.error();
+}
+
 async function save(entry) {
   if (entry.saved || entry.busy || config.preview) return;
-  const problem = entry.widget.error();
+  const problem = errorOf(entry);
   if (problem) {
     setStatus(entry, problem, "error");
     return;
   }
-  const warnings = checkNow(entry);
+  const warnings = entry.report ? [] : checkNow(entry);
   const codes = warnings.map((w) => w.code).join(",");
   if (warnings.length && entry.overrideCodes !== codes) {
     // First press over warnings: ask. The second press records the override.
@@ -283,7 +305,7 @@ async function save(entry) {
   const body = {
     item_id: entry.itemId,
     client_token: entry.token,
-    payload: entry.widget.payload(),
+    payload: payloadOf(entry),
     // The warnings shown for the final text, now (the page shows them before any save).
     client_warnings: warnings,
     overridden_warnings: warnings,
@@ -291,6 +313,8 @@ async function save(entry) {
     duration_ms: Date.now() - Date.parse(entry.startedAt),
   };
   if (config.task_token) body.task_token = config.task_token;
+  if (editMode) body.replaces = config.stored.annotation_id;
+  entry.lastBody = body;
   entry.busy = true;
   entry.saveButton.disabled = true;
   setStatus(entry, "Saving\u2026");
@@ -316,11 +340,21 @@ async function save(entry) {
   if (response.ok && data && CONFIRMED.has(data.status) && data.item_id === entry.itemId) {
     if (data.status === "already_saved") {
       setStatus(entry, `Your answer here was not stored: an answer to this item was already saved (from another tab or earlier): \u201c${data.stored.summary}\u201d.`, "warn");
+      if (data.stored.editable && config.revise_url) offerReplace(entry, data.stored);
+    } else if (entry.report) {
+      setStatus(entry, "Reported: thank you. This item is skipped.", "ok");
+    } else if (editMode) {
+      setStatus(entry, data.status === "duplicate" ? "Changed (already stored)." : "Changed: saved as a new version of your answer.", "ok");
+      config.stored.annotation_id = data.annotation_id;
     } else {
       setStatus(entry, data.status === "duplicate" ? "Saved (already stored)." : "Saved.", "ok");
     }
     markSaved(entry, data);
     countSaved(data.status);
+    if (entry.report && config.mode === "local" && data.status !== "already_saved") {
+      // Reported: straight on to the next item, saying what happened to this one.
+      goNext("Your report on the last item was sent, thank you. Here is the next item.");
+    }
   } else if (response.type === "opaqueredirect" || response.status === 401
              || data?.error === "csrf_failed") {
     askToLogIn(entry, data);
@@ -332,6 +366,63 @@ async function save(entry) {
   } else {
     setStatus(entry, `Not saved: unexpected answer from the server (${response.status}). Your answer is kept in this browser.`, "error");
   }
+}
+
+// Tab B of the same item: the stored answer is another tab's. While it is pending review, this
+// tab's answer can replace it -- a new version, through the same service as an edit.
+function offerReplace(entry, stored) {
+  const button = document.createElement("button");
+  button.type = "button";
+  button.className = "secondary replace-stored";
+  button.textContent = "Replace it with this answer";
+  button.addEventListener("click", async () => {
+    button.disabled = true;
+    const body = { ...entry.lastBody, replaces: stored.annotation_id };
+    let response;
+    try {
+      response = await postJson(config.revise_url, body);
+    } catch (error) {
+      response = null;
+    }
+    const data = response ? await answerJson(response) : null;
+    if (response && response.ok && data && CONFIRMED.has(data.status)) {
+      setStatus(entry, "Replaced: your answer here is now the stored one (the earlier one is kept as an older version).", "ok");
+      entry.widget.onSaved(data);
+    } else {
+      button.disabled = false;
+      setStatus(entry, `Not replaced: ${data?.message || "the server could not be reached."}`, "error");
+      entry.section.querySelector(".item-status").append(" ", button);
+    }
+  });
+  entry.section.querySelector(".item-status").append(" ", button);
+}
+
+// "Skip / report a problem with this item": the chosen reason (and the optional words) are
+// sent instead of an answer.
+function reportItem(entry) {
+  if (entry.saved || config.preview) return;
+  const box = entry.section.querySelector(".report-problem");
+  const reason = box.querySelector("input[type=radio]:checked")?.value;
+  if (!reason) {
+    setStatus(entry, "Choose what is wrong with this item, then press \u201cReport and skip\u201d.", "error");
+    return;
+  }
+  entry.report = { reason, note: box.querySelector(".problem-note").value.trim() };
+  entry.overrideCodes = null;
+  renderWarnings(entry, []);
+  if (submitAllMode) {
+    setStatus(entry, "Reported: this item is skipped, and your report is sent with Submit.");
+    const next = entries.slice(entries.indexOf(entry) + 1).find((other) => !other.saved);
+    if (next) focusField(next);
+    else finishButton.focus();
+    return;
+  }
+  save(entry);
+}
+
+function clearReport(entry) {
+  entry.report = null;
+  entry.section.querySelectorAll(".report-problem input[type=radio]").forEach((radio) => { radio.checked = false; });
 }
 
 // An item others completed: no more work goes into it; the page offers the next one.
@@ -401,7 +492,7 @@ async function submitAll() {
   const open = entries.filter((entry) => !entry.saved);
   // Every item first: an answer for each, then the warnings, asked about once for the set.
   const missing = open.filter((entry) => {
-    const problem = entry.widget.error();
+    const problem = errorOf(entry);
     if (problem) setStatus(entry, problem, "error");
     return problem;
   });
@@ -411,6 +502,7 @@ async function submitAll() {
     return;
   }
   const warned = open.filter((entry) => {
+    if (entry.report) return false;
     const warnings = checkNow(entry);
     const codes = warnings.map((w) => w.code).join(",");
     if (!warnings.length || entry.overrideCodes === codes) return false;
@@ -523,8 +615,20 @@ function mountItem(section, item, saved) {
     requestSave: () => (submitAllMode ? itemDone(entry) : save(entry)),
   });
   if (submitAllMode) entry.saveButton.hidden = true;
-  if (draft?.state) entry.widget.restore(draft.state);
+  const stored = editMode ? config.stored : null;
+  if (stored && !stored.payload.problem && kind.stateFromPayload) {
+    entry.widget.restore(kind.stateFromPayload(stored.payload));
+  } else if (stored?.payload.problem) {
+    const { reason, note } = stored.payload.problem;
+    const box = section.querySelector(".report-problem");
+    box.open = true;
+    const radio = box.querySelector(`input[value="${reason}"]`);
+    if (radio) radio.checked = true;
+    box.querySelector(".problem-note").value = note || "";
+  }
+  if (draft?.state && !(stored && !stored.editable)) entry.widget.restore(draft.state);
   entry.saveButton.addEventListener("click", () => save(entry));
+  section.querySelector(".report-item")?.addEventListener("click", () => reportItem(entry));
   // Leaving the item settles its input. Not when the focus moves within it (to Save, whose
   // click would be lost if the warnings appearing above it moved it under the pointer).
   section.addEventListener("focusout", (event) => {
@@ -534,6 +638,12 @@ function mountItem(section, item, saved) {
   if (saved.has(item.item_id)) {
     setStatus(entry, "Saved earlier.", "ok");
     markSaved(entry, null);
+  } else if (stored && !stored.editable) {
+    setStatus(entry, "Reviewed: this answer can no longer be changed.", "warn");
+    entry.saved = true;
+    entry.widget.disable();
+    entry.saveButton.hidden = true;
+    section.querySelector(".report-problem fieldset").disabled = true;
   } else if (config.preview) {
     entry.widget.disable();
   } else {
@@ -565,7 +675,12 @@ function showNextItem() {
   return true;
 }
 
-function goNext() {
+// Show the next item; ``notice`` (optional) says what happened to the one before.
+function goNext(notice = "") {
+  if (pageNotice) {
+    pageNotice.textContent = notice;
+    pageNotice.hidden = !notice;
+  }
   if (!showNextItem()) window.location.assign(nextLink.href);
 }
 

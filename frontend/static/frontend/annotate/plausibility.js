@@ -66,3 +66,8 @@ export function mount(section, item, ctx) {
     },
   };
 }
+
+// The widget state of a stored answer (an edit page shows the annotator's answer to change).
+export function stateFromPayload(payload) {
+  return { rating: payload.rating ?? null };
+}

@@ -35,3 +35,8 @@ export function mount(section, item, ctx) {
     },
   };
 }
+
+// The widget state of a stored answer (an edit page shows the annotator's answer to change).
+export function stateFromPayload(payload) {
+  return { rewrite: payload.rewrite || "" };
+}

@@ -34,3 +34,9 @@ export function mount(section, item, ctx) {
     },
   };
 }
+
+// The widget state of a stored answer (an edit page shows the annotator's answer to change); a
+// stored Skip shows an empty box (Skip again keeps it skipped).
+export function stateFromPayload(payload) {
+  return { text: payload.skipped ? "" : payload.full_question || "" };
+}
