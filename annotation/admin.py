@@ -13,6 +13,7 @@ from django.db import models as django_models
 from django.template.response import TemplateResponse
 
 from . import models
+from .roles import decision_action, may
 from .services import decisions
 
 
@@ -27,6 +28,11 @@ class ReadOnlyWorkMixin:
 
     def has_delete_permission(self, request, obj=None):
         return False
+
+    def has_decide_permission(self, request):
+        """The decision actions (``permissions=["decide"]``) follow ``annotation/roles.py``,
+        as the review pages and the API do: ``change_<model>``, not the changelist's view."""
+        return may(request.user, decision_action(self.model))
 
 
 class MessageForm(forms.Form):
@@ -211,13 +217,15 @@ class WorkerAdmin(ReadOnlyWorkMixin, admin.ModelAdmin):
     raw_id_fields = ("user",)
     actions = ["block", "unblock"]
 
-    @admin.action(description="Block the selected workers")
+    @admin.action(description="Block the selected workers",
+                  permissions=["decide"])
     def block(self, request, queryset):
         return decide_each(self, request, queryset, title="Block workers", form_class=ReasonForm,
                            decide=lambda worker, actor, reason: decisions.worker_block(
                                worker_id=worker.pk, actor=actor, reason=reason))
 
-    @admin.action(description="Unblock the selected workers")
+    @admin.action(description="Unblock the selected workers",
+                  permissions=["decide"])
     def unblock(self, request, queryset):
         return decide_each(self, request, queryset, title="Unblock workers", form_class=NoteForm,
                            decide=lambda worker, actor, note: decisions.worker_unblock(
@@ -258,14 +266,16 @@ class AssignmentAdmin(ReadOnlyWorkMixin, ReadOnlyRawMixin, admin.ModelAdmin):
     raw_id_fields = ("hit", "worker")
     actions = ["approve", "reject", "bonus"]
 
-    @admin.action(description="Approve the selected assignments (whole HITs)")
+    @admin.action(description="Approve the selected assignments (whole HITs)",
+                  permissions=["decide"])
     def approve(self, request, queryset):
         return decide_each(self, request, queryset, title="Approve assignments",
                            form_class=OptionalMessageForm,
                            decide=lambda assignment, actor, message: decisions.assignment_approve(
                                assignment_id=assignment.pk, actor=actor, message=message))
 
-    @admin.action(description="Reject the selected assignments (whole HITs)")
+    @admin.action(description="Reject the selected assignments (whole HITs)",
+                  permissions=["decide"])
     def reject(self, request, queryset):
         return decide_each(self, request, queryset, title="Reject assignments",
                            form_class=RejectionForm,
@@ -274,7 +284,8 @@ class AssignmentAdmin(ReadOnlyWorkMixin, ReadOnlyRawMixin, admin.ModelAdmin):
                                assignment_id=assignment.pk, actor=actor, message=message,
                                rejection_category=rejection_category))
 
-    @admin.action(description="Pay a bonus for the selected assignments")
+    @admin.action(description="Pay a bonus for the selected assignments",
+                  permissions=["decide"])
     def bonus(self, request, queryset):
         return decide_each(self, request, queryset, title="Pay bonuses", form_class=BonusForm,
                            decide=lambda assignment, actor, **data: decisions.bonus_create(
@@ -302,14 +313,16 @@ class AnnotationAdmin(ReadOnlyWorkMixin, ReadOnlyRawMixin, admin.ModelAdmin):
         # Deleting a hostile or broken answer is cleanup, not a decision (Django's own rule).
         return admin.ModelAdmin.has_delete_permission(self, request, obj)
 
-    @admin.action(description="Approve the selected answers (inside a HIT: the whole HIT)")
+    @admin.action(description="Approve the selected answers (inside a HIT: the whole HIT)",
+                  permissions=["decide"])
     def approve(self, request, queryset):
         return decide_each(self, request, queryset, title="Approve answers",
                            form_class=OptionalMessageForm,
                            decide=lambda annotation, actor, message: decisions.annotation_approve(
                                annotation_id=annotation.pk, actor=actor, message=message))
 
-    @admin.action(description="Reject the selected answers (inside a HIT: the whole HIT)")
+    @admin.action(description="Reject the selected answers (inside a HIT: the whole HIT)",
+                  permissions=["decide"])
     def reject(self, request, queryset):
         return decide_each(self, request, queryset, title="Reject answers",
                            form_class=MessageForm,
@@ -327,7 +340,8 @@ class FlagAdmin(ReadOnlyWorkMixin, ReadOnlyRawMixin, admin.ModelAdmin):
     raw_id_fields = ("annotation", "worker", "assignment", "reviewed_by")
     actions = ["dismiss"]
 
-    @admin.action(description="Dismiss the selected flags (the work is fine)")
+    @admin.action(description="Dismiss the selected flags (the work is fine)",
+                  permissions=["decide"])
     def dismiss(self, request, queryset):
         return decide_each(self, request, queryset, title="Dismiss flags", form_class=NoteForm,
                            decide=lambda flag, actor, note: decisions.flag_dismiss(

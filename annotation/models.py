@@ -10,11 +10,11 @@ constraints the database enforces and small derived properties.
 
 from __future__ import annotations
 
-import hashlib
-
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+
+from .pseudonyms import pseudonym
 
 
 class TaskKind(models.TextChoices):
@@ -341,14 +341,15 @@ class Worker(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.provider}:{self.external_id}"
+        # Shown by the admin wherever a row names its worker: the pseudonym, as every staff
+        # page and the API show it (the provider's id is on the worker's own admin page).
+        return f"{self.provider}:{self.anonymous_id}"
 
     @property
     def anonymous_id(self) -> str:
         """A stable pseudonym for exports: never the MTurk WorkerId or the username."""
-        salt = settings.SECRET_KEY.encode()
-        digest = hashlib.sha256(salt + f"{self.provider}:{self.external_id}".encode())
-        return "w" + digest.hexdigest()[:12]
+        return pseudonym(secret_key=settings.SECRET_KEY, provider=self.provider,
+                         external_id=self.external_id)
 
 
 class Batch(models.Model):

@@ -18,7 +18,6 @@ from pathlib import Path
 
 from diff_match_patch import diff_match_patch
 from django.contrib import messages
-from django.contrib.admin.views.decorators import staff_member_required
 from django.core.exceptions import ValidationError
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -29,6 +28,7 @@ from django.views.decorators.http import require_POST
 
 from annotation.exporters import EXPORTERS, ExportError, export_project
 from annotation.models import Annotation, Assignment, DialogueTurn, Flag, Project, Worker
+from annotation.roles import page_requires
 from annotation.selectors import batches as review_selectors
 from annotation.selectors import projects as project_selectors
 from annotation.selectors import qc as qc_selectors
@@ -245,7 +245,7 @@ def time_plot(seconds: list[float]) -> SafeString:
 UNFLAGGED_SHOWN = 50
 
 
-@staff_member_required
+@page_requires("see_work")
 def queue(request, slug: str):
     """Open flags grouped by HIT (default) or by worker, highest score first; above them the
     submitted assignments without a flag, each with its decisions."""
@@ -312,7 +312,7 @@ def qc_summary(report: dict) -> str:
             f"{stored.get('removed_stale_open', 0)} cleared; {open_now} open now.")
 
 
-@staff_member_required
+@page_requires("decide_flags")
 @require_POST
 def qc_run(request, slug: str):
     """Run QC for the project now and store its flags (``services.qc.project_qc_run``).
@@ -349,7 +349,7 @@ def _apply(request, slug: str, change: Callable[[], object], done: str):
 DONE = {"approve": "approved", "reject": "rejected"}
 
 
-@staff_member_required
+@page_requires("decide_assignments")
 @require_POST
 def assignment_decide_view(request, slug: str, assignment_id: int):
     """Approve or reject a worker's whole HIT."""
@@ -368,7 +368,7 @@ def assignment_decide_view(request, slug: str, assignment_id: int):
                   f"Assignment {assignment} {DONE[action]}.")
 
 
-@staff_member_required
+@page_requires("decide_assignments")
 @require_POST
 def assignments_approve_view(request, slug: str):
     """Approve at once every submitted assignment of the project that has no open flag (the
@@ -385,7 +385,7 @@ def assignments_approve_view(request, slug: str):
                   f"{len(ids)} assignment(s) approved.")
 
 
-@staff_member_required
+@page_requires("decide_annotations")
 @require_POST
 def annotation_decide_view(request, slug: str, annotation_id: int):
     annotation = get_object_or_404(Annotation, pk=annotation_id, project__slug=slug)
@@ -397,7 +397,7 @@ def annotation_decide_view(request, slug: str, annotation_id: int):
                   f"Annotation {annotation.pk} {'approved' if approve else 'rejected'}.")
 
 
-@staff_member_required
+@page_requires("decide_flags")
 @require_POST
 def flag_dismiss_view(request, slug: str, flag_id: int):
     flag = get_object_or_404(Flag, pk=flag_id, project__slug=slug)
@@ -407,7 +407,7 @@ def flag_dismiss_view(request, slug: str, flag_id: int):
                   f"Flag {flag.reason} dismissed.")
 
 
-@staff_member_required
+@page_requires("decide_workers")
 @require_POST
 def worker_block_view(request, slug: str, worker_id: int):
     """Block (``action=block``, the default) or unblock a worker."""
@@ -423,7 +423,7 @@ def worker_block_view(request, slug: str, worker_id: int):
                   f"Worker {worker.anonymous_id} blocked.")
 
 
-@staff_member_required
+@page_requires("decide_assignments")
 @require_POST
 def bonus_create_view(request, slug: str, assignment_id: int):
     assignment = get_object_or_404(Assignment, pk=assignment_id, hit__batch__project__slug=slug)
@@ -452,7 +452,7 @@ def bonus_summary(outcome: decisions.BonusOutcome) -> str:
     return f"Bonus of {bonus.amount_cents} cents queued."
 
 
-@staff_member_required
+@page_requires("see_work")
 def dashboard(request, slug: str):
     """Progress per split and three server-rendered plots."""
     project = get_object_or_404(Project, slug=slug)
@@ -470,7 +470,7 @@ def dashboard(request, slug: str):
     })
 
 
-@staff_member_required
+@page_requires("see_work")
 def export(request, slug: str):
     """GET: the formats this project exports to. GET with ``format``: the export's files as one
     zip (what ``manage.py export_data`` writes), built in a temporary folder."""
@@ -502,7 +502,7 @@ def export(request, slug: str):
     return response
 
 
-@staff_member_required
+@page_requires("see_work")
 def project_list(request):
     return render(request, "frontend/review/projects.html",
                   {"projects": project_selectors.project_list_with_progress()})

@@ -8,13 +8,13 @@ from decimal import Decimal
 from django import forms
 from django.conf import settings
 from django.contrib import messages
-from django.contrib.admin.views.decorators import staff_member_required
 from django.core.exceptions import ValidationError
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import path
 from django.views.decorators.http import require_POST
 
 from annotation.models import Batch, Project, Qualification
+from annotation.roles import page_requires
 from annotation.selectors.batches import (
     batch_assignment_status_counts,
     batch_events,
@@ -128,7 +128,7 @@ def _add_errors(form: forms.Form, error: ValidationError) -> None:
         form.add_error(None, error.messages)
 
 
-@staff_member_required
+@page_requires("see_batches")
 def batch_list(request):
     return render(request, "frontend/staff/batch_list.html",
                   {"batches": batches_with_counts()[:200]})
@@ -145,7 +145,7 @@ def _new_page(request, form: LaunchForm, **context):
         **context})
 
 
-@staff_member_required
+@page_requires("launch_batches")
 def batch_new(request):
     """GET: the form. POST: the estimate to confirm; POST with confirm: launch."""
     if request.method != "POST":
@@ -195,7 +195,7 @@ def _dollars(cents: int) -> str:
     return f"{cents / 100:.2f}"
 
 
-@staff_member_required
+@page_requires("see_batches")
 def batch_detail(request, batch_id: int):
     batch = get_object_or_404(batches_with_counts(), pk=batch_id)
     return render(request, "frontend/staff/batch_detail.html", {
@@ -212,7 +212,7 @@ def batch_detail(request, batch_id: int):
     })
 
 
-@staff_member_required
+@page_requires("run_batches")
 @require_POST
 def batch_resume_view(request, batch_id: int):
     get_object_or_404(Batch, pk=batch_id)
@@ -231,7 +231,7 @@ def batch_resume_view(request, batch_id: int):
     return redirect("staff_batches:detail", batch_id=batch_id)
 
 
-@staff_member_required
+@page_requires("run_batches")
 @require_POST
 def batch_manage_view(request, batch_id: int):
     """Stop, pause or resume the batch's published HITs (Prolific: studies), or add
@@ -264,7 +264,7 @@ COLLECTED_PROVIDERS = ("mturk", "prolific")
 COLLECTED_STATUSES = (Batch.Status.PUBLISHING, Batch.Status.PUBLISHED)
 
 
-@staff_member_required
+@page_requires("run_batches")
 @require_POST
 def batch_collect_view(request, batch_id: int):
     """Collect the batch's submitted work now: the same ``collect_batch`` job the periodic
@@ -281,7 +281,7 @@ def batch_collect_view(request, batch_id: int):
     return redirect("staff_batches:detail", batch_id=batch_id)
 
 
-@staff_member_required
+@page_requires("run_batches")
 @require_POST
 def batch_cancel_view(request, batch_id: int):
     get_object_or_404(Batch, pk=batch_id)

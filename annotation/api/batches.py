@@ -30,7 +30,7 @@ from ..services.batches.plan import (
     batch_launch,
     batch_plan,
 )
-from .permissions import model_permission
+from .permissions import action_permission
 
 INT32 = 2**31 - 1
 MAX_REWARD_CENTS = 1_000_000  # $10,000 per assignment
@@ -160,7 +160,7 @@ def _validation_response(error: ValidationError) -> Response:
 
 
 class BatchListView(APIView):
-    permission_classes = [model_permission(GET="annotation.view_batch")]
+    permission_classes = [action_permission(GET="see_batches")]
 
     @extend_schema(operation_id="batches_list", responses=BatchSerializer(many=True),
                    parameters=[OpenApiParameter("project", str, description="a project slug")])
@@ -170,7 +170,7 @@ class BatchListView(APIView):
 
 
 class BatchDetailView(APIView):
-    permission_classes = [model_permission(GET="annotation.view_batch")]
+    permission_classes = [action_permission(GET="see_batches")]
 
     @extend_schema(responses=BatchDetailSerializer)
     def get(self, request, batch_id: int):
@@ -189,7 +189,7 @@ class BatchDetailView(APIView):
 class BatchLaunchView(APIView):
     """Estimate (default) or launch (``confirm: true`` + the confirmed total) a batch."""
 
-    permission_classes = [model_permission(POST="annotation.add_batch")]
+    permission_classes = [action_permission(POST="launch_batches")]
 
     @extend_schema(request=LaunchSerializer,
                    responses={200: LaunchAnswerSerializer, 201: LaunchAnswerSerializer,

@@ -20,7 +20,7 @@ from rest_framework.views import APIView
 
 from ..models import Annotation, Assignment, Flag, Worker
 from ..services import decisions
-from .permissions import ChangesItsModel
+from .permissions import DecidesItsModel
 
 
 class MessageSerializer(serializers.Serializer):
@@ -84,7 +84,7 @@ class DecisionView(APIView):
     """One decision: validate the body, call the service, answer the new state. A refusal by
     the service is a 400 with its reason."""
 
-    permission_classes = [ChangesItsModel]
+    permission_classes = [DecidesItsModel]
     model = None
     body = MessageSerializer
 
@@ -138,7 +138,7 @@ class AssignmentRejectView(DecisionView):
 class AssignmentsApproveView(APIView):
     """Approve many assignments at once: all or none (a refusal is a 400 and changes nothing)."""
 
-    permission_classes = [ChangesItsModel]
+    permission_classes = [DecidesItsModel]
     model = Assignment
 
     @extend_schema(request=BulkApproveSerializer, responses={200: BulkDecisionSerializer},

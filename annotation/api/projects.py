@@ -11,9 +11,10 @@ from django.db.models import Q
 from rest_framework import permissions, routers, viewsets
 
 from ..models import Annotation, Project
+from ..roles import may
 from ..selectors import projects as project_selectors
 from ..services.projects import project_get_or_create, project_update
-from .permissions import SEES_EVERY_ANNOTATION, model_permission
+from .permissions import action_permission
 from .serializers import AnnotationSerializer, ItemSerializer, ProjectSerializer
 
 
@@ -24,9 +25,8 @@ class ProjectViewSet(viewsets.ModelViewSet):
 
     http_method_names = ["get", "post", "put", "patch", "head", "options"]
     serializer_class = ProjectSerializer
-    permission_classes = [model_permission(GET=None, POST="annotation.add_project",
-                                           PUT="annotation.change_project",
-                                           PATCH="annotation.change_project")]
+    permission_classes = [action_permission(GET=None, POST="add_projects",
+                                            PUT="change_projects", PATCH="change_projects")]
     lookup_field = "slug"
     queryset = Project.objects.order_by("slug")
 
@@ -52,7 +52,7 @@ class ItemViewSet(viewsets.ReadOnlyModelViewSet):
     """
 
     serializer_class = ItemSerializer
-    permission_classes = [model_permission(GET="annotation.view_item")]
+    permission_classes = [action_permission(GET="see_items")]
 
     def get_queryset(self):
         items = project_selectors.item_list(split=self.request.query_params.get("split"))
@@ -75,7 +75,7 @@ class AnnotationViewSet(viewsets.ReadOnlyModelViewSet):
             return Annotation.objects.none()
         annotations = project_selectors.annotation_list()
         user = self.request.user
-        if not user.has_perm(SEES_EVERY_ANNOTATION):
+        if not may(user, "see_work"):
             annotations = annotations.filter(Q(worker__user=user))
         project = self.request.query_params.get("project")
         if project:

@@ -636,6 +636,18 @@ class MTurkWorld:
         })
         return {}
 
+    def op_ListBonusPayments(self, params: dict) -> dict:
+        """As MTurk: the bonuses paid for one HIT or one assignment (exactly one of them)."""
+        if bool(params.get("HITId")) == bool(params.get("AssignmentId")):
+            raise _request_error("Specify either HITId or AssignmentId.")
+        if params.get("AssignmentId"):
+            self._assignment(params["AssignmentId"])
+            wanted = {params["AssignmentId"]}
+        else:
+            wanted = set(self._hit(params["HITId"]).assignment_ids)
+        return _page([dict(bonus) for bonus in self.bonuses if bonus["AssignmentId"] in wanted],
+                     params, "BonusPayments")
+
     def op_CreateWorkerBlock(self, params: dict) -> dict:
         _required(params, "WorkerId", "Reason")
         self.blocks[params["WorkerId"]] = params["Reason"]

@@ -234,6 +234,16 @@ class NotifyFailure:
 
 
 @dataclass(frozen=True)
+class PaidBonus:
+    """One bonus the provider reports as paid (MTurk's ListBonusPayments)."""
+
+    worker_id: str
+    assignment_id: str
+    amount: Decimal
+    reason: str
+
+
+@dataclass(frozen=True)
 class AccountBalance:
     """Money available to pay workers, in US dollars."""
 
@@ -364,6 +374,13 @@ class AnnotationProvider(abc.ABC):
     #: worker is still answering). The app asks a provider about a new session only then: a
     #: provider that can confirm only finished work would answer no for every real worker.
     confirms_work_in_progress: bool = False
+
+    def bonus_payments(self, *, assignment_id: str) -> list[PaidBonus] | None:
+        """Every bonus the provider has paid for ``assignment_id``; None when it cannot list
+        them (this default). The bonus service reads it when a SendBonus is refused, to tell a
+        token the provider already paid from a real refusal without reading the error's
+        wording."""
+        return None
 
     def assignment_is_live(self, *, assignment_id: str, hit_id: str, worker_id: str) -> bool:
         """Whether the provider vouches that ``worker_id`` holds ``assignment_id`` on ``hit_id``

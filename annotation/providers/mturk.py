@@ -42,6 +42,7 @@ from .base import (
     CollectedAssignment,
     HitTypeSpec,
     NotifyFailure,
+    PaidBonus,
     ProviderError,
     ProviderPermanentError,
     ProviderThrottled,
@@ -516,7 +517,10 @@ class MTurkProvider(AnnotationProvider):
         reason: str,
         unique_request_token: str,
     ) -> None:
-        self._call_once_per_token(
+        """MTurk pays a token once. A repeated token is refused with a RequestError whose
+        wording AWS does not document: it is raised like any refusal, and the bonus service
+        asks :meth:`bonus_payments` whether the bonus was paid (never the message)."""
+        self._call(
             "send_bonus",
             WorkerId=worker_id,
             AssignmentId=assignment_id,
@@ -524,6 +528,16 @@ class MTurkProvider(AnnotationProvider):
             Reason=reason,
             UniqueRequestToken=unique_request_token,
         )
+
+    def bonus_payments(self, *, assignment_id: str) -> list[PaidBonus]:
+        return [
+            PaidBonus(worker_id=payment.get("WorkerId", ""),
+                      assignment_id=payment.get("AssignmentId", assignment_id),
+                      amount=Decimal(str(payment.get("BonusAmount", "0"))),
+                      reason=payment.get("Reason", ""))
+            for payment in self._paginate("list_bonus_payments", "BonusPayments",
+                                          AssignmentId=assignment_id)
+        ]
 
     def get_account_balance(self) -> AccountBalance:
         response = self._call("get_account_balance")

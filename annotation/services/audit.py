@@ -2,7 +2,25 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+
 from ..models import Annotation, Assignment, Batch, Flag, Hit, StatusEvent, Worker
+
+#: The operating-system login of the management command writing events (None elsewhere).
+_command_line_user: ContextVar[str | None] = ContextVar("command_line_user", default=None)
+
+
+@contextmanager
+def command_line(login: str) -> Iterator[None]:
+    """Every event recorded inside names ``login`` as its ``command_line_user`` (a management
+    command's operating-system user; ``annotation/management/actor.py``)."""
+    token = _command_line_user.set(login)
+    try:
+        yield
+    finally:
+        _command_line_user.reset(token)
 
 
 def record_status_event(*, kind: str, batch: Batch | None = None, hit: Hit | None = None,
@@ -16,7 +34,10 @@ def record_status_event(*, kind: str, batch: Batch | None = None, hit: Hit | Non
         batch = assignment.hit.batch
     if batch is None and hit is not None:
         batch = hit.batch
+    detail = dict(detail or {})
+    if (login := _command_line_user.get()) is not None:
+        detail["command_line_user"] = login
     return StatusEvent.objects.create(
         batch=batch, hit=hit, assignment=assignment, worker=worker, annotation=annotation,
         flag=flag, actor=actor if getattr(actor, "pk", None) else None, kind=kind,
-        old_status=old, new_status=new, detail=detail or {})
+        old_status=old, new_status=new, detail=detail)

@@ -539,11 +539,15 @@ def bonus_send(*, bonus_id: int, provider: AnnotationProvider | None = None) -> 
                             amount=Decimal(bonus.amount_cents) / 100, reason=bonus.reason,
                             unique_request_token=bonus.unique_request_token)
     except ProviderPermanentError as error:
-        Bonus.objects.filter(pk=bonus_id, sent_at__isnull=True).update(error=str(error))
-        record_status_event(kind="bonus_failed", assignment=assignment,
-                            detail={"bonus_id": bonus_id, "error": str(error)})
-        bonus.refresh_from_db()
-        return bonus
+        if not _paid_by_an_earlier_attempt(provider, bonus):
+            # Staff read the error: the worker by pseudonym, as everywhere.
+            message = str(error).replace(assignment.worker.external_id,
+                                         assignment.worker.anonymous_id)
+            Bonus.objects.filter(pk=bonus_id, sent_at__isnull=True).update(error=message)
+            record_status_event(kind="bonus_failed", assignment=assignment,
+                                detail={"bonus_id": bonus_id, "error": message})
+            bonus.refresh_from_db()
+            return bonus
     with transaction.atomic():
         if Bonus.objects.filter(pk=bonus_id, sent_at__isnull=True).update(
                 sent_at=timezone.now(), error=""):
@@ -551,6 +555,29 @@ def bonus_send(*, bonus_id: int, provider: AnnotationProvider | None = None) -> 
                                 detail={"bonus_id": bonus_id, "amount_cents": bonus.amount_cents})
     bonus.refresh_from_db()
     return bonus
+
+
+def _paid_by_an_earlier_attempt(provider: AnnotationProvider, bonus: Bonus) -> bool:
+    """A refused SendBonus is also the provider's answer to a token it has paid already (an
+    earlier attempt whose answer was lost). Told apart by the provider's own list of payments,
+    never by the error's wording: it lists more payments of this amount and reason to this
+    worker for this assignment than this app has recorded as sent (a second bonus with the
+    same amount and reason, ``again``, is counted). False when the provider cannot list."""
+    try:
+        payments = provider.bonus_payments(
+            assignment_id=bonus.assignment.provider_assignment_id)
+    except ProviderPermanentError:
+        return False  # cannot tell: the refusal stands (a throttled listing is retried)
+    if payments is None:
+        return False
+    amount = Decimal(bonus.amount_cents) / 100
+    listed = sum(1 for payment in payments
+                 if payment.worker_id == bonus.assignment.worker.external_id
+                 and payment.amount == amount and payment.reason == bonus.reason)
+    recorded = (Bonus.objects.filter(assignment_id=bonus.assignment_id, sent_at__isnull=False,
+                                     amount_cents=bonus.amount_cents, reason=bonus.reason)
+                .exclude(pk=bonus.pk).count())
+    return listed > recorded
 
 
 def worker_sync_block(*, worker_id: int, provider: AnnotationProvider | None = None) -> bool:

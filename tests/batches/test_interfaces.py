@@ -10,6 +10,7 @@ import boto3
 import pytest
 from botocore.stub import ANY, Stubber
 from django.core.management import CommandError, call_command
+from django.test import Client
 
 from annotation.models import Assignment, Batch, Bonus, Hit, Worker
 from annotation.providers.mturk import MTurkConfig, MTurkProvider
@@ -155,8 +156,9 @@ def test_staff_page_shows_a_permanent_error_and_resumes(staff_client, fake, simu
 
 
 def test_staff_pages_need_staff(annotator_client):
-    response = annotator_client.get("/staff/batches/")
-    assert response.status_code == 302 and "login" in response.url
+    assert annotator_client.get("/staff/batches/").status_code == 403  # logged in, no role
+    anonymous = Client().get("/staff/batches/")
+    assert anonymous.status_code == 302 and "login" in anonymous.url
 
 
 def test_exact_create_hit_requests_through_the_provider(django_capture_on_commit_callbacks,

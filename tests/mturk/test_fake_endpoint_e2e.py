@@ -19,6 +19,7 @@ from annotation.hit_templates import (
 )
 from annotation.providers import (
     HitTypeSpec,
+    PaidBonus,
     ProviderPermanentError,
     ProviderThrottled,
     QualificationRequirementSpec,
@@ -204,11 +205,14 @@ def test_approve_reject_and_bonus(provider, simulator):
 
     provider.approve_assignment(good_assignment, feedback="Thanks!")
     provider.reject_assignment(bad_assignment, message="The rewrite ignores the conversation.")
-    for _ in range(2):  # a retried task pays once
-        provider.send_bonus(
-            worker_id=good, assignment_id=good_assignment, amount=Decimal("0.50"),
-            reason="Careful work", unique_request_token=f"bonus-{good_assignment}",
-        )
+    bonus = {"worker_id": good, "assignment_id": good_assignment, "amount": Decimal("0.50"),
+             "reason": "Careful work", "unique_request_token": f"bonus-{good_assignment}"}
+    provider.send_bonus(**bonus)
+    with pytest.raises(ProviderPermanentError):  # a retried token is refused, and not paid:
+        provider.send_bonus(**bonus)
+    assert provider.bonus_payments(assignment_id=good_assignment) == [PaidBonus(
+        worker_id=good, assignment_id=good_assignment, amount=Decimal("0.50"),
+        reason="Careful work")]  # what the bonus service reads to tell (test_bonus_duplicates)
     statuses = {a.worker_id: a for a in provider.list_assignments_for_hit(hit.hit_id)}
     assert statuses[good].status == "Approved"
     assert statuses[bad].status == "Rejected"

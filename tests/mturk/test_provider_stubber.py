@@ -258,20 +258,31 @@ def test_bonus_carries_token_and_amount_in_cents(stubbed):
     )
 
 
-def test_repeated_bonus_token_counts_as_paid(stubbed):
+def test_a_refused_bonus_is_raised_whatever_it_says_and_payments_are_listed(stubbed):
+    """No wording is trusted: the bonus service asks ListBonusPayments (test_bonus_duplicates)."""
     provider, stubber, _ = stubbed
     stubber.add_client_error(
         "send_bonus",
         service_error_code="RequestError",
         service_message='The idempotency token "bonus-1" has already been processed. (1)',
     )
-    provider.send_bonus(
-        worker_id="AWORKER0001",
-        assignment_id="3ASG000001",
-        amount=Decimal("0.25"),
-        reason="r",
-        unique_request_token="bonus-1",
+    with pytest.raises(ProviderPermanentError):
+        provider.send_bonus(worker_id="AWORKER0001", assignment_id="3ASG000001",
+                            amount=Decimal("0.25"), reason="r", unique_request_token="bonus-1")
+    stubber.add_response(
+        "list_bonus_payments",
+        {"NumResults": 1, "NextToken": "page2", "BonusPayments": [
+            {"WorkerId": "AWORKER0001", "BonusAmount": "0.25", "AssignmentId": "3ASG000001",
+             "Reason": "r", "GrantTime": datetime(2024, 1, 2, tzinfo=UTC)}]},
+        {"AssignmentId": "3ASG000001", "MaxResults": 100},
     )
+    stubber.add_response(
+        "list_bonus_payments", {"NumResults": 0, "BonusPayments": []},
+        {"AssignmentId": "3ASG000001", "MaxResults": 100, "NextToken": "page2"},
+    )
+    assert [(p.worker_id, p.amount, p.reason) for p in
+            provider.bonus_payments(assignment_id="3ASG000001")] == [
+        ("AWORKER0001", Decimal("0.25"), "r")]
 
 
 def test_throttled_then_ok_is_retried_with_backoff(stubbed):

@@ -42,17 +42,18 @@ def flagged_rewrites(n_assignments=2, project_items=None, first=0):
     return project, rows
 
 
-def test_annotators_and_anonymous_users_cannot_review(annotator_client, client):
+def test_annotators_and_anonymous_users_cannot_review(annotator_client):
     project, rows = flagged_rewrites(1)
     assignment = rows[0][0]
     for url in (f"/staff/review/{project.slug}/", f"/staff/review/{project.slug}/dashboard/",
                 "/staff/review/"):
-        response = annotator_client.get(url)
+        response = Client().get(url)
         assert response.status_code == 302 and "/login/" in response["Location"]
+        assert annotator_client.get(url).status_code == 403  # logged in, not a reviewer
     response = annotator_client.post(
         f"/staff/review/{project.slug}/assignments/{assignment.pk}/decide/",
         {"action": "reject", "message": "no"})
-    assert response.status_code == 302
+    assert response.status_code == 403
     assignment.refresh_from_db()
     assert assignment.status == Assignment.Status.SUBMITTED
 

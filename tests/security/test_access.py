@@ -4,12 +4,21 @@ The table below has one row per URL pattern the project serves (Django's resolve
 so a new URL without a row fails ``test_every_url_pattern_has_a_row`` and access control can
 never silently regress. Each row names the request to make and the status each role gets.
 
-Statuses: 200 served; 302 → a login page (``login_required`` / ``staff_member_required``) or
-back to the page after a staff form; 401 JSON naming the login page (the endpoints task pages
+Roles (issue 11, point 9: one rule, ``annotation/roles.py``, for pages and API alike):
+``anonymous``; ``annotator`` (a login, no staff permission); ``staff_only`` (``is_staff`` without
+a group: the admin site's door, no powers, so exactly an annotator's answers); ``reviewer`` and
+``researcher`` (the groups of migrations 0007 and 0013, each with ``is_staff``); ``staff`` (a
+superuser). A row's ``reviewer`` and ``researcher`` default to the superuser's status; the rows
+a reviewer may not use (launching, resuming or cancelling batches, creating or changing
+projects) say so.
+
+Statuses: 200 served; 302 → a login page (anonymous visitors of pages) or back to the page
+after a staff form (a logged-in user); 401 JSON naming the login page (the endpoints task pages
 call with ``fetch``, which must never follow a redirect into a page); 400 refused bad input;
-403 DRF refusal (session auth gives 403, not 401); 404 unknown object; 405 method not allowed.
-A refused request changes nothing: ``test_refused_requests_change_nothing`` compares a
-snapshot of the database.
+403 refused: a logged-in user without the permission, on a page or the API (DRF's session auth
+gives 403 to anonymous callers too); 404 unknown object; 405 method not allowed. A refused
+request changes nothing: ``test_refused_requests_change_nothing`` compares a snapshot of the
+database.
 """
 
 from __future__ import annotations
@@ -33,6 +42,7 @@ from annotation.models import (
     Hit,
     Item,
     Project,
+    StatusEvent,
     Worker,
 )
 from tests.factories import prolific_study_hit
@@ -40,7 +50,8 @@ from tests.frontend.builders import publish_hit, sluice_project
 
 pytestmark = pytest.mark.django_db
 
-ROLES = ("anonymous", "annotator", "staff")
+ROLES = ("anonymous", "annotator", "staff_only", "reviewer", "researcher", "staff")
+GROUP_OF = {"reviewer": "reviewer", "researcher": "researcher"}
 
 
 @dataclass(frozen=True)
@@ -52,14 +63,22 @@ class Row:
     staff: int
     data: dict | None = field(default=None, hash=False)
     json: bool = False
+    reviewer: int | None = None  # None: as ``staff``
+    researcher: int | None = None  # None: as ``staff``
     # Staff rows whose success changes data (a decision, a bonus) are still exercised: the
     # table is about who may, and the changes are those of a valid staff request.
 
     def expected(self, role: str) -> int:
-        return getattr(self, role)
+        if role == "staff_only":  # is_staff gives no power: an annotator's answers…
+            if "{own_annotation}" in self.url and self.annotator == 200:
+                return 404  # …on their own work, which the annotator's answer is not
+            return self.annotator
+        value = getattr(self, role)
+        return self.staff if value is None else value
 
 
 LOGIN = 302   # redirected to a login page
+NO = 403      # a logged-in user without the permission (pages and API)
 BACK = 302    # a staff form redirecting back to its page
 DRF_NO = 403  # DRF refusal
 LOGIN_JSON = 401  # a fetch endpoint's "log in again" answer
@@ -86,8 +105,9 @@ TABLE: dict[str, list[Row]] = {
     "api/batches/": [Row("GET", "/api/batches/", DRF_NO, DRF_NO, 200),
                      Row("POST", "/api/batches/", DRF_NO, DRF_NO, 405, data={}, json=True)],
     "api/batches/launch/": [
-        Row("GET", "/api/batches/launch/", DRF_NO, DRF_NO, 405),
-        Row("POST", "/api/batches/launch/", DRF_NO, DRF_NO, 400, data={}, json=True)],
+        Row("GET", "/api/batches/launch/", DRF_NO, DRF_NO, 405, reviewer=NO),
+        Row("POST", "/api/batches/launch/", DRF_NO, DRF_NO, 400, data={}, json=True,
+            reviewer=NO)],
     "api/batches/<int:batch_id>/": [
         Row("GET", "/api/batches/{batch}/", DRF_NO, DRF_NO, 200),
         Row("GET", "/api/batches/999999/", DRF_NO, DRF_NO, 404)],
@@ -128,16 +148,17 @@ TABLE: dict[str, list[Row]] = {
         Row("POST", "/api/flags/{flag}/dismiss/", DRF_NO, DRF_NO, 200, data={}, json=True)],
     "api/^projects/$": [
         Row("GET", "/api/projects/", DRF_NO, 200, 200),
-        Row("POST", "/api/projects/", DRF_NO, DRF_NO, 400, data={"slug": "x"}, json=True)],
+        Row("POST", "/api/projects/", DRF_NO, DRF_NO, 400, data={"slug": "x"}, json=True,
+            reviewer=NO)],
     "api/^projects\\.(?P<format>[a-z0-9]+)/?$": [
         Row("GET", "/api/projects.json", DRF_NO, 200, 200)],
     "api/^projects/(?P<slug>[^/.]+)/$": [
         Row("GET", "/api/projects/{slug}/", DRF_NO, 200, 200),
         Row("PATCH", "/api/projects/{slug}/", DRF_NO, DRF_NO, 200,
-            data={"name": "Renamed by staff"}, json=True),
+            data={"name": "Renamed by staff"}, json=True, reviewer=NO),
         # Deleting a project would cascade through its items and annotations outside any
         # service; the API does not offer it (the admin does, with its confirmation page).
-        Row("DELETE", "/api/projects/{slug}/", DRF_NO, DRF_NO, 405)],
+        Row("DELETE", "/api/projects/{slug}/", DRF_NO, DRF_NO, 405, reviewer=NO)],
     "api/^projects/(?P<slug>[^/.]+)\\.(?P<format>[a-z0-9]+)/?$": [
         Row("GET", "/api/projects/{slug}.json", DRF_NO, 200, 200)],
     "api/^items/$": [
@@ -164,61 +185,62 @@ TABLE: dict[str, list[Row]] = {
     "api/^annotations/(?P<pk>[^/.]+)\\.(?P<format>[a-z0-9]+)/?$": [
         Row("GET", "/api/annotations/{others_annotation}.json", DRF_NO, 404, 200)],
     # --- staff review ---------------------------------------------------------------------------
-    "staff/review/": [Row("GET", "/staff/review/", LOGIN, LOGIN, 200)],
-    "staff/review/<slug:slug>/": [Row("GET", "/staff/review/{slug}/", LOGIN, LOGIN, 200),
-                                  Row("GET", "/staff/review/nope/", LOGIN, LOGIN, 404)],
+    "staff/review/": [Row("GET", "/staff/review/", LOGIN, NO, 200)],
+    "staff/review/<slug:slug>/": [Row("GET", "/staff/review/{slug}/", LOGIN, NO, 200),
+                                  Row("GET", "/staff/review/nope/", LOGIN, NO, 404)],
     "staff/review/<slug:slug>/dashboard/": [
-        Row("GET", "/staff/review/{slug}/dashboard/", LOGIN, LOGIN, 200)],
+        Row("GET", "/staff/review/{slug}/dashboard/", LOGIN, NO, 200)],
     "staff/review/<slug:slug>/export/": [
-        Row("GET", "/staff/review/{slug}/export/", LOGIN, LOGIN, 200),
-        Row("GET", "/staff/review/{slug}/export/?format=jsonl", LOGIN, LOGIN, 200),
-        Row("GET", "/staff/review/nope/export/", LOGIN, LOGIN, 404)],
+        Row("GET", "/staff/review/{slug}/export/", LOGIN, NO, 200),
+        Row("GET", "/staff/review/{slug}/export/?format=jsonl", LOGIN, NO, 200),
+        Row("GET", "/staff/review/nope/export/", LOGIN, NO, 404)],
     "staff/review/<slug:slug>/qc/": [
-        Row("GET", "/staff/review/{slug}/qc/", LOGIN, LOGIN, 405),
-        Row("POST", "/staff/review/{slug}/qc/", LOGIN, LOGIN, BACK, data={})],
+        Row("GET", "/staff/review/{slug}/qc/", LOGIN, NO, 405),
+        Row("POST", "/staff/review/{slug}/qc/", LOGIN, NO, BACK, data={})],
     "staff/review/<slug:slug>/assignments/approve/": [
-        Row("GET", "/staff/review/{slug}/assignments/approve/", LOGIN, LOGIN, 405),
-        Row("POST", "/staff/review/{slug}/assignments/approve/", LOGIN, LOGIN, BACK, data={})],
+        Row("GET", "/staff/review/{slug}/assignments/approve/", LOGIN, NO, 405),
+        Row("POST", "/staff/review/{slug}/assignments/approve/", LOGIN, NO, BACK, data={})],
     "staff/review/<slug:slug>/assignments/<int:assignment_id>/decide/": [
-        Row("GET", "/staff/review/{slug}/assignments/{assignment}/decide/", LOGIN, LOGIN, 405),
-        Row("POST", "/staff/review/{slug}/assignments/{assignment}/decide/", LOGIN, LOGIN, BACK,
+        Row("GET", "/staff/review/{slug}/assignments/{assignment}/decide/", LOGIN, NO, 405),
+        Row("POST", "/staff/review/{slug}/assignments/{assignment}/decide/", LOGIN, NO, BACK,
             data={"action": "approve"})],
     "staff/review/<slug:slug>/assignments/<int:assignment_id>/bonus/": [
-        Row("POST", "/staff/review/{slug}/assignments/{assignment}/bonus/", LOGIN, LOGIN, BACK,
+        Row("POST", "/staff/review/{slug}/assignments/{assignment}/bonus/", LOGIN, NO, BACK,
             data={"amount_cents": "25", "reason": "good work"})],
     "staff/review/<slug:slug>/annotations/<int:annotation_id>/decide/": [
-        Row("POST", "/staff/review/{slug}/annotations/{others_annotation}/decide/", LOGIN, LOGIN,
+        Row("POST", "/staff/review/{slug}/annotations/{others_annotation}/decide/", LOGIN, NO,
             BACK, data={"action": "reject", "message": "no"})],
     "staff/review/<slug:slug>/flags/<int:flag_id>/dismiss/": [
-        Row("POST", "/staff/review/{slug}/flags/{flag}/dismiss/", LOGIN, LOGIN, BACK,
+        Row("POST", "/staff/review/{slug}/flags/{flag}/dismiss/", LOGIN, NO, BACK,
             data={"note": "fine"})],
     "staff/review/<slug:slug>/workers/<int:worker_id>/block/": [
-        Row("POST", "/staff/review/{slug}/workers/{other_worker}/block/", LOGIN, LOGIN, BACK,
+        Row("POST", "/staff/review/{slug}/workers/{other_worker}/block/", LOGIN, NO, BACK,
             data={"reason": "spam"})],
     # --- staff batches --------------------------------------------------------------------------
-    "staff/batches/": [Row("GET", "/staff/batches/", LOGIN, LOGIN, 200)],
-    "staff/batches/new/": [Row("GET", "/staff/batches/new/", LOGIN, LOGIN, 200),
+    "staff/batches/": [Row("GET", "/staff/batches/", LOGIN, NO, 200)],
+    "staff/batches/new/": [Row("GET", "/staff/batches/new/", LOGIN, NO, 200, reviewer=NO),
                            # Invalid form: shown again with errors, nothing launched.
-                           Row("POST", "/staff/batches/new/", LOGIN, LOGIN, 200, data={})],
-    "staff/batches/<int:batch_id>/": [Row("GET", "/staff/batches/{batch}/", LOGIN, LOGIN, 200),
-                                      Row("GET", "/staff/batches/999999/", LOGIN, LOGIN, 404)],
+                           Row("POST", "/staff/batches/new/", LOGIN, NO, 200, data={},
+                               reviewer=NO)],
+    "staff/batches/<int:batch_id>/": [Row("GET", "/staff/batches/{batch}/", LOGIN, NO, 200),
+                                      Row("GET", "/staff/batches/999999/", LOGIN, NO, 404)],
     "staff/batches/<int:batch_id>/resume/": [
-        Row("GET", "/staff/batches/{batch}/resume/", LOGIN, LOGIN, 405),
-        Row("POST", "/staff/batches/{batch}/resume/", LOGIN, LOGIN, 302, data={})],
+        Row("GET", "/staff/batches/{batch}/resume/", LOGIN, NO, 405, reviewer=NO),
+        Row("POST", "/staff/batches/{batch}/resume/", LOGIN, NO, BACK, data={}, reviewer=NO)],
     "staff/batches/<int:batch_id>/cancel/": [
-        Row("GET", "/staff/batches/{batch}/cancel/", LOGIN, LOGIN, 405),
-        Row("POST", "/staff/batches/{batch}/cancel/", LOGIN, LOGIN, 302, data={}),
-        Row("POST", "/staff/batches/999999/cancel/", LOGIN, LOGIN, 404, data={})],
+        Row("GET", "/staff/batches/{batch}/cancel/", LOGIN, NO, 405, reviewer=NO),
+        Row("POST", "/staff/batches/{batch}/cancel/", LOGIN, NO, BACK, data={}, reviewer=NO),
+        Row("POST", "/staff/batches/999999/cancel/", LOGIN, NO, 404, data={}, reviewer=NO)],
     "staff/batches/<int:batch_id>/collect/": [
-        Row("GET", "/staff/batches/{batch}/collect/", LOGIN, LOGIN, 405),
-        Row("POST", "/staff/batches/{batch}/collect/", LOGIN, LOGIN, 302, data={}),
-        Row("POST", "/staff/batches/999999/collect/", LOGIN, LOGIN, 404, data={})],
+        Row("GET", "/staff/batches/{batch}/collect/", LOGIN, NO, 405, reviewer=NO),
+        Row("POST", "/staff/batches/{batch}/collect/", LOGIN, NO, BACK, data={}, reviewer=NO),
+        Row("POST", "/staff/batches/999999/collect/", LOGIN, NO, 404, data={}, reviewer=NO)],
     "staff/batches/<int:batch_id>/manage/": [
-        Row("GET", "/staff/batches/{batch}/manage/", LOGIN, LOGIN, 405),
+        Row("GET", "/staff/batches/{batch}/manage/", LOGIN, NO, 405, reviewer=NO),
         # An unknown action: refused with a message, nothing queued.
-        Row("POST", "/staff/batches/{batch}/manage/", LOGIN, LOGIN, 302,
-            data={"action": "nonsense"}),
-        Row("POST", "/staff/batches/999999/manage/", LOGIN, LOGIN, 404, data={})],
+        Row("POST", "/staff/batches/{batch}/manage/", LOGIN, NO, BACK,
+            data={"action": "nonsense"}, reviewer=NO),
+        Row("POST", "/staff/batches/999999/manage/", LOGIN, NO, 404, data={}, reviewer=NO)],
     # --- annotators -----------------------------------------------------------------------------
     "": [Row("GET", "/", LOGIN, 200, 200)],
     "annotate/<slug:slug>/": [Row("GET", "/annotate/{slug}/", LOGIN, 200, 200),
@@ -340,10 +362,28 @@ def world(staff_user, annotator_user):
             "own_annotation": own.pk, "flag": flag.pk, "other_worker": other.pk}
 
 
+def role_user(role: str, staff_user, annotator_user):
+    """The account of ``role`` (None for anonymous); the group roles and ``staff_only`` are
+    ``is_staff`` accounts made on first use."""
+    from django.contrib.auth import get_user_model
+    from django.contrib.auth.models import Group
+
+    if role == "anonymous":
+        return None
+    if role in ("staff", "annotator"):
+        return staff_user if role == "staff" else annotator_user
+    user, created = get_user_model().objects.get_or_create(
+        username=f"role-{role}", defaults={"is_staff": True})
+    if created and role in GROUP_OF:
+        user.groups.add(Group.objects.get(name=GROUP_OF[role]))
+    return user
+
+
 def client_for(role: str, staff_user, annotator_user, **kwargs) -> Client:
     client = Client(**kwargs)
-    if role != "anonymous":
-        client.force_login(staff_user if role == "staff" else annotator_user)
+    user = role_user(role, staff_user, annotator_user)
+    if user is not None:
+        client.force_login(user)
     return client
 
 
@@ -371,6 +411,7 @@ def snapshot() -> dict:
         "workers": list(Worker.objects.order_by("pk").values_list("pk", "is_blocked")),
         "batches": list(Batch.objects.order_by("pk").values_list("pk", "status")),
         "hits": Hit.objects.count(), "bonuses": Bonus.objects.count(),
+        "events": StatusEvent.objects.count(),
     }
 
 
@@ -390,16 +431,21 @@ def test_access(route, index, role, world, staff_user, annotator_user):
     response = send(client, row, world)
     assert response.status_code == row.expected(role), (
         f"{role} {row.method} {row.url}: {response.status_code}")
-    if row.expected(role) == LOGIN and role != "staff" and row.url.startswith(
+    if row.expected(role) == LOGIN and role == "anonymous" and row.url.startswith(
             ("/staff/", "/annotate/", "/?")) and (role, route) not in REDIRECTS_ELSEWHERE:
         assert "login" in response["Location"]
+    elif response.status_code == 302 and row.url.startswith("/staff/"):
+        assert "login" not in response["Location"], "a logged-in user sent to log in again"
 
 
 REFUSED = [pytest.param(route, k, role, id=f"{role}-{row.method}-{row.url}")
            for route, rows in TABLE.items() for k, row in enumerate(rows) for role in ROLES
            if row.method != "GET"
            and row.expected(role) in (LOGIN, LOGIN_JSON, DRF_NO, 400, 404, 405)
-           and route != "accounts/logout/" and not (role == "staff" and row.staff == BACK)]
+           and route != "accounts/logout/"
+           # 302 is a refusal only for anonymous visitors (sent to log in); a logged-in
+           # user's 302 is a staff form done (BACK).
+           and not (row.expected(role) == 302 and role != "anonymous")]
 
 
 @pytest.mark.parametrize(("route", "index", "role"), REFUSED)
@@ -451,7 +497,7 @@ def admin_urls():
     return urls
 
 
-@pytest.mark.parametrize("role", ROLES)
+@pytest.mark.parametrize("role", ("anonymous", "annotator", "staff"))
 def test_admin_is_for_staff_only(role, world, staff_user, annotator_user):
     client = client_for(role, staff_user, annotator_user)
     for url in admin_urls():
@@ -466,3 +512,26 @@ def test_admin_is_for_staff_only(role, world, staff_user, annotator_user):
     if role != "staff":
         assert refused.status_code == 302
         assert not Project.objects.filter(slug="by-admin").exists()
+
+
+def test_admin_decision_actions_follow_the_same_rule(world, django_user_model):
+    """The admin's decision actions need what the pages and the API need (``change_<model>``,
+    ``annotation/roles.py``), not just the changelist's view permission."""
+    from django.contrib.auth.models import Permission
+
+
+    viewer = django_user_model.objects.create_user("viewer", is_staff=True)
+    viewer.user_permissions.add(Permission.objects.get(codename="view_assignment"))
+    approve = {"action": "approve", "_selected_action": [world["assignment"]], "apply": "yes",
+               "message": "fine"}
+    looking = Client()
+    looking.force_login(viewer)
+    assert looking.get("/admin/annotation/assignment/").status_code == 200
+    before = snapshot()
+    looking.post("/admin/annotation/assignment/", approve)
+    assert snapshot() == before
+
+    reviewer = Client()
+    reviewer.force_login(role_user("reviewer", None, None))
+    reviewer.post("/admin/annotation/assignment/", approve)
+    assert Assignment.objects.get(pk=world["assignment"]).status == "approved"

@@ -58,3 +58,4 @@ def test_a_researcher_runs_projects_and_batches(django_user_model):
     assert powers(client_in(django_user_model, "rob", group="researcher")) == {
         "items": 200, "batches": 200, "all annotations": 1, "create project": 201,
         "launch": 400}  # 400: the empty launch request is validated, so it was allowed
+

@@ -14,6 +14,7 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Batch, Project
+from annotation.services.audit import command_line
 from annotation.services.batches.common import DEFAULT_LOCALES
 from annotation.services.batches.decide import parse_duration_seconds
 from annotation.services.batches.plan import (
@@ -24,6 +25,8 @@ from annotation.services.batches.plan import (
     batch_plan,
 )
 from annotation.services.batches.publish import batch_resume
+
+from ..actor import add_actor_argument, os_login, resolve_actor
 
 
 def _cents(text: str) -> int:
@@ -83,12 +86,17 @@ class Command(BaseCommand):
         parser.add_argument("--live", action="store_true",
                             help="real MTurk with real money (default: the sandbox)")
         parser.add_argument("--yes", action="store_true", help="confirm the estimate and launch")
+        add_actor_argument(parser)
         parser.add_argument("--resume", type=int, default=None, metavar="BATCH_ID",
                             help="publish a failed or interrupted batch again")
 
     def handle(self, *args, **options):
+        with command_line(os_login()):
+            self._handle(options)
+
+    def _handle(self, options):
         if options["resume"] is not None:
-            self._resume(options["resume"])
+            self._resume(options["resume"], resolve_actor(options, "run_batches"))
             return
         if not options["slug"] or options["reward"] is None or not options["title"]:
             raise CommandError("SLUG, --reward and --title are required (or --resume ID)")
@@ -150,19 +158,20 @@ class Command(BaseCommand):
         if not options["yes"]:
             self.stdout.write("Nothing launched: re-run with --yes to confirm this estimate.")
             return
+        actor = resolve_actor(options, "launch_batches")
         try:
             batch = batch_launch(project=project, options=launch,
-                                 confirmed_total_cents=estimate.total_cents)
+                                 confirmed_total_cents=estimate.total_cents, created_by=actor)
         except ValidationError as error:
             raise CommandError("; ".join(error.messages)) from error
         batch.refresh_from_db()
         self._report(batch, done=f"batch {batch.pk} launched")
 
-    def _resume(self, batch_id: int) -> None:
+    def _resume(self, batch_id: int, actor) -> None:
         if not Batch.objects.filter(pk=batch_id).exists():
             raise CommandError(f"no batch {batch_id}")
         try:
-            batch = batch_resume(batch_id=batch_id)
+            batch = batch_resume(batch_id=batch_id, actor=actor)
         except ValidationError as error:
             raise CommandError("; ".join(error.messages)) from error
         self._report(batch, done=f"batch {batch.pk}: publishing resumed")

@@ -14,8 +14,18 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Annotation, Bonus, Flag, Worker
+from annotation.pseudonyms import is_pseudonym
 from annotation.selectors.batches import assignment_by_reference, assignments_pending_review
 from annotation.services import decisions
+from annotation.services.audit import command_line
+
+from ..actor import add_actor_argument, os_login, resolve_actor
+
+#: The ``annotation.roles`` action of each subcommand that decides (``list`` only reads).
+ACTION_OF = {"approve": "decide_assignments", "reject": "decide_assignments",
+             "bonus": "decide_assignments", "approve-answer": "decide_annotations",
+             "reject-answer": "decide_annotations", "block": "decide_workers",
+             "unblock": "decide_workers", "dismiss": "decide_flags"}
 
 
 class Command(BaseCommand):
@@ -59,7 +69,8 @@ class Command(BaseCommand):
         reject_answer.add_argument("--category", default="",
                                    help="Prolific: the rejection category of the whole HIT")
         block = actions.add_parser("block")
-        block.add_argument("worker", help="the worker's provider id (e.g. MTurk WorkerId)")
+        block.add_argument("worker", help="the worker's provider id (e.g. MTurk WorkerId) or "
+                                           "pseudonym")
         block.add_argument("--reason", default="")
         block.add_argument("--unblock", action="store_true", help="same as 'unblock'")
         unblock = actions.add_parser("unblock")
@@ -75,10 +86,18 @@ class Command(BaseCommand):
         dismiss = actions.add_parser("dismiss", help="dismiss flags (the work is fine)")
         dismiss.add_argument("flags", nargs="+", type=int, help="flag ids")
         dismiss.add_argument("--note", default="")
+        for deciding in (approve, reject, bonus, approve_answer, reject_answer, block, unblock,
+                         dismiss):
+            add_actor_argument(deciding)
 
     def handle(self, *args, **options):
+        action = options["action"]
+        # Who decides: ``--actor`` (checked like a page or API user) and the OS login, on
+        # every audit row (annotation/management/actor.py).
+        self.actor = resolve_actor(options, ACTION_OF[action]) if action in ACTION_OF else None
         try:
-            getattr(self, f"_{options['action'].replace('-', '_')}")(options)
+            with command_line(os_login()):
+                getattr(self, f"_{action.replace('-', '_')}")(options)
         except ValidationError as error:
             raise CommandError("; ".join(error.messages)) from error
 
@@ -89,8 +108,14 @@ class Command(BaseCommand):
         return assignment
 
     def _worker(self, external_id: str) -> Worker:
-        workers = list(Worker.objects.filter(external_id=external_id)
-                       .exclude(provider__in=decisions.APP_ONLY_WORKERS)[:2])
+        """A provider's worker by their provider id (an MTurk WorkerId) or by the pseudonym
+        staff see everywhere."""
+        candidates = Worker.objects.exclude(provider__in=decisions.APP_ONLY_WORKERS)
+        if is_pseudonym(external_id):
+            workers = [worker for worker in candidates.iterator()
+                       if worker.anonymous_id == external_id][:2]
+        else:
+            workers = list(candidates.filter(external_id=external_id)[:2])
         if len(workers) != 1:
             raise CommandError(f"no worker {external_id!r}" if not workers else
                                f"several providers know a worker {external_id!r}")
@@ -106,7 +131,7 @@ class Command(BaseCommand):
                          if assignment.submitted_at else "?")
             self.stdout.write(
                 f"{assignment.pk}\t{assignment.provider_assignment_id}\t"
-                f"worker {assignment.worker.external_id}\tbatch {assignment.hit.batch_id}\t"
+                f"worker {assignment.worker.anonymous_id}\tbatch {assignment.hit.batch_id}\t"
                 f"{assignment.annotation_count} annotations\tsubmitted {submitted}")
         self.stdout.write(f"{count} assignment(s) awaiting review")
 
@@ -121,10 +146,12 @@ class Command(BaseCommand):
             raise CommandError("name assignments to approve, or --all-pending")
         if len(ids) == 1:
             decided = [decisions.assignment_approve(assignment_id=ids[0],
-                                                    message=options["message"])]
+                                                    message=options["message"],
+                                                    actor=self.actor)]
         else:
             decided = decisions.assignments_approve(assignment_ids=ids,
-                                                    message=options["message"])
+                                                    message=options["message"],
+                                                    actor=self.actor)
         for assignment in decided:
             self.stdout.write(f"{assignment.provider_assignment_id}: {assignment.status}")
 
@@ -132,20 +159,22 @@ class Command(BaseCommand):
         for reference in options["assignments"]:
             assignment = decisions.assignment_reject(
                 assignment_id=self._assignment(reference).pk, message=options["message"],
-                rejection_category=options["category"])
+                rejection_category=options["category"], actor=self.actor)
             self.stdout.write(f"{assignment.provider_assignment_id}: {assignment.status}")
 
     def _approve_answer(self, options):
         for annotation_id in self._annotation_ids(options):
             annotation = decisions.annotation_approve(annotation_id=annotation_id,
-                                                      message=options["message"])
+                                                      message=options["message"],
+                                                      actor=self.actor)
             self.stdout.write(f"annotation {annotation.pk}: {annotation.review_status}")
 
     def _reject_answer(self, options):
         for annotation_id in self._annotation_ids(options):
             annotation = decisions.annotation_reject(annotation_id=annotation_id,
                                                      message=options["message"],
-                                                     rejection_category=options["category"])
+                                                     rejection_category=options["category"],
+                                                     actor=self.actor)
             self.stdout.write(f"annotation {annotation.pk}: {annotation.review_status}")
 
     def _annotation_ids(self, options) -> list[int]:
@@ -165,7 +194,8 @@ class Command(BaseCommand):
             raise CommandError("--amount must be dollars with at most two decimals")
         outcome = decisions.bonus_create(
             assignment_id=self._assignment(options["assignment"]).pk,
-            amount_cents=int(dollars * 100), reason=options["reason"], again=options["again"])
+            amount_cents=int(dollars * 100), reason=options["reason"], again=options["again"],
+            actor=self.actor)
         bonus = outcome.bonus
         if outcome.resent:
             self.stdout.write(f"bonus {bonus.pk}: ${bonus.amount_cents / 100:.2f} was not paid "
@@ -185,16 +215,17 @@ class Command(BaseCommand):
             self._unblock(options)
             return
         worker = decisions.worker_block(worker_id=self._worker(options["worker"]).pk,
-                                        reason=options["reason"])
-        self.stdout.write(f"{worker.external_id}: blocked")
+                                        reason=options["reason"], actor=self.actor)
+        self.stdout.write(f"{worker.anonymous_id}: blocked")
 
     def _unblock(self, options):
-        worker = decisions.worker_unblock(worker_id=self._worker(options["worker"]).pk)
-        self.stdout.write(f"{worker.external_id}: unblocked")
+        worker = decisions.worker_unblock(worker_id=self._worker(options["worker"]).pk,
+                                          actor=self.actor)
+        self.stdout.write(f"{worker.anonymous_id}: unblocked")
 
     def _dismiss(self, options):
         for flag_id in options["flags"]:
             if not Flag.objects.filter(pk=flag_id).exists():
                 raise CommandError(f"no flag {flag_id}")
-            flag = decisions.flag_dismiss(flag_id=flag_id, note=options["note"])
+            flag = decisions.flag_dismiss(flag_id=flag_id, note=options["note"], actor=self.actor)
             self.stdout.write(f"flag {flag.pk}: {flag.status}")
