@@ -7,20 +7,26 @@ of HTML built here (the diff and the SVG plots) escape every text they include.
 
 from __future__ import annotations
 
+import io
 import math
+import tempfile
+import zipfile
 from collections import OrderedDict
 from collections.abc import Callable
 from itertools import pairwise
+from pathlib import Path
 
 from diff_match_patch import diff_match_patch
 from django.contrib import messages
 from django.core.exceptions import ValidationError
+from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.html import escape, format_html
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_POST
 
+from annotation.exporters import EXPORTERS, ExportError, export_project
 from annotation.models import Annotation, Assignment, DialogueTurn, Flag, Project, Worker
 from annotation.roles import page_requires
 from annotation.selectors import batches as review_selectors
@@ -235,9 +241,14 @@ def time_plot(seconds: list[float]) -> SafeString:
 # --- views ------------------------------------------------------------------------------------
 
 
+#: How many unflagged submitted assignments the review page lists one by one.
+UNFLAGGED_SHOWN = 50
+
+
 @page_requires("see_work")
 def queue(request, slug: str):
-    """Open flags grouped by HIT (default) or by worker, highest score first."""
+    """Open flags grouped by HIT (default) or by worker, highest score first; above them the
+    submitted assignments without a flag, each with its decisions."""
     project = get_object_or_404(Project, slug=slug)
     group_by = "worker" if request.GET.get("by") == "worker" else "hit"
     groups: OrderedDict = OrderedDict()
@@ -261,11 +272,20 @@ def queue(request, slug: str):
         group["rows"].append(row)
     from annotation.providers.prolific import REJECTION_CATEGORIES
 
+    unflagged_ids = review_selectors.unflagged_submitted_assignment_ids(project=project)
+    # Each submitted assignment without a flag, with its answers, so one can be rejected,
+    # bonused or its worker blocked here too (not only approved in bulk).
+    unflagged = list(Assignment.objects.filter(pk__in=unflagged_ids[:UNFLAGGED_SHOWN])
+                     .select_related("worker", "hit__batch")
+                     .prefetch_related("annotations").order_by("pk"))
+    for assignment in unflagged:
+        for annotation in assignment.annotations.all():
+            annotation.answer = answer_of(annotation)
     return render(request, "frontend/review/queue.html", {
         "project": project, "groups": list(groups.values()), "group_by": group_by,
         "flag_counts": qc_selectors.flag_counts(project=project),
-        "unflagged_count": review_selectors.unflagged_submitted_assignment_ids(
-            project=project).count(),
+        "unflagged_count": unflagged_ids.count(),
+        "unflagged": unflagged,
         "rejection_categories": sorted(REJECTION_CATEGORIES),
     })
 
@@ -325,6 +345,10 @@ def _apply(request, slug: str, change: Callable[[], object], done: str):
     return _back(request, slug)
 
 
+#: What the reviewer reads once a decision went through ("rejectd" was shown before).
+DONE = {"approve": "approved", "reject": "rejected"}
+
+
 @page_requires("decide_assignments")
 @require_POST
 def assignment_decide_view(request, slug: str, assignment_id: int):
@@ -341,7 +365,7 @@ def assignment_decide_view(request, slug: str, assignment_id: int):
     return _apply(request, slug,
                   lambda: decide(assignment_id=assignment.pk, actor=request.user,
                                  message=request.POST.get("message", ""), **extra),
-                  f"Assignment {assignment} {action}d.")
+                  f"Assignment {assignment} {DONE[action]}.")
 
 
 @page_requires("decide_assignments")
@@ -444,6 +468,38 @@ def dashboard(request, slug: str):
         if project.kind in ("plausibility", "decontext") else None,
         "time_plot": time_plot(qc_selectors.duration_seconds(project=project)),
     })
+
+
+@page_requires("see_work")
+def export(request, slug: str):
+    """GET: the formats this project exports to. GET with ``format``: the export's files as one
+    zip (what ``manage.py export_data`` writes), built in a temporary folder."""
+    project = get_object_or_404(Project, slug=slug)
+    formats = [exporter for exporter in EXPORTERS.values()
+               if not exporter.kinds or project.kind in exporter.kinds]
+    chosen = request.GET.get("format")
+    if chosen is None:
+        # Plain values: a template would call the exporter classes, not read them.
+        return render(request, "frontend/review/export.html", {
+            "project": project,
+            "formats": [{"name": exporter.format_name, "every_kind": not exporter.kinds}
+                        for exporter in formats]})
+    if chosen not in {exporter.format_name for exporter in formats}:
+        messages.error(request, f"{project.name} has no export format {chosen!r}.")
+        return redirect("review:export", slug=slug)
+    with tempfile.TemporaryDirectory() as folder:
+        try:
+            written = export_project(project=project, format_name=chosen, out_dir=Path(folder))
+        except ExportError as error:
+            messages.error(request, f"The export failed: {error}")
+            return redirect("review:export", slug=slug)
+        archive = io.BytesIO()
+        with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as bundle:
+            for file in written:
+                bundle.write(file.path, arcname=Path(file.path).relative_to(folder))
+    response = HttpResponse(archive.getvalue(), content_type="application/zip")
+    response["Content-Disposition"] = f'attachment; filename="{project.slug}-{chosen}.zip"'
+    return response
 
 
 @page_requires("see_work")

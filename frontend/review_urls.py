@@ -8,6 +8,7 @@ urlpatterns = [
     path("", review.project_list, name="projects"),
     path("<slug:slug>/", review.queue, name="queue"),
     path("<slug:slug>/dashboard/", review.dashboard, name="dashboard"),
+    path("<slug:slug>/export/", review.export, name="export"),
     path("<slug:slug>/qc/", review.qc_run, name="qc-run"),
     path("<slug:slug>/assignments/approve/", review.assignments_approve_view,
          name="assignments-approve"),

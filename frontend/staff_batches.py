@@ -35,6 +35,7 @@ from annotation.services.batches.publish import (
     batch_cancel,
     batch_resume,
 )
+from annotation.services.jobs import enqueue_now
 
 app_name = "staff_batches"
 
@@ -204,6 +205,10 @@ def batch_detail(request, batch_id: int):
         "hits": batch_hits(batch=batch, limit=200),
         "events": batch_events(batch=batch, limit=200),
         "can_resume": batch.status in UNFINISHED_BATCH_STATUSES,
+        "can_collect": (batch.provider in COLLECTED_PROVIDERS
+                        and batch.status in COLLECTED_STATUSES),
+        # A Prolific batch is read in Prolific's words: studies, places and sessions.
+        "words": PROLIFIC_WORDS if batch.provider == "prolific" else MTURK_WORDS,
     })
 
 
@@ -249,6 +254,33 @@ def batch_manage_view(request, batch_id: int):
     return redirect("staff_batches:detail", batch_id=batch_id)
 
 
+MTURK_WORDS = {"hit": "HIT", "hits": "HITs", "assignment": "assignment",
+               "assignments": "Assignments"}
+PROLIFIC_WORDS = {"hit": "study", "hits": "Studies", "assignment": "place",
+                  "assignments": "Sessions"}
+
+#: What the periodic collection visits (``collect.open_batch_ids``), so what the page offers.
+COLLECTED_PROVIDERS = ("mturk", "prolific")
+COLLECTED_STATUSES = (Batch.Status.PUBLISHING, Batch.Status.PUBLISHED)
+
+
+@page_requires("run_batches")
+@require_POST
+def batch_collect_view(request, batch_id: int):
+    """Collect the batch's submitted work now: the same ``collect_batch`` job the periodic
+    collection sends (inline when there is no broker), instead of waiting for its turn."""
+    batch = get_object_or_404(Batch, pk=batch_id)
+    if batch.provider not in COLLECTED_PROVIDERS or batch.status not in COLLECTED_STATUSES:
+        messages.error(request, f"Nothing to collect: the batch is {batch.status}.")
+    elif enqueue_now("annotation.tasks.collect_batch", batch.pk):
+        messages.success(request, "Collection requested: submitted work appears below as it "
+                                  "is collected.")
+    else:
+        messages.error(request, "Collection could not start now (the job queue or the "
+                                "provider is unavailable); the periodic collection retries.")
+    return redirect("staff_batches:detail", batch_id=batch_id)
+
+
 @page_requires("run_batches")
 @require_POST
 def batch_cancel_view(request, batch_id: int):
@@ -270,4 +302,5 @@ urlpatterns = [
     path("<int:batch_id>/resume/", batch_resume_view, name="resume"),
     path("<int:batch_id>/cancel/", batch_cancel_view, name="cancel"),
     path("<int:batch_id>/manage/", batch_manage_view, name="manage"),
+    path("<int:batch_id>/collect/", batch_collect_view, name="collect"),
 ]

@@ -54,8 +54,8 @@ def test_queue_and_dashboard_run_a_fixed_number_of_queries(staff_client,
     project, items = canard_sample()
     flagged_rewrites(2, (project, items))
     # session, user, project, open flags with everything rendered, flag counts, submitted
-    # assignments without an open flag (the bulk approve button)
-    with django_assert_num_queries(6) as small:
+    # assignments without an open flag (the bulk approve button), and those assignments
+    with django_assert_num_queries(7) as small:
         staff_client.get(f"/staff/review/{project.slug}/")
     # session, user, project, progress, flag counts, durations (no ratings for rewrites)
     with django_assert_num_queries(6) as small_dashboard:
@@ -172,3 +172,50 @@ def test_dashboard_plots_are_inline_svg_with_escaped_labels(staff_client):
 def test_diff_marks_insertions_and_deletions_escaped():
     html = diff_html("When did they disband?", "When did <b>Zappa</b> disband?")
     assert "<ins>&lt;b&gt;Zappa&lt;/b&gt;</ins>" in html and "<del>they</del>" in html
+
+
+def submitted_unflagged(n: int, project_items=None, first: int = 0):
+    """``n`` submitted assignments without a flag, one rewrite each."""
+    project, items = project_items or canard_project()
+    batch = Batch.objects.create(project=project, title="unflagged", provider="mturk")
+    rows = []
+    for k, worker in enumerate(workers(n), start=first):
+        hit = Hit.objects.create(batch=batch, unique_request_token=f"u-token-{k}",
+                                 provider_hit_id=f"UHIT{k}")
+        assignment = Assignment.objects.create(hit=hit, worker=worker,
+                                               provider_assignment_id=f"UASG{k}",
+                                               status=Assignment.Status.SUBMITTED,
+                                               decision_synced=True)
+        annotate(items[1], worker, assignment=assignment, source="mturk",
+                 text=f"When did the Mothers disband? {SCRIPT} {k}")
+        rows.append(assignment)
+    return project, rows
+
+
+def test_unflagged_submitted_work_is_listed_with_its_decisions(staff_client,
+                                                               django_assert_num_queries):
+    project, items = canard_project()
+    _, rows = submitted_unflagged(2, (project, items))
+    with django_assert_num_queries(8) as small:  # + the answers of the listed assignments
+        page = staff_client.get(f"/staff/review/{project.slug}/").content.decode()
+    assert SCRIPT not in page and "&lt;script&gt;" in page
+    assert "Submitted work without an open flag" in page
+    for assignment in rows:
+        assert f"/assignments/{assignment.pk}/decide/" in page
+        assert f"/assignments/{assignment.pk}/bonus/" in page
+        assert f"/workers/{assignment.worker_id}/block/" in page
+    assert page.count("Reject whole assignment") == 2
+    submitted_unflagged(5, (project, items), first=2)
+    with django_assert_num_queries(len(small.captured_queries)):
+        page = staff_client.get(f"/staff/review/{project.slug}/").content.decode()
+    assert page.count("Reject whole assignment") == 7
+
+
+def test_a_decision_reads_in_plain_english(staff_client, django_capture_on_commit_callbacks):
+    project, (assignment,) = submitted_unflagged(1)
+    url = f"/staff/review/{project.slug}/assignments/{assignment.pk}/decide/"
+    with mock.patch("annotation.tasks.sync_assignment_decision.delay"), \
+            django_capture_on_commit_callbacks(execute=True):
+        page = staff_client.post(url, {"action": "reject", "message": "Off topic."},
+                                 follow=True).content.decode()
+    assert "Assignment UASG0 rejected." in page  # was "rejectd"

@@ -189,6 +189,10 @@ TABLE: dict[str, list[Row]] = {
                                   Row("GET", "/staff/review/nope/", LOGIN, NO, 404)],
     "staff/review/<slug:slug>/dashboard/": [
         Row("GET", "/staff/review/{slug}/dashboard/", LOGIN, NO, 200)],
+    "staff/review/<slug:slug>/export/": [
+        Row("GET", "/staff/review/{slug}/export/", LOGIN, NO, 200),
+        Row("GET", "/staff/review/{slug}/export/?format=jsonl", LOGIN, NO, 200),
+        Row("GET", "/staff/review/nope/export/", LOGIN, NO, 404)],
     "staff/review/<slug:slug>/qc/": [
         Row("GET", "/staff/review/{slug}/qc/", LOGIN, NO, 405),
         Row("POST", "/staff/review/{slug}/qc/", LOGIN, NO, BACK, data={})],
@@ -226,6 +230,10 @@ TABLE: dict[str, list[Row]] = {
         Row("GET", "/staff/batches/{batch}/cancel/", LOGIN, NO, 405, reviewer=NO),
         Row("POST", "/staff/batches/{batch}/cancel/", LOGIN, NO, BACK, data={}, reviewer=NO),
         Row("POST", "/staff/batches/999999/cancel/", LOGIN, NO, 404, data={}, reviewer=NO)],
+    "staff/batches/<int:batch_id>/collect/": [
+        Row("GET", "/staff/batches/{batch}/collect/", LOGIN, NO, 405, reviewer=NO),
+        Row("POST", "/staff/batches/{batch}/collect/", LOGIN, NO, BACK, data={}, reviewer=NO),
+        Row("POST", "/staff/batches/999999/collect/", LOGIN, NO, 404, data={}, reviewer=NO)],
     "staff/batches/<int:batch_id>/manage/": [
         Row("GET", "/staff/batches/{batch}/manage/", LOGIN, NO, 405, reviewer=NO),
         # An unknown action: refused with a message, nothing queued.

@@ -11,7 +11,7 @@ from decimal import Decimal
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.urls import NoReverseMatch, reverse
+from django.urls import reverse
 from django.utils import timezone
 
 from ... import hit_templates
@@ -95,17 +95,9 @@ def task_page_url(project: Project) -> str:
     return f"{settings.UNPACK_PUBLIC_URL.rstrip('/')}/mturk/task/{project.slug}/"
 
 
-#: The participant's task page of a Prolific study, used until the ``frontend:prolific-task``
-#: URL name exists (it is reversed as soon as it does).
-PROLIFIC_TASK_PATH = "/prolific/task/{slug}/"
-
-
 def prolific_task_page_url(project: Project) -> str:
     """Our task page for a Prolific study of ``project``, without Prolific's placeholders."""
-    try:
-        page = reverse("frontend:prolific-task", args=[project.slug])
-    except NoReverseMatch:
-        page = PROLIFIC_TASK_PATH.format(slug=project.slug)
+    page = reverse("frontend:prolific-task", args=[project.slug])
     return f"{settings.UNPACK_PUBLIC_URL.rstrip('/')}{page}"
 
 
