@@ -7,7 +7,7 @@ from unittest import mock
 import pytest
 from django.test import Client
 
-from annotation.models import Annotation, Assignment, Bonus, Flag, Worker
+from annotation.models import Annotation, Assignment, Batch, Bonus, Flag, Hit, Worker
 from frontend.review import diff_html, svg_bars
 from tests.factories import (
     SCRIPT,
@@ -176,7 +176,7 @@ def test_diff_marks_insertions_and_deletions_escaped():
 
 def submitted_unflagged(n: int, project_items=None, first: int = 0):
     """``n`` submitted assignments without a flag, one rewrite each."""
-    project, items = project_items or canard_project()
+    project, items = project_items or canard_sample()
     batch = Batch.objects.create(project=project, title="unflagged", provider="mturk")
     rows = []
     for k, worker in enumerate(workers(n), start=first):
@@ -194,7 +194,7 @@ def submitted_unflagged(n: int, project_items=None, first: int = 0):
 
 def test_unflagged_submitted_work_is_listed_with_its_decisions(staff_client,
                                                                django_assert_num_queries):
-    project, items = canard_project()
+    project, items = canard_sample()
     _, rows = submitted_unflagged(2, (project, items))
     with django_assert_num_queries(8) as small:  # + the answers of the listed assignments
         page = staff_client.get(f"/staff/review/{project.slug}/").content.decode()

@@ -11,14 +11,13 @@ from unittest import mock
 import pytest
 
 from annotation.models import Assignment, Batch
-from tests.exports.builders import annotate, claire_project, workers
-from tests.factories import prolific_study_hit
+from tests.factories import annotate, claire_sample, prolific_study_hit, workers
 
 pytestmark = pytest.mark.django_db
 
 
 def test_collect_now_sends_the_collect_job_of_an_open_batch(staff_client):
-    project, _items = claire_project()
+    project, _items = claire_sample()
     hit = prolific_study_hit(project, study_id="study-1")
     batch = hit.batch
     page = staff_client.get(f"/staff/batches/{batch.pk}/").content.decode()
@@ -35,7 +34,7 @@ def test_collect_now_sends_the_collect_job_of_an_open_batch(staff_client):
 
 
 def test_collect_now_refuses_a_batch_with_nothing_to_collect(staff_client):
-    project, _items = claire_project()
+    project, _items = claire_sample()
     batch = prolific_study_hit(project, study_id="study-2").batch
     Batch.objects.filter(pk=batch.pk).update(status=Batch.Status.CANCELLED)
     assert "Collect submitted work now" not in staff_client.get(
@@ -49,7 +48,7 @@ def test_collect_now_refuses_a_batch_with_nothing_to_collect(staff_client):
 
 
 def test_annotators_cannot_collect(annotator_client):
-    project, _items = claire_project()
+    project, _items = claire_sample()
     batch = prolific_study_hit(project, study_id="study-3").batch
     with mock.patch("frontend.staff_batches.enqueue_now") as enqueue:
         response = annotator_client.post(f"/staff/batches/{batch.pk}/collect/")
@@ -58,7 +57,7 @@ def test_annotators_cannot_collect(annotator_client):
 
 
 def test_export_page_offers_the_projects_formats_and_downloads_a_zip(staff_client):
-    project, items = claire_project()
+    project, items = claire_sample()
     (worker,) = workers(1)
     annotate(items[0], worker, rating=4, review_status="approved")
     page = staff_client.get(f"/staff/review/{project.slug}/export/").content.decode()
@@ -74,7 +73,7 @@ def test_export_page_offers_the_projects_formats_and_downloads_a_zip(staff_clien
 
 
 def test_export_page_refuses_an_unknown_or_foreign_format(staff_client):
-    project, _items = claire_project()
+    project, _items = claire_sample()
     for name in ("canard", "nonsense"):
         page = staff_client.get(f"/staff/review/{project.slug}/export/?format={name}",
                                 follow=True).content.decode()
@@ -84,6 +83,6 @@ def test_export_page_refuses_an_unknown_or_foreign_format(staff_client):
 
 
 def test_annotators_cannot_export(annotator_client):
-    project, _items = claire_project()
+    project, _items = claire_sample()
     response = annotator_client.get(f"/staff/review/{project.slug}/export/?format=jsonl")
     assert response.status_code == 403
