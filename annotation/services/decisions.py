@@ -403,10 +403,11 @@ def assignments_sync_decisions(*, assignment_ids, provider: AnnotationProvider |
     assignments = list(Assignment.objects.select_related("hit__batch").filter(
         pk__in=list(assignment_ids), decision_synced=False, status=Assignment.Status.APPROVED))
     synced = 0
-    bulk = [assignment for assignment in assignments
-            if assignment.hit.batch.provider == "prolific"]
+    bulk = []
     for assignment in assignments:
-        if assignment not in bulk:
+        if assignment.hit.batch.provider == "prolific":
+            bulk.append(assignment)
+        else:
             synced += assignment_sync_decision(assignment_id=assignment.pk, provider=provider)
     if bulk:
         (provider or provider_for_batch(bulk[0].hit.batch)).approve_assignments(

@@ -22,7 +22,7 @@ from annotation.fake_prolific import FakeProlific, FakeProlificSimulator, Simula
 from annotation.models import Batch
 from tests.browser.conftest import login_browser, open_task, screenshot
 from tests.browser.test_prolific_task import ANSWER, REWRITES
-from tests.factories import KIND_BUILDERS, sluice_project
+from tests.factories import BUILDERS, sluice_project
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -154,11 +154,11 @@ def collect_from_page(page, live_server, batch_id: int) -> None:
     assert "Collection requested" in page.locator("p.message").inner_text()
 
 
-@pytest.mark.parametrize("kind", sorted(KIND_BUILDERS))
+@pytest.mark.parametrize("kind", sorted(BUILDERS))
 def test_launch_work_and_collect_every_kind_from_the_staff_pages(staff, live_server, prolific,
                                                                  participant_browser, kind):
     started = time.monotonic()
-    builder = KIND_BUILDERS[kind]
+    builder = BUILDERS[kind]
     project = builder() if kind == "rewrite" else builder(items=2)
     batch_id = launch_from_page(staff, live_server, project_slug=project.slug,
                                 title=f"{kind} on Prolific")

@@ -22,7 +22,7 @@ from annotation.providers.prolific import (
     study_url,
 )
 from tests.browser.conftest import open_task, screenshot
-from tests.factories import KIND_BUILDERS, prolific_study_hit
+from tests.factories import BUILDERS, prolific_study_hit
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -87,10 +87,10 @@ REWRITES = ["What was the first album of the Mothers of Invention?",
             "Did Frank Zappa form any band other than the Mothers of Invention?"]
 
 
-@pytest.mark.parametrize("kind", sorted(KIND_BUILDERS))
+@pytest.mark.parametrize("kind", sorted(BUILDERS))
 def test_a_participant_goes_from_prolific_through_every_item_and_back(page, live_server,
                                                                       prolific, kind):
-    builder = KIND_BUILDERS[kind]
+    builder = BUILDERS[kind]
     project = builder() if kind == "rewrite" else builder(items=2)
     hit = launch(prolific, live_server, project)
     simulator = FakeProlificSimulator(prolific.base_url)

@@ -10,6 +10,7 @@ fixtures are active. Without PostgreSQL or UNPACK_TEST_REDIS_URL the tests skip,
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -109,11 +110,10 @@ def start_worker(env: dict[str, str], *options: str) -> tuple[subprocess.Popen, 
     return worker, log_path
 
 
-@pytest.fixture(scope="module")
-def celery_worker(integration_services, django_db_setup, django_db_blocker, fake_mturk_server
-                  ) -> Iterator[subprocess.Popen]:
-    redis_url = integration_services
-    env = service_environment(redis_url, django_db_blocker, fake_mturk_server)
+@contextlib.contextmanager
+def running_worker(env: dict, redis_url: str) -> Iterator[subprocess.Popen]:
+    """A Celery worker started with ``env``, with this process's Celery app sending to it (not
+    eager) until the block ends; then the worker is stopped and the app restored."""
     worker, log_path = start_worker(env)
     # The app reads Django settings under the CELERY_ namespace, so override those keys.
     saved = {key: celery_app.conf.get(key) for key in
@@ -138,6 +138,15 @@ def celery_worker(integration_services, django_db_setup, django_db_blocker, fake
         _drop_connection_pools()
         if os.environ.get("UNPACK_KEEP_WORKER_LOG") != "1":
             os.unlink(log_path)
+
+
+@pytest.fixture(scope="module")
+def celery_worker(integration_services, django_db_setup, django_db_blocker, fake_mturk_server
+                  ) -> Iterator[subprocess.Popen]:
+    redis_url = integration_services
+    with running_worker(service_environment(redis_url, django_db_blocker, fake_mturk_server),
+                        redis_url) as worker:
+        yield worker
 
 
 def _drop_connection_pools() -> None:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,7 +14,6 @@ import pytest
 from django.conf import settings
 
 from annotation import tasks
-from annotation.celery import app as celery_app
 from annotation.exporters import export_project
 from annotation.fake_prolific import FakeProlific, FakeProlificSimulator, SimulatorRefused
 from annotation.models import Annotation, Assignment, Batch, Bonus, Worker
@@ -24,10 +22,8 @@ from annotation.services import decisions
 from annotation.services.batches.plan import batch_launch, batch_plan
 from tests.factories import batch_plausibility_project, prolific_options, prolific_page_work
 from tests.integration.conftest import (
-    WORKER_START_TIMEOUT,
-    _drop_connection_pools,
+    running_worker,
     service_environment,
-    start_worker,
     wait_for,
     wait_for_idle_worker,
 )
@@ -54,28 +50,8 @@ def prolific_worker(integration_services, django_db_setup, django_db_blocker,
     env = {**service_environment(redis_url, django_db_blocker, fake_mturk_server),
            "PROLIFIC_API_URL": fake_prolific_server.base_url,
            "PROLIFIC_API_TOKEN": TOKEN, "PROLIFIC_WORKSPACE_ID": WORKSPACE}
-    worker, log_path = start_worker(env)
-    saved = {key: celery_app.conf.get(key) for key in
-             ("CELERY_TASK_ALWAYS_EAGER", "CELERY_BROKER_URL")}
-    celery_app.conf.update(CELERY_TASK_ALWAYS_EAGER=False, CELERY_BROKER_URL=redis_url)
-    _drop_connection_pools()
-    try:
-        deadline = time.monotonic() + WORKER_START_TIMEOUT
-        while not celery_app.control.ping(timeout=0.5):
-            if worker.poll() is not None or time.monotonic() > deadline:
-                pytest.fail("the Celery worker did not start:\n"
-                            + Path(log_path).read_text()[-3000:])
+    with running_worker(env, redis_url) as worker:
         yield worker
-    finally:
-        worker.terminate()
-        try:
-            worker.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            worker.kill()
-            worker.wait()
-        celery_app.conf.update(saved)
-        _drop_connection_pools()
-        Path(log_path).unlink(missing_ok=True)
 
 
 @pytest.fixture

@@ -18,7 +18,7 @@ from annotation.models import Assignment, Bonus, StatusEvent, Worker
 from annotation.providers import ProviderThrottled
 from annotation.services import decisions
 from annotation.services.batches.collect import batch_collect
-from tests.batches.test_decisions_everywhere import ENTRY_POINTS, Rollback, run_entry
+from tests.batches.test_decisions_everywhere import ACTIONS, ENTRY_POINTS, Rollback, run_entry
 from tests.factories import batch_plausibility_project, launch_prolific, participant_works
 
 pytestmark = pytest.mark.django_db
@@ -270,17 +270,10 @@ def test_block_and_unblock_use_the_blocklist_group(prolific_app, simulator, clie
 
 # -- every way in: the same effects (tests/batches/test_decisions_everywhere.py, on Prolific) --
 
+#: The MTurk table's own entries where the action is the same on Prolific; a rejection there
+#: also needs a category and a message of at least 100 characters.
 PROLIFIC_ACTIONS = {
-    "approve": dict(
-        service=lambda c, actor: decisions.assignment_approve(
-            assignment_id=c["assignment"].pk, actor=actor, message="Good work"),
-        web=lambda c: (f"assignments/{c['assignment'].pk}/decide/",
-                       {"action": "approve", "message": "Good work"}),
-        cli=lambda c: ["approve", c["assignment"].provider_assignment_id,
-                       "--message", "Good work"],
-        api=lambda c: (f"assignments/{c['assignment'].pk}/approve/", {"message": "Good work"}),
-        admin=lambda c: ("assignment", "approve", c["assignment"].pk, {"message": "Good work"}),
-    ),
+    **{name: ACTIONS[name] for name in ("approve", "bonus", "block")},
     "reject_hit": dict(
         service=lambda c, actor: decisions.assignment_reject(
             assignment_id=c["assignment"].pk, actor=actor, message=REASON,
@@ -294,27 +287,6 @@ PROLIFIC_ACTIONS = {
                        {"message": REASON, "rejection_category": "LOW_EFFORT"}),
         admin=lambda c: ("assignment", "reject", c["assignment"].pk,
                          {"message": REASON, "rejection_category": "LOW_EFFORT"}),
-    ),
-    "bonus": dict(
-        service=lambda c, actor: decisions.bonus_create(
-            assignment_id=c["assignment"].pk, actor=actor, amount_cents=25,
-            reason="Careful work"),
-        web=lambda c: (f"assignments/{c['assignment'].pk}/bonus/",
-                       {"amount_cents": "25", "reason": "Careful work"}),
-        cli=lambda c: ["bonus", c["assignment"].provider_assignment_id, "--amount", "0.25",
-                       "--reason", "Careful work"],
-        api=lambda c: (f"assignments/{c['assignment'].pk}/bonus/",
-                       {"amount_cents": 25, "reason": "Careful work"}),
-        admin=lambda c: ("assignment", "bonus", c["assignment"].pk,
-                         {"amount_cents": "25", "reason": "Careful work"}),
-    ),
-    "block": dict(
-        service=lambda c, actor: decisions.worker_block(
-            worker_id=c["worker"].pk, actor=actor, reason="Random ratings"),
-        web=lambda c: (f"workers/{c['worker'].pk}/block/", {"reason": "Random ratings"}),
-        cli=lambda c: ["block", c["remote_id"], "--reason", "Random ratings"],
-        api=lambda c: (f"workers/{c['worker'].pk}/block/", {"reason": "Random ratings"}),
-        admin=lambda c: ("worker", "block", c["worker"].pk, {"reason": "Random ratings"}),
     ),
 }
 

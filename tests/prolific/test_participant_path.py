@@ -29,7 +29,7 @@ from annotation.providers.prolific import ProlificConfig, ProlificProvider, stud
 from annotation.selectors.providers import assignment_confirmed_by_provider
 from annotation.services.batches.collect import batch_collect
 from tests.factories import (
-    KIND_BUILDERS,
+    BUILDERS,
     launch_prolific,
     prolific_study_hit,
     sluice_project,
@@ -514,10 +514,10 @@ def test_a_study_from_the_launch_service_is_worked_on_this_page_and_collected(
 # --- every kind, and what it costs -------------------------------------------------------------
 
 
-@pytest.mark.parametrize("kind", sorted(KIND_BUILDERS))
+@pytest.mark.parametrize("kind", sorted(BUILDERS))
 def test_every_kind_is_served_and_saved_through_prolific(client, prolific, provider, simulator,
                                                          kind):
-    project = KIND_BUILDERS[kind]()
+    project = BUILDERS[kind]()
     hit = launch(provider, project)
     ids = start(simulator, hit)
     response = open_page(client, project, ids)
