@@ -15,6 +15,8 @@ from django.template.response import TemplateResponse
 from . import models
 from .roles import decision_action, may
 from .services import decisions
+from .services.annotations import item_filled_marks_kept
+from .services.projects import project_update
 
 
 class ReadOnlyWorkMixin:
@@ -109,6 +111,14 @@ class ProjectAdmin(admin.ModelAdmin):
     list_filter = ("kind",)
     search_fields = ("slug", "name")
 
+    def save_model(self, request, obj, form, change):
+        # A change goes through the service the API uses: its settings' validation, and the
+        # items' "filled" marks when the redundancy changes.
+        if not change:
+            return super().save_model(request, obj, form, change)
+        return project_update(project=obj, **{name: form.cleaned_data[name]
+                                              for name in form.changed_data})
+
 
 @admin.register(models.ImportRecord)
 class ImportRecordAdmin(admin.ModelAdmin):
@@ -200,6 +210,12 @@ class ItemAdmin(admin.ModelAdmin):
     search_fields = ("external_id", "group_key")
     list_select_related = ("project",)
     raw_id_fields = ("target_sentence", "turn", "filler", "complex_sentence")
+    readonly_fields = ("filled",)
+
+    def save_model(self, request, obj, form, change):
+        # Another split needs another number of answers: the item's "filled" mark follows.
+        with item_filled_marks_kept([obj.pk] if change else []):
+            super().save_model(request, obj, form, change)
 
 
 @admin.register(models.SplitManifest)

@@ -7,6 +7,13 @@ class AnnotationConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        from django.db.models.signals import post_delete
+
         from . import pg_times
+        from .models import Annotation
+        from .services.annotations import annotation_deleted
 
         pg_times.install()
+        # However an answer is deleted (the admin, a cascade), its item's "filled" mark follows.
+        post_delete.connect(annotation_deleted, sender=Annotation,
+                            dispatch_uid="annotation_filled_mark")

@@ -265,6 +265,12 @@ class Item(models.Model):
                                          on_delete=models.CASCADE, related_name="items")
     is_gold = models.BooleanField(default=False)
     gold_answer = models.JSONField(null=True, blank=True)
+    # True only while counted answers fill every redundancy slot of the item's split: the work
+    # queue walks the unfilled ones only (``item_unfilled``). False may be stale (a full item
+    # the queue then checks by counting); True never is: every writer of ``Annotation.state``,
+    # of the split and of the project's redundancy keeps it in the same transaction
+    # (``annotation.services.annotations``, "Filled items").
+    filled = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -290,6 +296,9 @@ class Item(models.Model):
             # The work queue walks a project's items in id order from a pivot between the
             # project's MIN(id) and MAX(id); both are index end points with this.
             models.Index(fields=["project", "id"], name="item_project_id"),
+            # The same walk over the items not yet filled: full items cost it nothing.
+            models.Index(fields=["project", "id"], condition=Q(filled=False),
+                         name="item_unfilled"),
             models.Index(fields=["project", "group_key", "position"], name="item_group"),
         ]
 

@@ -7,6 +7,9 @@ from pathlib import Path
 import pytest
 from django.core.cache import caches
 from django.core.cache.backends.locmem import LocMemCache
+from django.db import DatabaseError
+
+from tests.factories import wrongly_filled_items
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 INTEGRATION_TESTS = Path(__file__).resolve().parent / "integration"
@@ -28,6 +31,31 @@ def _fresh_local_cache():
     if isinstance(caches["default"], LocMemCache):
         caches["default"].clear()
     yield
+
+
+#: Fixtures that give a test the database (directly or through others).
+DATABASE_FIXTURES = {"db", "transactional_db", "django_db_reset_sequences",
+                     "django_db_serialized_rollback", "live_server"}
+
+
+@pytest.fixture(autouse=True)
+def _filled_marks_never_lie(request):
+    """Every test that used the database ends with no item marked filled while a slot is open
+    (``Item.filled``), whatever it did through the services: a writer of answers, splits or
+    redundancy that forgot the mark shows up here, in whichever test exercises it."""
+    uses_database = (request.node.get_closest_marker("django_db") is not None
+                     or bool(DATABASE_FIXTURES.intersection(request.fixturenames)))
+    if uses_database:
+        # Set up before this check, so torn down (rolled back) after it.
+        request.getfixturevalue("_django_db_helper")
+    yield
+    if not uses_database:
+        return
+    try:
+        wrong = wrongly_filled_items()
+    except DatabaseError:
+        return  # the test left its transaction broken; its own failure says why
+    assert not wrong, f"items marked filled with a slot open: {wrong}"
 
 
 @pytest.fixture

@@ -7,7 +7,8 @@
 - Dataset samples (``claire_sample`` … ``sluice_sample``): a few rows shaped like the
   released datasets, returned with their items, for export, QC and review tests; ``annotate``
   and ``workers`` add answers and annotators to them.
-- Local answers (``local_worker``, ``local_answer``).
+- Local answers (``local_worker``, ``local_answer``); ``wrongly_filled_items``, the check
+  every database test ends with (tests/conftest.py).
 - Batch projects and crowd work (``batch_plausibility_project``, ``batch_rewrite_project``,
   ``launched_batch``, ``page_work``, ``launch_prolific``, ``prolific_page_work`` …): priced
   projects to plan and launch, and what a worker and our task pages do through the MTurk and
@@ -26,6 +27,7 @@ from dataclasses import dataclass
 from urllib.parse import parse_qs, parse_qsl, urlencode, urlsplit
 
 import factory
+from django.db.models import Count, Q
 
 from annotation import models
 from annotation.payloads import validate_payload
@@ -444,6 +446,15 @@ def local_answer(project, item, worker, rating=3, **extra):
     return annotation_submit(worker=worker, item=loaded, clean=clean, context=context,
                              source="local", client_token=extra.pop("client_token", None)
                              or uuid.uuid4().hex, **extra)
+
+
+def wrongly_filled_items() -> list[int]:
+    """Items marked filled (``Item.filled``) while their counted answers leave a slot open: the
+    one thing the mark may never say (the work queue would hide them for good)."""
+    counted = Count("annotations", filter=Q(annotations__state=models.Annotation.State.COUNTED))
+    rows = (models.Item.objects.filter(filled=True).annotate(counted=counted)
+            .values_list("pk", "counted", "split", "project__redundancy"))
+    return [pk for pk, n, split, redundancy in rows if n < int(redundancy.get(split, 1))]
 
 
 # --- batch projects and MTurk work -----------------------------------------------------------

@@ -18,15 +18,31 @@ redundancy slots; its result is stored in ``Annotation.state`` (indexed with the
 one of its inputs changes -- at the INSERT, by ``annotations_confirm`` (collection) and by
 ``annotations_set_review_status`` (every reviewer decision, collected remote decisions) -- and
 every reader (work queue, submit, batch planning, dashboard, QC, exports) reads that column.
+
+Filled items. ``Item.filled`` marks an item whose counted answers fill every redundancy slot of
+its split, so that the work queue walks only the others (a partial index): it may be False for a
+filled item (the queue then counts, as it does for every unmarked item) but never True for an
+item with an open slot, which would hide it for good. So every change that can add a counted
+answer, take one away, move the item to another split or change the project's redundancy keeps
+it in its own transaction: the submit marks the item when its answer takes the last slot (under
+the Item row lock, in the INSERT's statement on PostgreSQL); every other writer
+(``annotations_set_review_status``, ``annotations_confirm``, ``annotations_release``,
+``annotation_revise``, collection's stored answers, a deleted answer, ``make_splits``,
+``project_update`` of the redundancy) runs inside ``item_filled_marks_kept``, which locks the
+items first (the submit's order: item, then answers) and sets their marks from the counted
+answers after the change.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.db import IntegrityError, connection, connections, router, transaction
-from django.db.models import Case, Q, QuerySet, Value, When
+from django.db.models import Case, Count, Q, QuerySet, Value, When
+from django.db.transaction import TransactionManagementError
 from django.utils import timezone
 
 from ..models import Annotation, Assignment, Flag, Hit, Item, Project, Worker
@@ -109,25 +125,92 @@ def _confirmed_state_expression(review_status=None) -> Case:
                 default=Value(Annotation.State.COUNTED))
 
 
+#: Items per statement when their marks are locked and set (bounded IN lists).
+FILLED_CHUNK = 500
+
+
+def _chunked(ids: list[int]) -> Iterator[list[int]]:
+    for start in range(0, len(ids), FILLED_CHUNK):
+        yield ids[start:start + FILLED_CHUNK]
+
+
+def items_filled_refresh(item_ids: Iterable[int]) -> None:
+    """Set ``Item.filled`` of these items from their counted answers and their project's
+    redundancy for their split. Exact only under the items' row locks, which
+    ``item_filled_marks_kept`` takes (a concurrent change waits for them, and the counts here
+    are read after they are held)."""
+    ids = sorted(set(item_ids))
+    for chunk in _chunked(ids):
+        rows = list(Item.objects.filter(pk__in=chunk).values_list(
+            "pk", "project_id", "split", "filled"))
+        counted = dict(Annotation.objects.filter(item_id__in=chunk,
+                                                 state=Annotation.State.COUNTED)
+                       .values("item_id").annotate(n=Count("pk")).values_list("item_id", "n"))
+        projects = Project.objects.only("redundancy").in_bulk({row[1] for row in rows})
+        to_fill, to_open = [], []
+        for item_id, project_id, split, filled in rows:
+            full = counted.get(item_id, 0) >= projects[project_id].redundancy_for(split)
+            if full != filled:
+                (to_fill if full else to_open).append(item_id)
+        if to_fill:
+            Item.objects.filter(pk__in=to_fill).update(filled=True)
+        if to_open:
+            Item.objects.filter(pk__in=to_open).update(filled=False)
+
+
+@contextmanager
+def item_filled_marks_kept(item_ids: Iterable[int]) -> Iterator[None]:
+    """Around a change to what fills these items (their counted answers, their split, their
+    project's redundancy), inside the change's transaction: the Item rows are locked first
+    (PostgreSQL, in id order; the order every submit takes: item, then answers) and their
+    ``filled`` marks set from the counted answers once the change is made. SQLite needs no
+    lock: its writers are serialised by the IMMEDIATE transaction."""
+    if not connection.in_atomic_block:
+        raise TransactionManagementError("item_filled_marks_kept runs inside the change's "
+                                         "transaction")
+    ids = sorted(set(item_ids))
+    if connection.features.has_select_for_update:
+        for chunk in _chunked(ids):
+            list(Item.objects.select_for_update().filter(pk__in=chunk).order_by("pk")
+                 .values_list("pk", flat=True))
+    yield
+    items_filled_refresh(ids)
+
+
+def annotation_deleted(*, sender, instance: Annotation, **kwargs) -> None:
+    """``post_delete`` of an Annotation (the admin's cleanup, a cascade from its assignment or
+    from a newer version's old one): a counted answer gone may reopen its item, so the item's
+    mark is cleared (False is always safe; the queue counts it again)."""
+    if instance.state == Annotation.State.COUNTED:
+        Item.objects.filter(pk=instance.item_id, filled=True).update(filled=False)
+
+
+def _item_ids(annotations: QuerySet) -> list[int]:
+    return list(annotations.order_by().values_list("item_id", flat=True).distinct())
+
+
 @transaction.atomic
 def annotations_set_review_status(*, annotations: QuerySet, review_status: str) -> int:
     """Set the review status of ``annotations`` and their ``state`` with it; the only writer of
     a review status after the INSERT (reviewer decisions on every entry point, decisions
     collected from the provider). Provisional answers stay provisional until confirmed, and an
     older version stays superseded (a decision on it changes nothing the project counts). The
-    number of annotations updated."""
-    return annotations.update(review_status=review_status, state=Case(
-        When(state=Annotation.State.PROVISIONAL, then=Value(Annotation.State.PROVISIONAL)),
-        When(state=Annotation.State.SUPERSEDED, then=Value(Annotation.State.SUPERSEDED)),
-        default=_confirmed_state_expression(review_status)))
+    number of annotations updated. Their items' ``filled`` marks follow."""
+    with item_filled_marks_kept(_item_ids(annotations)):
+        return annotations.update(review_status=review_status, state=Case(
+            When(state=Annotation.State.PROVISIONAL, then=Value(Annotation.State.PROVISIONAL)),
+            When(state=Annotation.State.SUPERSEDED, then=Value(Annotation.State.SUPERSEDED)),
+            default=_confirmed_state_expression(review_status)))
 
 
 @transaction.atomic
 def annotations_confirm(*, annotations: QuerySet) -> int:
     """MTurk reported the assignment of these provisional answers: they count from now on
-    (or are rejected, if a reviewer said so meanwhile). The number confirmed."""
-    return annotations.filter(state=Annotation.State.PROVISIONAL).update(
-        state=_confirmed_state_expression())
+    (or are rejected, if a reviewer said so meanwhile). The number confirmed; their items'
+    ``filled`` marks follow."""
+    provisional = annotations.filter(state=Annotation.State.PROVISIONAL)
+    with item_filled_marks_kept(_item_ids(provisional)):
+        return provisional.update(state=_confirmed_state_expression())
 
 
 @transaction.atomic
@@ -135,10 +218,12 @@ def annotations_release(*, annotations: QuerySet) -> int:
     """The provider gave these answers' session back (a Prolific participant returned it or
     timed out): they stop counting, as answers no provider vouches for
     (``annotation_state(confirmed=False)``: provisional, never exported or counted). The
-    number changed."""
+    number changed; their items' ``filled`` marks follow."""
     provisional = annotation_state(source=Annotation.Source.PROLIFIC,
                                    review_status=Annotation.Review.PENDING, confirmed=False)
-    return annotations.exclude(state=provisional).update(state=provisional)
+    changing = annotations.exclude(state=provisional)
+    with item_filled_marks_kept(_item_ids(changing)):
+        return changing.update(state=provisional)
 
 
 def _existing_for_token(*, client_token: str | None, worker: Worker) -> Annotation | None:
@@ -219,8 +304,9 @@ def annotation_submit(
     warnings are the shared live checks re-run on the clean payload.
 
     Queries when stored: the row lock (PostgreSQL), one state query, the INSERT (plus BEGIN and
-    COMMIT on SQLite); with an assignment, one more to read (and share-lock) its status. A
-    duplicate costs one more read to return the stored annotation.
+    COMMIT on SQLite) and, for a counted answer, the UPDATE of the item's filled mark; with an
+    assignment, one more to read (and share-lock) its status first. A duplicate costs one more
+    read to return the stored annotation.
     """
     fields = _Submission(worker=worker, source=source, client_token=client_token or None,
                          assignment=assignment, client_warnings=client_warnings,
@@ -229,10 +315,13 @@ def annotation_submit(
                          assignment_deadline=assignment_deadline, served_at=served_at)
     try:
         with transaction.atomic():
+            # The assignment's status first: locks are taken assignment, item, answers, the
+            # order of decisions and collection (which lock the assignment, then its items).
+            status = None if assignment is None else _assignment_status(assignment)
             # The row lock serialises every submit for this item: the state read is exact.
             _lock_item(item)
             return _store_locked(fields, item=item, clean=clean, context=context,
-                                 try_insert_first=False)
+                                 try_insert_first=False, assignment_status=status)
     except IntegrityError as error:
         return _concurrent_duplicate(fields, item=item, error=error)
 
@@ -259,9 +348,11 @@ def annotation_submit_item(
 
     The item is loaded and locked by one statement inside the transaction, and a new answer is
     stored by one INSERT that re-checks, after the lock, what the state query would (token and
-    answer not stored yet, an open slot): BEGIN, item (+ dialogue turns for rewrite and
-    sluice), INSERT, COMMIT. Anything else (a retry, a full item, a blocked worker) is decided
-    by ``annotation_submit``'s own path, under the same lock.
+    answer not stored yet, an open slot) and marks the item filled when the answer takes its
+    last slot: BEGIN, item (+ dialogue turns for rewrite and sluice), INSERT, COMMIT on
+    PostgreSQL; SQLite marks by a second statement after the INSERT. Anything else (a retry,
+    a full item, a blocked worker) is decided by ``annotation_submit``'s own path, under the
+    same lock.
     """
     fields = _Submission(worker=worker, source=source, client_token=client_token or None,
                          client_warnings=client_warnings,
@@ -319,8 +410,10 @@ def _new_annotation(fields: _Submission, *, item: Item, clean: CleanPayload,
 
 
 def _store_locked(fields: _Submission, *, item: Item, clean: CleanPayload,
-                  context: ItemContext, try_insert_first: bool) -> SubmitResult:
-    """Store the answer; the caller holds the Item row lock, in its transaction."""
+                  context: ItemContext, try_insert_first: bool,
+                  assignment_status: str | None = None) -> SubmitResult:
+    """Store the answer; the caller holds the Item row lock, in its transaction, and with an
+    assignment its share lock (``assignment_status``: its status read under it)."""
     worker, assignment = fields.worker, fields.assignment
     if (try_insert_first and assignment is None and not worker.is_blocked
             and fields.source == Annotation.Source.LOCAL):
@@ -343,7 +436,7 @@ def _store_locked(fields: _Submission, *, item: Item, clean: CleanPayload,
         return SubmitResult(Annotation.objects.get(pk=state.own_annotation_id),
                             created=False, item=item)
     if assignment is not None:
-        if _assignment_status(assignment) != Assignment.Status.ACCEPTED:
+        if assignment_status != Assignment.Status.ACCEPTED:
             raise SubmitRefused(
                 "assignment_closed",
                 "This assignment is already submitted or closed: nothing more can be saved "
@@ -358,8 +451,20 @@ def _store_locked(fields: _Submission, *, item: Item, clean: CleanPayload,
         raise SubmitRefused("item_full", "Other annotators completed this item meanwhile.")
     annotation = _new_annotation(fields, item=item, clean=clean, context=context)
     annotation.save(force_insert=True)
+    _mark_if_filled(annotation, required=item.project.redundancy_for(item.split))
     _flag_if_report(annotation)
     return SubmitResult(annotation, created=True, item=item)
+
+
+def _mark_if_filled(annotation: Annotation, *, required: int) -> None:
+    """The new answer is stored under the Item row lock: if it is a counted one that takes the
+    item's last slot, mark the item filled ("Filled items" above)."""
+    if annotation.state != Annotation.State.COUNTED:
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(submit_sql.MARK_FILLED, {"item_id": annotation.item_id,
+                                                "counted": Annotation.State.COUNTED,
+                                                "required": required})
 
 
 def _flag_if_report(annotation: Annotation) -> None:
@@ -401,11 +506,15 @@ def _insert_if_open(annotation: Annotation, *, required: int) -> bool:
     whether it was. Its fields are prepared as the ORM's INSERT prepares them
     (``pre_save``, ``get_db_prep_save``); on success it gets its primary key and is saved.
     Without a ``served_at`` of its own, it takes its lease's (when the work queue handed the
-    item to the worker)."""
+    item to the worker). A counted answer that takes the item's last slot marks it filled: in
+    the same statement on PostgreSQL, by a second one on SQLite."""
     using = router.db_for_write(Annotation)
     connection = connections[using]
     meta = Annotation._meta
-    fields, sql, served_converters = submit_sql.insert_if_open(using)
+    counted = annotation.state == Annotation.State.COUNTED
+    mark_in_statement = counted and connection.vendor == "postgresql"
+    fields, sql, served_converters = submit_sql.insert_if_open(
+        using, mark_filled=mark_in_statement)
     params = {f"f{index}": field.get_db_prep_save(field.pre_save(annotation, add=True),
                                                   connection)
               for index, field in enumerate(fields)}
@@ -423,6 +532,8 @@ def _insert_if_open(annotation: Annotation, *, required: int) -> bool:
         annotation.served_at = converter(annotation.served_at, column, connection)
     annotation._state.adding = False
     annotation._state.db = using
+    if counted and not mark_in_statement:
+        _mark_if_filled(annotation, required=required)
     return True
 
 
@@ -518,9 +629,12 @@ def _revise_locked(fields: _Submission, *, project: Project, annotation_id: int,
             raise SubmitRefused("item_full", "Other annotators completed this item meanwhile, "
                                              "so it takes no new answer.")
     # The old row first: one live version per worker and item (a conditional unique index).
-    Annotation.objects.filter(pk=old.pk).update(state=Annotation.State.SUPERSEDED)
-    new.supersedes = old
-    new.save(force_insert=True)
+    # The item is locked already: its mark follows the counted answers (a report becoming an
+    # answer may fill it, an answer becoming a report reopen it).
+    with item_filled_marks_kept([item.pk]):
+        Annotation.objects.filter(pk=old.pk).update(state=Annotation.State.SUPERSEDED)
+        new.supersedes = old
+        new.save(force_insert=True)
     record_status_event(kind="annotation_superseded", annotation=old, worker=worker,
                         old=old.state, new=Annotation.State.SUPERSEDED,
                         detail={"superseded_by": new.pk})

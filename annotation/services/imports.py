@@ -42,7 +42,7 @@ from ..models import (
     TargetSentence,
     Worker,
 )
-from .annotations import annotation_state
+from .annotations import annotation_state, item_filled_marks_kept
 from .projects import project_get_or_create
 from .splits import describe_cross_split_contexts, sluice_cross_split_contexts
 from .statistics import planner_statistics_refresh
@@ -415,4 +415,7 @@ class _BundleWriter:
                         "item_id": pair[1], "source": record.source, **record.fields,
                         "state": annotation_state(source=record.source, review_status=(
                             record.fields.get("review_status", Annotation.Review.PENDING)))})
-        self._insert(Annotation, new)
+        # Counted answers (an MTurk results CSV's) may fill their items: the marks follow.
+        with item_filled_marks_kept(row["item_id"] for row in new
+                                    if row["state"] == Annotation.State.COUNTED):
+            self._insert(Annotation, new)

@@ -5,7 +5,8 @@ from django.db import transaction
 
 from qc import flags
 
-from ..models import Project, Split, TaskKind
+from ..models import Annotation, Project, Split, TaskKind
+from .annotations import item_filled_marks_kept
 
 DEFAULT_REDUNDANCY = {
     # From the papers: decontext 1/5/5, CLAIRE 2/4/4 ratings per filler, sluices 1/1/3.
@@ -79,11 +80,18 @@ def project_get_or_create(*, slug: str, kind: str, name: str | None = None,
 
 @transaction.atomic
 def project_update(*, project: Project, **fields) -> Project:
+    """Change the project's settings. A new redundancy changes how many answers fill an item:
+    the "filled" marks of its items with counted answers follow (an item without any is never
+    marked)."""
     for name, validate in SETTINGS_VALIDATORS.items():
         if name in fields:
             validate(fields[name])
     for name, value in fields.items():
         setattr(project, name, value)
     project.full_clean()
-    project.save()
+    answered = (Annotation.objects.filter(project=project, state=Annotation.State.COUNTED)
+                .values_list("item_id", flat=True).distinct()
+                if "redundancy" in fields else [])
+    with item_filled_marks_kept(answered):
+        project.save()
     return project

@@ -31,7 +31,8 @@ from django.db.models import Count
 from qc import cleaning
 from qc import splits as qc_splits
 
-from ..models import ComplexSentence, Item, Project, SplitManifest, TaskKind
+from ..models import Annotation, ComplexSentence, Item, Project, SplitManifest, TaskKind
+from .annotations import item_filled_marks_kept
 from .statistics import planner_statistics_refresh
 
 RULES = ("group", "websplit", "canard", "sluice")
@@ -178,9 +179,15 @@ def project_split(*, project: Project, rule: str, seed: int, fractions: dict | N
     by_split: dict[str, list[int]] = defaultdict(list)
     for item_id, split in moved.items():
         by_split[split].append(item_id)
-    for split, item_ids in by_split.items():
-        for start in range(0, len(item_ids), UPDATE_BATCH):
-            Item.objects.filter(id__in=item_ids[start:start + UPDATE_BATCH]).update(split=split)
+    # A moved item needs another number of answers: the "filled" marks of those with counted
+    # answers follow (an item without any is never marked).
+    counted = set(Annotation.objects.filter(project=project, state=Annotation.State.COUNTED)
+                  .values_list("item_id", flat=True).distinct()) if moved else set()
+    with item_filled_marks_kept(counted.intersection(moved)):
+        for split, item_ids in by_split.items():
+            for start in range(0, len(item_ids), UPDATE_BATCH):
+                Item.objects.filter(id__in=item_ids[start:start + UPDATE_BATCH]).update(
+                    split=split)
     if moved:
         # The work queue's plans depend on how items spread over splits.
         transaction.on_commit(lambda: planner_statistics_refresh(of=[Item]))

@@ -48,23 +48,40 @@ LOCK_ITEM = f"SELECT id FROM {ITEM_TABLE} WHERE id = %(item_id)s FOR UPDATE"  # 
 # SUBMIT_STATE would establish. No row: the caller finds out why with SUBMIT_STATE.
 # ``served_at``, unless given, is when the work queue handed the item to the worker (their
 # lease's), read by the same statement; it is returned with the new primary key.
-_INSERT_IF_OPEN = """INSERT INTO {table} ({columns}) SELECT {values}
-WHERE NOT EXISTS (SELECT 1 FROM {table} t WHERE t.client_token = %(token)s)
-  AND NOT EXISTS (SELECT 1 FROM {table} o WHERE o.item_id = %(item_id)s
+_OTHERS_COUNTED = """(SELECT COUNT(*) FROM {table} a WHERE a.item_id = %(item_id)s
+       AND a.state = %(counted)s AND a.worker_id <> %(worker_id)s)"""
+_INSERT_IF_OPEN = f"""INSERT INTO {{table}} ({{columns}}) SELECT {{values}}
+WHERE NOT EXISTS (SELECT 1 FROM {{table}} t WHERE t.client_token = %(token)s)
+  AND NOT EXISTS (SELECT 1 FROM {{table}} o WHERE o.item_id = %(item_id)s
                   AND o.worker_id = %(worker_id)s AND o.assignment_id IS NULL)
-  AND (SELECT COUNT(*) FROM {table} a WHERE a.item_id = %(item_id)s AND a.state = %(counted)s
-       AND a.worker_id <> %(worker_id)s) < %(required)s
-RETURNING {pk}, {served_at}"""
+  AND {_OTHERS_COUNTED} < %(required)s
+RETURNING {{pk}}, {{served_at}}"""  # noqa: S608
+# PostgreSQL, for a counted answer: the same INSERT, and in the same statement the item's
+# ``filled`` mark when this answer fills its last slot (the sub-statements share one snapshot,
+# in which the new row is not visible yet: others' counted answers + 1).
+_INSERT_IF_OPEN_AND_MARK = f"""WITH stored AS ({_INSERT_IF_OPEN}),
+marked AS (UPDATE {{item_table}} SET filled = TRUE WHERE id = %(item_id)s
+  AND EXISTS (SELECT 1 FROM stored) AND {_OTHERS_COUNTED} + 1 >= %(required)s)
+SELECT * FROM stored"""  # noqa: S608
 _SERVED_AT = f"""COALESCE({{value}}, (SELECT l.served_at FROM {LEASE_TABLE} l
   WHERE l.item_id = %(item_id)s AND l.worker_id = %(worker_id)s))"""  # noqa: S608
 
+#: Mark item ``%(item_id)s`` filled if its counted answers (``%(counted)s``; the caller's own
+#: new one included) fill its ``%(required)s`` slots. Run under the Item row lock, after the
+#: INSERT of a counted answer (``annotation.services.annotations``, "Filled items").
+MARK_FILLED = f"""UPDATE {ITEM_TABLE} SET filled = TRUE WHERE id = %(item_id)s AND NOT filled
+  AND (SELECT COUNT(*) FROM {ANNOTATION_TABLE} a WHERE a.item_id = %(item_id)s
+       AND a.state = %(counted)s) >= %(required)s"""  # noqa: S608
+
 
 @functools.cache
-def insert_if_open(using: str) -> tuple[tuple, str, tuple]:
+def insert_if_open(using: str, *, mark_filled: bool = False) -> tuple[tuple, str, tuple]:
     """The fields ``_INSERT_IF_OPEN`` writes (every concrete field but the primary key; their
     values are the parameters ``f0``, ``f1``, …), the statement, for database ``using``, and
     the ORM's converters of the ``served_at`` it returns (each ``(value, expression,
-    connection)``, with that field's column as the expression)."""
+    connection)``, with that field's column as the expression). ``mark_filled`` (PostgreSQL
+    only; the answer is a counted one): the statement also marks the item filled when the
+    answer takes its last slot."""
     meta = Annotation._meta
     connection = connections[using]
     quote = connection.ops.quote_name
@@ -76,7 +93,8 @@ def insert_if_open(using: str) -> tuple[tuple, str, tuple]:
     converters = tuple((converter, column) for converter in
                        connection.ops.get_db_converters(column)
                        + column.get_db_converters(connection))
-    return fields, _INSERT_IF_OPEN.format(
+    template = _INSERT_IF_OPEN_AND_MARK if mark_filled else _INSERT_IF_OPEN
+    return fields, template.format(
         table=quote(meta.db_table), columns=", ".join(quote(f.column) for f in fields),
         values=", ".join(values), pk=quote(meta.pk.column),
-        served_at=quote(column.target.column)), converters
+        served_at=quote(column.target.column), item_table=quote(ITEM_TABLE)), converters

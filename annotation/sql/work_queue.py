@@ -16,9 +16,11 @@ last in this project (the one just submitted, when the caller says so):
 Performance contract (the annotator hot path, see docs/annotating.md "Load"): every branch walks
 an index in order and stops at the first open item, so the cost grows neither with the
 project's size nor with the number of items the worker has done (B1 starts after their past
-work instead of walking over it); the per-candidate work is two index probes (the worker's own
-answer; the item's counted answers, on the (item, state) index; its leases, on the (item,
-worker) unique index); LAST is one probe of the (worker, project, id) index.
+work instead of walking over it) nor with the number of filled items (B1, B2 and C walk the
+partial index of the items not marked filled, ``Item.filled``); the per-candidate work is two
+index probes (the worker's own answer; the item's counted answers, on the (item, state)
+index; its leases, on the (item, worker) unique index); LAST is one probe of the (worker,
+project, id) index.
 
 "Not done by the worker" is a scalar sub-select, not NOT EXISTS: PostgreSQL turns NOT EXISTS
 into an anti-join that reads all of the worker's annotations (11,000 rows per call for a worker
@@ -36,9 +38,11 @@ ITEM_TABLE = Item._meta.db_table
 ANNOTATION_TABLE = Annotation._meta.db_table
 LEASE_TABLE = ItemLease._meta.db_table
 
-# An item is open for the worker: not done by them, and fewer counted answers plus live leases
-# of others (who have not answered it yet: an answer replaces its lease) than required.
-_OPEN = f"""i.project_id = %(project_id)s
+# An item is open for the worker: not marked filled (``Item.filled``; written as the partial
+# index ``item_unfilled``'s condition, so that both databases walk that index), not done by
+# them, and fewer counted answers plus live leases of others (who have not answered it yet: an
+# answer replaces its lease) than required.
+_OPEN = f"""i.project_id = %(project_id)s AND NOT i.filled
   AND (SELECT d.id FROM {ANNOTATION_TABLE} d WHERE d.worker_id = %(worker_id)s
        AND d.item_id = i.id LIMIT 1) IS NULL
   AND (SELECT COUNT(*) FROM {ANNOTATION_TABLE} c

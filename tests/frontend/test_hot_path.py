@@ -24,7 +24,8 @@ from django.utils.dateparse import parse_datetime
 from annotation.auth import WorkerLoadingModelBackend, user_with_worker
 from annotation.models import Annotation, Item, ItemLease, Project, Worker
 from annotation.selectors import annotate as annotate_selectors
-from annotation.services.work_queue import _choose_sql
+from annotation.services.annotations import items_filled_refresh
+from annotation.services.work_queue import SPREAD_FACTOR, _choose_sql
 from tests.factories import (
     AnnotationFactory,
     local_answer,
@@ -46,6 +47,13 @@ STARTED_AT = (timezone.now() - timedelta(minutes=1)).astimezone(
 
 
 # --- helpers (the style of test_annotate_views.py, copied so the two files evolve apart) ------
+
+
+def is_answer_insert(sql: str) -> bool:
+    """The submit's INSERT … SELECT … WHERE of an answer; on PostgreSQL a counted answer's is
+    wrapped in the statement that also marks the item filled (``sql.submit``)."""
+    return sql.lstrip().replace('"', "").startswith(
+        ("INSERT INTO annotation_annotation", "WITH stored AS (INSERT INTO annotation_annotation"))
 
 
 def data_queries(captured) -> list[str]:
@@ -291,7 +299,7 @@ def test_fast_insert_stores_every_column_as_the_orm_path_does(annotator_client):
     assert body["status"] == "saved"
     # Stored by the one INSERT … SELECT … WHERE that re-checks the slots (no ORM INSERT).
     inserts = [sql for sql in data_queries(queries)
-               if sql.lstrip().startswith('INSERT INTO "annotation_annotation"')]
+               if is_answer_insert(sql)]
     assert len(inserts) == 1 and "NOT EXISTS" in inserts[0] and "RETURNING" in inserts[0]
 
     fast = Annotation.objects.get(pk=body["annotation_id"])
@@ -382,7 +390,7 @@ def assert_decided_under_the_lock(queries, *, then: int = 0):
     assert load.startswith("SELECT item.")
     if connection.vendor == "postgresql":
         assert load.endswith("FOR UPDATE OF item")
-    assert insert.startswith("INSERT INTO") and "NOT EXISTS" in insert
+    assert is_answer_insert(insert) and "NOT EXISTS" in insert
     assert state.startswith("SELECT MAX(CASE")
 
 
@@ -471,9 +479,15 @@ def test_imported_and_provisional_answers_leave_the_slot_open_for_the_insert(ann
     with CaptureQueriesContext(connection) as queries:
         response = submit(annotator_client, project, item.pk, {"rating": 4})
     assert response.status_code == 200 and response.json()["status"] == "saved"
-    # Stored by the INSERT's own slot check: no state query was needed.
-    load, insert = submit_transaction(queries)
-    assert load.startswith("SELECT item.") and insert.startswith("INSERT INTO")
+    # Stored by the INSERT's own slot check: no state query was needed. It took the last slot:
+    # the item is marked filled (by the INSERT's statement on PostgreSQL, one after on SQLite).
+    load, insert, *mark = submit_transaction(queries)
+    assert load.startswith("SELECT item.") and insert.startswith(
+        "WITH stored AS (INSERT INTO" if connection.vendor == "postgresql" else "INSERT INTO")
+    assert [statement.replace('"', "").split(" SET ")[0] for statement in mark] == (
+        [] if connection.vendor == "postgresql" else ["UPDATE annotation_item"])
+    item.refresh_from_db()
+    assert item.filled
     # Now two local answers: the slots are full for the next local annotator.
     late, _ = logged_in_client("late")
     refused = submit(late, project, item.pk, {"rating": 4})
@@ -615,7 +629,10 @@ def test_submit_cost_does_not_grow_with_the_workers_past_work():
     # item chosen and loaded by ONE statement, and its lease (on PostgreSQL written by that
     # same statement: ``sql.work_queue.chosen_and_leased``).
     separate_lease = 0 if connection.features.has_select_for_update_skip_locked else 1
-    assert len(veteran_sql) == len(novice_sql) == 6 + separate_lease, veteran_sql
+    # The filled mark: in the INSERT's statement on PostgreSQL, a statement after it on SQLite.
+    separate_mark = 0 if connection.vendor == "postgresql" else 1
+    assert len(veteran_sql) == len(novice_sql) == 6 + separate_mark + separate_lease, \
+        veteran_sql
     for statements in (veteran_sql, novice_sql):
         chooser = statements[-1 - separate_lease]
         assert chooser.lstrip().startswith("WITH leased AS (" if not separate_lease
@@ -673,6 +690,52 @@ def test_the_chooser_reads_no_more_for_a_worker_with_more_past_work():
     # Starting after the last item, the veteran's 2000 past answers are not walked over: the
     # same few index probes as the novice's (others' answers on the candidate may differ).
     assert read["veteran"] <= read["novice"] + 20, read
+
+
+def test_a_first_visit_among_filled_items_reads_none_of_them():
+    """docs/annotating.md, "Filled items": a newcomer whose pivot falls among 2,500 filled items
+    of 3,000 gets the first open item after it without reading the filled ones (the partial
+    index ``item_unfilled``); unmarked, the same choice walks them."""
+    project = plausibility_project("scale", items=0, redundancy={"train": 1})
+    filler = plausibility_project("scale-source", items=1).items.get().filler
+    Item.objects.bulk_create(Item(project=project, external_id=str(n), group_key=str(n),
+                                  filler=filler) for n in range(3000))
+    items = list(project.items.order_by("id"))
+    earlier = local_worker("earlier")
+    Annotation.objects.bulk_create(
+        (Annotation(project=project, item=item, worker=earlier, source="local", rating=3)
+         for item in items[:2500]), batch_size=2000)
+    items_filled_refresh(item.pk for item in items[:2500])
+    newcomer = next(worker for worker in (local_worker(f"new{n}") for n in range(50))
+                    if 0.2 < (worker.pk * SPREAD_FACTOR) % 1.0 < 0.6)
+    sql, params = _choose_sql(project, newcomer, lock=connection.vendor == "postgresql")
+    table = Item._meta.db_table
+    if connection.vendor != "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute(f"SELECT {sql}", params)
+            assert cursor.fetchone()[0] == items[2500].pk
+            cursor.execute(f"EXPLAIN QUERY PLAN SELECT {sql}", params)
+            plan = " | ".join(str(row[-1]) for row in cursor.fetchall())
+        assert "INDEX item_unfilled" in plan, plan
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(f"ANALYZE {table}")
+        cursor.execute(f"ANALYZE {Annotation._meta.db_table}")
+
+    def rows_read() -> float:
+        with connection.cursor() as cursor:
+            cursor.execute(f"SELECT {sql}", params)
+            assert cursor.fetchone()[0] == items[2500].pk
+            cursor.execute(f"EXPLAIN (ANALYZE, FORMAT JSON) SELECT {sql}", params)
+            explained = cursor.fetchone()[0]
+        if isinstance(explained, str):
+            explained = json.loads(explained)
+        return _rows_read(explained[0]["Plan"], table)
+
+    marked = rows_read()
+    Item.objects.filter(project=project).update(filled=False)
+    unmarked = rows_read()
+    assert marked <= 10 and unmarked >= 500, (marked, unmarked)
 
 
 def test_postgresql_connections_compile_nothing_just_in_time():

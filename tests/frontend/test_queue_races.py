@@ -10,6 +10,7 @@ import pytest
 from django.db import connection, connections, transaction
 
 from annotation.models import Annotation
+from annotation.services import decisions
 from annotation.services.annotations import SubmitRefused, annotation_submit_item
 from annotation.services.work_queue import work_queue_next_item
 from tests.factories import local_worker, plausibility_project
@@ -113,3 +114,33 @@ def test_an_open_item_locked_for_a_moment_is_still_offered():
     submit_item(project, item, local_worker("other"))
     assert work_queue_next_item(project=project, worker=local_worker("late")) is None
     connections.close_all()
+
+
+def test_rejections_and_submits_at_once_leave_every_mark_true():
+    """``Item.filled`` under real races: reviewers reject answers while annotators fill the
+    same items. Every change locks the items before it counts (assignment → item → answers),
+    so no mark says "filled" over an open slot (the suite's end-of-test check) and nothing
+    deadlocks."""
+    project = plausibility_project(items=4, redundancy={"train": 2})
+    items = list(project.items.order_by("id"))
+    first = [submit_item(project, item, local_worker(f"first{item.pk}")).annotation
+             for item in items]
+    late = [local_worker(f"late{index}") for index in range(len(items))]
+
+    def attempt(index):
+        if index % 2 == 0:  # a reviewer rejects an item's first answer
+            return decisions.annotation_reject(annotation_id=first[index // 2].pk,
+                                               message="Not what was asked.").pk
+        item = items[index // 2]  # an annotator fills the same item's second slot
+        return submit_item(project, item, late[index // 2]).created
+
+    outcomes = race(2 * len(items), attempt)
+    assert outcomes[1::2] == [True] * len(items)
+    for item in items:
+        item.refresh_from_db()
+        counted = item.annotations.filter(state=Annotation.State.COUNTED).count()
+        assert counted == 1 and not item.filled
+    # The next answers fill them: marked.
+    for item in items:
+        submit_item(project, item, local_worker(f"third{item.pk}"))
+    assert set(project.items.values_list("filled", flat=True)) == {True}

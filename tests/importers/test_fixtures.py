@@ -20,6 +20,7 @@ from annotation.models import (
     TargetSentence,
     Worker,
 )
+from annotation.services.projects import project_update
 
 from .conftest import FIXTURES, row_counts, run_import
 
@@ -177,6 +178,19 @@ def test_mturk_csv_adds_annotations_to_existing_items(shared_data):
     before = row_counts()
     run_import("mturk-csv", FIXTURES / "mturk_claire_batch.csv", project="claire")
     assert row_counts() == before
+
+
+def test_mturk_csv_answers_that_fill_their_items_mark_them_filled(shared_data):
+    """``Item.filled`` (docs/annotating.md, "Filled items"): the work queue skips the items an
+    imported results CSV filled; a rejected answer fills nothing."""
+    run_import("claire", shared_data / "claire" / "dev_data.tsv", project="claire")
+    project_update(project=Project.objects.get(slug="claire"),
+                   redundancy={"train": 1, "dev": 1, "test": 1})
+    run_import("mturk-csv", FIXTURES / "mturk_claire_batch.csv", project="claire")
+    answers = Annotation.objects.filter(source="mturk")
+    counted = set(answers.filter(state="counted").values_list("item_id", flat=True))
+    assert counted and answers.filter(state="rejected").exists()
+    assert set(Item.objects.filter(filled=True).values_list("pk", flat=True)) == counted
 
 
 def test_mturk_csv_finds_sluice_items_by_context(shared_data):

@@ -40,6 +40,7 @@ from ..annotations import (
     annotations_confirm,
     annotations_release,
     annotations_set_review_status,
+    item_filled_marks_kept,
 )
 from ..statistics import planner_statistics_refresh_grown
 from .common import (
@@ -403,7 +404,8 @@ def _store_annotations(hit: Hit, assignment: Assignment, worker: Worker,
                         "hit_id": collected.hit_id},
             **columns,
         ))
-    Annotation.objects.bulk_create(annotations)
+    with item_filled_marks_kept(item.pk for item in items if item.pk in cleaned):
+        Annotation.objects.bulk_create(annotations)
     return len(annotations)
 
 
