@@ -11,10 +11,12 @@ after 1,000 answers of their own, and the choice after a submit (``after_item_id
 item and its source), this process's CPU time of it (Python: Django, psycopg; robust to other
 load on the machine) and PostgreSQL's own execution time of the choosing statement (EXPLAIN
 ANALYZE). Workers who have done nothing yet are timed in two groups: those whose pivot falls
-among the open items, and those whose pivot falls among the full items (their first choice walks
-over full items to the first open one). Usage::
+among the open items, and those whose pivot falls among the full items (their first choice
+passes the full items to the first open one: marked filled, as the data migration marks the
+items already filled and the services every item since, the walk skips them; ``--unmarked``
+leaves the marks unset, to show the walk they save). Usage::
 
-    python bench/bench_next_item.py --items 1000000 --db-prefix unpack_i15_next
+    python bench/bench_next_item.py --items 1000000 --db-prefix unpack_i15_next [--unmarked]
 """
 
 from __future__ import annotations
@@ -32,13 +34,16 @@ from urllib.parse import urlsplit
 REPO = Path(__file__).resolve().parents[1]
 
 
-def worker(items: int, done: int, calls: int) -> dict:
+def worker(items: int, done: int, calls: int, marked: bool) -> dict:
     sys.path.insert(0, str(REPO))
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "annotation.settings")
     os.environ.setdefault("UNPACK_ALLOW_DEV_KEY", "true")
     import django
 
     django.setup()
+    import importlib
+
+    from django.apps import apps
     from django.core.management import call_command
     from django.db import connection
 
@@ -68,9 +73,9 @@ def worker(items: int, done: int, calls: int) -> dict:
             "WHERE c.project_id = %s ORDER BY c.id, p", [project.pk])
         cursor.execute(
             "INSERT INTO annotation_item (project_id, external_id, split, group_key, position, "
-            "filler_id, is_gold, created_at) "
+            "filler_id, is_gold, filled, created_at) "
             "SELECT %s, c.external_id || '_' || f.position, 'train', c.external_id, 0, f.id, "
-            "false, now() FROM annotation_clozefiller f JOIN annotation_clozeitem c "
+            "false, false, now() FROM annotation_clozefiller f JOIN annotation_clozeitem c "
             "ON c.id = f.cloze_id WHERE c.project_id = %s ORDER BY f.id",
             [project.pk, project.pk])
         crowd = Worker.objects.bulk_create(Worker(provider="local", external_id=f"crowd{n}")
@@ -79,13 +84,17 @@ def worker(items: int, done: int, calls: int) -> dict:
         cursor.execute(
             "INSERT INTO annotation_annotation (project_id, item_id, worker_id, source, "
             "payload, category, rating, text, skipped, edit_operations, client_warnings, "
-            "overridden_warnings, server_warnings, review_status, provenance, state, created_at) "
+            "overridden_warnings, server_warnings, review_status, provenance, state, created_at, "
+            "problem, problem_note) "
             "SELECT %s, i.id, (%s::bigint[])[1 + (i.id + k) %% 200], 'local', "
             "'{\"rating\": 4}', '', 4, '', false, '[]', '[]', '[]', '[]', 'pending', '{}', "
-            "'counted', now() FROM (SELECT id FROM annotation_item WHERE project_id = %s "
+            "'counted', now(), '', '' FROM (SELECT id FROM annotation_item WHERE project_id = %s "
             "ORDER BY id LIMIT %s) i, generate_series(0, 1) k",
             [project.pk, [w.pk for w in crowd], project.pk, done // 2])
     seeded_s = time.perf_counter() - started
+    if marked:  # as the data migration marks the items already filled (0015_item_filled)
+        importlib.import_module("annotation.migrations.0015_item_filled").mark_filled_items(
+            apps, schema_editor=None)
     planner_statistics_refresh()
 
     def own_history(worker: Worker, count: int, offset: int) -> None:
@@ -94,9 +103,9 @@ def worker(items: int, done: int, calls: int) -> dict:
                 "INSERT INTO annotation_annotation (project_id, item_id, worker_id, source, "
                 "payload, category, rating, text, skipped, edit_operations, client_warnings, "
                 "overridden_warnings, server_warnings, review_status, provenance, state, "
-                "created_at) "
+                "created_at, problem, problem_note) "
                 "SELECT %s, i.id, %s, 'local', '{\"rating\": 4}', '', 4, '', false, '[]', "
-                "'[]', '[]', '[]', 'pending', '{}', 'counted', now() FROM (SELECT id FROM "
+                "'[]', '[]', '[]', 'pending', '{}', 'counted', now(), '', '' FROM (SELECT id FROM "
                 "annotation_item WHERE project_id = %s ORDER BY id OFFSET %s LIMIT %s) i",
                 [project.pk, worker.pk, project.pk, offset, count])
 
@@ -157,6 +166,7 @@ def worker(items: int, done: int, calls: int) -> dict:
         annotations = cursor.fetchone()[0]
     return {
         "items": counted, "annotations": annotations, "seed_s": round(seeded_s, 1),
+        "filled items marked": marked,
         "calls_per_case": calls * 5,
         "first visit, pivot among the open items": summary(
             [timed(p, after=False) for p in in_open]),
@@ -175,10 +185,12 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=40, help="calls per worker and case")
     parser.add_argument("--postgres-url", default="postgres://postgres@127.0.0.1:5432/postgres")
     parser.add_argument("--db-prefix", default="unpack_bench_next")
+    parser.add_argument("--unmarked", action="store_true",
+                        help="leave the filled items unmarked (Item.filled False)")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        print(json.dumps(worker(args.items, args.done, args.calls)))
+        print(json.dumps(worker(args.items, args.done, args.calls, not args.unmarked)))
         return
     import psycopg
 
@@ -190,7 +202,8 @@ def main() -> None:
         env["DATABASE_URL"] = urlsplit(args.postgres_url)._replace(path=f"/{scratch}").geturl()
         env["UNPACK_LOG_LEVEL"] = "ERROR"
         done = subprocess.run([sys.executable, __file__, "--worker", "--items", str(args.items),
-                               "--done", str(args.done), "--calls", str(args.calls)],
+                               "--done", str(args.done), "--calls", str(args.calls)]
+                              + (["--unmarked"] if args.unmarked else []),
                               cwd=REPO, env=env, check=True, capture_output=True, text=True)
         print(done.stdout.strip().splitlines()[-1])
     finally:
