@@ -139,22 +139,24 @@ def expire_hit(hit_id: int) -> None:
     decide.hit_expire(hit_id=hit_id)
 
 
+def _hit_status_change(job: str, change, hit_id: int) -> str:
+    """Run ``change`` (pause or resume) on the HIT: its new status, or why it was refused."""
+    try:
+        return change(hit_id=hit_id).status
+    except ValidationError as error:  # the study moved on meanwhile: nothing to retry
+        # The job's name in the template itself: the log record is each job's own, as before.
+        logger.warning(f"{job} %s: %s", hit_id, "; ".join(error.messages))
+        return "; ".join(error.messages)
+
+
 @shared_task(name="annotation.tasks.pause_hit", base=ProviderJob)
 def pause_hit(hit_id: int) -> str:
-    try:
-        return decide.hit_pause(hit_id=hit_id).status
-    except ValidationError as error:  # the study moved on meanwhile: nothing to retry
-        logger.warning("pause_hit %s: %s", hit_id, "; ".join(error.messages))
-        return "; ".join(error.messages)
+    return _hit_status_change("pause_hit", decide.hit_pause, hit_id)
 
 
 @shared_task(name="annotation.tasks.resume_hit", base=ProviderJob)
 def resume_hit(hit_id: int) -> str:
-    try:
-        return decide.hit_resume(hit_id=hit_id).status
-    except ValidationError as error:
-        logger.warning("resume_hit %s: %s", hit_id, "; ".join(error.messages))
-        return "; ".join(error.messages)
+    return _hit_status_change("resume_hit", decide.hit_resume, hit_id)
 
 
 @shared_task(name="annotation.tasks.extend_hit", base=ProviderJob)

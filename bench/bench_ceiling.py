@@ -241,7 +241,6 @@ def wsgi_child(session_key: str, requests: int, order: int) -> dict:
     annotator's session: ``requests`` submits and as many ceiling requests after a warm-up,
     in the order ``order`` picks; the CPU time of this thread per request."""
     import io
-    import re
 
     sys.path[:0] = [os.getcwd(), str(BENCH)]
     import django
@@ -264,8 +263,7 @@ def wsgi_child(session_key: str, requests: int, order: int) -> dict:
             raise SystemExit(f"{method} {path}: {status[0]} {data[:300]!r}")
         return data
 
-    item_id = int(re.search(rb'"item_id": ?(\d+)',
-                            call("GET", f"/annotate/{load.SLUG}/")).group(1))
+    item_id = int(load.ITEM_ID.search(call("GET", f"/annotate/{load.SLUG}/")).group(1))
 
     def submit() -> None:
         nonlocal item_id

@@ -175,15 +175,17 @@ class _Rejected(Exception):
         self.body = body
 
 
-def _refusal_answer(refused: SubmitRefused) -> tuple[int, dict]:
+def _refusal_answer(refused: SubmitRefused,
+                    words: dict[str, str] | None = None) -> tuple[int, dict]:
     """The HTTP status and JSON answer of a refused submission: 404 for an item the project
     does not have; 409 for a conflict with the state of the work (the item or HIT is full, the
     assignment is closed); 403 for who is asking (blocked, someone else's token or
-    assignment)."""
+    assignment). ``words`` (a crowd door's, keyed by refusal code) replace the message."""
+    message = (words or {}).get(refused.code, refused.message)
     if refused.code == "no_item":
-        return 404, _error_body(refused.code, refused.message, "item_id")
+        return 404, _error_body(refused.code, message, "item_id")
     status = 409 if refused.code in ("item_full", "hit_full", "assignment_closed") else 403
-    return status, _error_body(refused.code, refused.message)
+    return status, _error_body(refused.code, message)
 
 
 def _validated(*, project: Project, submission: dict, allowed_item_ids=None):
@@ -204,8 +206,10 @@ def _validated(*, project: Project, submission: dict, allowed_item_ids=None):
 
 
 def _stored(valid, *, worker: Worker, submission: dict, source: str, assignment=None,
-            provenance=None, assignment_deadline=None, served_at=None) -> tuple[int, dict]:
-    """Store a validated submission; the HTTP status and JSON answer for the page."""
+            provenance=None, assignment_deadline=None, served_at=None,
+            words: dict[str, str] | None = None) -> tuple[int, dict]:
+    """Store a validated submission; the HTTP status and JSON answer for the page (a refusal
+    in ``words``, when given: ``_refusal_answer``)."""
     item, context, clean = valid
     try:
         result = annotation_submit(
@@ -218,7 +222,7 @@ def _stored(valid, *, worker: Worker, submission: dict, source: str, assignment=
             served_at=served_at,
         )
     except SubmitRefused as refused:
-        return _refusal_answer(refused)
+        return _refusal_answer(refused, words)
     return 200, _saved_body(result, client_token=submission["client_token"])
 
 
@@ -545,9 +549,7 @@ class Door:
     words: dict[str, str] = field(default_factory=dict)
 
     def refusal(self, refused: SubmitRefused) -> JsonResponse:
-        status, answer = _refusal_answer(refused)
-        if refused.code in self.words:
-            answer = dict(answer, message=self.words[refused.code])
+        status, answer = _refusal_answer(refused, self.words)
         return JsonResponse(answer, status=status)
 
 
@@ -733,11 +735,9 @@ def _door_submit(door: Door, request, slug: str) -> JsonResponse:
                                  provenance=annotate_selectors.page_provenance(
                                      assignment=assignment, hit=hit, provider=door.provider),
                                  assignment_deadline=assignment_deadline(assignment, hit),
-                                 served_at=served_at)
+                                 served_at=served_at, words=door.words)
         if first_save and status != 200:
             transaction.set_rollback(True)
-    if answer.get("error") in door.words:
-        answer = dict(answer, message=door.words[answer["error"]])
     return JsonResponse(answer, status=status)
 
 

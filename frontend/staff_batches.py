@@ -22,6 +22,7 @@ from annotation.selectors.batches import (
     batch_hits,
     batches_with_counts,
 )
+from annotation.services.batches.collect import batch_is_collected
 from annotation.services.batches.decide import batch_manage, parse_duration_seconds
 from annotation.services.batches.plan import (
     LAUNCH_PROVIDERS,
@@ -205,8 +206,7 @@ def batch_detail(request, batch_id: int):
         "hits": batch_hits(batch=batch, limit=200),
         "events": batch_events(batch=batch, limit=200),
         "can_resume": batch.status in UNFINISHED_BATCH_STATUSES,
-        "can_collect": (batch.provider in COLLECTED_PROVIDERS
-                        and batch.status in COLLECTED_STATUSES),
+        "can_collect": batch_is_collected(batch),
         # A Prolific batch is read in Prolific's words: studies, places and sessions.
         "words": PROLIFIC_WORDS if batch.provider == "prolific" else MTURK_WORDS,
     })
@@ -255,13 +255,14 @@ def batch_manage_view(request, batch_id: int):
 
 
 MTURK_WORDS = {"hit": "HIT", "hits": "HITs", "assignment": "assignment",
-               "assignments": "Assignments"}
+               "assignments": "Assignments", "Hit": "HIT", "Assignment": "Assignment",
+               "live_hits": "Live HITs", "stop_all": "Expire every HIT",
+               "add_assignments": "Add assignments", "hit_id": "MTurk HIT id", "max": "max"}
 PROLIFIC_WORDS = {"hit": "study", "hits": "Studies", "assignment": "place",
-                  "assignments": "Sessions"}
-
-#: What the periodic collection visits (``collect.open_batch_ids``), so what the page offers.
-COLLECTED_PROVIDERS = ("mturk", "prolific")
-COLLECTED_STATUSES = (Batch.Status.PUBLISHING, Batch.Status.PUBLISHED)
+                  "assignments": "Sessions", "Hit": "Study", "Assignment": "Session",
+                  "live_hits": "Studies", "stop_all": "Stop every study",
+                  "add_assignments": "Add places", "hit_id": "Prolific study id",
+                  "max": "places"}
 
 
 @page_requires("run_batches")
@@ -270,7 +271,7 @@ def batch_collect_view(request, batch_id: int):
     """Collect the batch's submitted work now: the same ``collect_batch`` job the periodic
     collection sends (inline when there is no broker), instead of waiting for its turn."""
     batch = get_object_or_404(Batch, pk=batch_id)
-    if batch.provider not in COLLECTED_PROVIDERS or batch.status not in COLLECTED_STATUSES:
+    if not batch_is_collected(batch):  # what the periodic collection visits, the page offers
         messages.error(request, f"Nothing to collect: the batch is {batch.status}.")
     elif enqueue_now("annotation.tasks.collect_batch", batch.pk):
         messages.success(request, "Collection requested: submitted work appears below as it "

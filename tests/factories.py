@@ -7,7 +7,8 @@
 - Dataset samples (``claire_sample`` … ``sluice_sample``): a few rows shaped like the
   released datasets, returned with their items, for export, QC and review tests; ``annotate``
   and ``workers`` add answers and annotators to them.
-- Local answers (``local_worker``, ``local_answer``); ``wrongly_filled_items``, the check
+- Local answers (``local_worker``, ``local_answer``, and through the page: ``local_submit``,
+  ``post_json``); ``wrongly_filled_items``, the check
   every database test ends with (tests/conftest.py).
 - Batch projects and crowd work (``batch_plausibility_project``, ``batch_rewrite_project``,
   ``launched_batch``, ``page_work``, ``launch_prolific``, ``prolific_page_work`` …): priced
@@ -446,6 +447,18 @@ def local_answer(project, item, worker, rating=3, **extra):
     return annotation_submit(worker=worker, item=loaded, clean=clean, context=context,
                              source="local", client_token=extra.pop("client_token", None)
                              or uuid.uuid4().hex, **extra)
+
+
+def post_json(client, url: str, body):
+    """POST ``body`` as JSON through Django's test client, as the task pages' fetch does."""
+    return client.post(url, json.dumps(body), content_type="application/json")
+
+
+def local_submit(client, project, item_id, payload, token=None, **extra):
+    """What a local annotator's page posts to save an answer (a fresh token unless given)."""
+    return post_json(client, f"/annotate/{project.slug}/submit/",
+                     {"item_id": item_id, "client_token": token or uuid.uuid4().hex,
+                      "payload": payload, **extra})
 
 
 def wrongly_filled_items() -> list[int]:

@@ -30,6 +30,7 @@ from ..services.batches.plan import (
     batch_launch,
     batch_plan,
 )
+from .errors import validation_error_response
 from .permissions import action_permission
 
 INT32 = 2**31 - 1
@@ -154,11 +155,6 @@ class LaunchAnswerSerializer(serializers.Serializer):
     batch = BatchSerializer(required=False)
 
 
-def _validation_response(error: ValidationError) -> Response:
-    detail = error.message_dict if hasattr(error, "error_dict") else {"detail": error.messages}
-    return Response(detail, status=status.HTTP_400_BAD_REQUEST)
-
-
 class BatchListView(APIView):
     permission_classes = [action_permission(GET="see_batches")]
 
@@ -202,7 +198,7 @@ class BatchLaunchView(APIView):
             options = serializer.launch_options()
             plan = batch_plan(project=project, options=options)
         except ValidationError as error:
-            return _validation_response(error)
+            return validation_error_response(error)
         estimate = {**plan.estimate.as_dict(), "skipped_items": len(plan.skipped_item_ids)}
         if not serializer.validated_data["confirm"]:
             return Response({"launched": False, "estimate": estimate})
@@ -215,7 +211,7 @@ class BatchLaunchView(APIView):
             batch = batch_launch(project=project, options=options,
                                  confirmed_total_cents=confirmed, created_by=request.user)
         except ValidationError as error:
-            return _validation_response(error)
+            return validation_error_response(error)
         batch = batches_with_counts().get(pk=batch.pk)
         return Response({"launched": True, "estimate": estimate,
                          "batch": BatchSerializer(batch).data},

@@ -14,12 +14,13 @@ from django.core.exceptions import ValidationError
 from django.shortcuts import get_object_or_404
 from django.urls import path
 from drf_spectacular.utils import extend_schema
-from rest_framework import serializers, status
+from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from ..models import Annotation, Assignment, Flag, Worker
 from ..services import decisions
+from .errors import validation_error_response
 from .permissions import DecidesItsModel
 
 
@@ -101,9 +102,7 @@ class DecisionView(APIView):
         try:
             result = self.decide(request, obj, body.validated_data)
         except ValidationError as error:
-            detail = (error.message_dict if hasattr(error, "error_dict")
-                      else {"detail": error.messages})
-            return Response(detail, status=status.HTTP_400_BAD_REQUEST)
+            return validation_error_response(error)
         return Response(self.answer(result))
 
 
@@ -152,9 +151,7 @@ class AssignmentsApproveView(APIView):
                 assignment_ids=body.validated_data["assignments"], actor=request.user,
                 message=body.validated_data["message"])
         except ValidationError as error:
-            detail = (error.message_dict if hasattr(error, "error_dict")
-                      else {"detail": error.messages})
-            return Response(detail, status=status.HTTP_400_BAD_REQUEST)
+            return validation_error_response(error)
         return Response({"approved": [assignment.pk for assignment in decided]})
 
 

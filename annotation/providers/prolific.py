@@ -518,7 +518,10 @@ class ProlificProvider(AnnotationProvider):
     def list_reviewable_hits(
         self, *, hit_type_id: str | None = None, status: str = "Reviewable"
     ) -> list[PublishedHit]:
-        # Prolific has no "Reviewing"; callers match the ids against their own studies.
+        # Callers match the ids against their own studies. A status no study can have
+        # (Prolific has no "Reviewing") lists nothing, without asking Prolific.
+        if status not in STUDY_STATUS.values():
+            return []
         return [self._published(study) for study in self.list_studies()
                 if STUDY_STATUS.get(study.status) == status]
 

@@ -53,7 +53,7 @@ from ..selectors.annotate import (
     page_assignment_is_theirs,
 )
 from ..sql import submit as submit_sql
-from .audit import record_status_event
+from .audit import close_open_flags, record_status_event
 
 #: Clock skew and network delay allowed between MTurk and us when deciding that an assignment's
 #: time is over: MTurk counts the assignment duration from its AcceptTime, which is before our
@@ -338,7 +338,6 @@ def annotation_submit_item(
     overridden_warnings: list[dict] | None = None,
     started_at: datetime | None = None,
     duration_ms: int | None = None,
-    served_at: datetime | None = None,
 ) -> SubmitResult:
     """Validate ``payload`` against item ``item_id`` of ``project`` and store it, as
     ``annotation_submit`` does (same refusals), for a local annotator's page: the hot path.
@@ -357,7 +356,7 @@ def annotation_submit_item(
     fields = _Submission(worker=worker, source=source, client_token=client_token or None,
                          client_warnings=client_warnings,
                          overridden_warnings=overridden_warnings, started_at=started_at,
-                         duration_ms=duration_ms, served_at=served_at)
+                         duration_ms=duration_ms)
     item = None
     try:
         with transaction.atomic():
@@ -505,8 +504,8 @@ def _insert_if_open(annotation: Annotation, *, required: int) -> bool:
     answers);
     whether it was. Its fields are prepared as the ORM's INSERT prepares them
     (``pre_save``, ``get_db_prep_save``); on success it gets its primary key and is saved.
-    Without a ``served_at`` of its own, it takes its lease's (when the work queue handed the
-    item to the worker). A counted answer that takes the item's last slot marks it filled: in
+    Its ``served_at`` is its lease's (when the work queue handed the item to the worker),
+    read by the statement. A counted answer that takes the item's last slot marks it filled: in
     the same statement on PostgreSQL, by a second one on SQLite."""
     using = router.db_for_write(Annotation)
     connection = connections[using]
@@ -517,7 +516,7 @@ def _insert_if_open(annotation: Annotation, *, required: int) -> bool:
         using, mark_filled=mark_in_statement)
     params = {f"f{index}": field.get_db_prep_save(field.pre_save(annotation, add=True),
                                                   connection)
-              for index, field in enumerate(fields)}
+              for index, field in enumerate(fields) if field.name != "served_at"}
     params.update(token=annotation.client_token, item_id=annotation.item_id,
                   worker_id=annotation.worker_id, counted=Annotation.State.COUNTED,
                   required=required)
@@ -640,14 +639,11 @@ def _revise_locked(fields: _Submission, *, project: Project, annotation_id: int,
                         detail={"superseded_by": new.pk})
     record_status_event(kind="annotation_revised", annotation=new, worker=worker,
                         new=new.state, detail={"supersedes": old.pk})
-    for flag in Flag.objects.select_for_update().filter(
-            annotation=old, raised_by=Flag.RaisedBy.ANNOTATOR, status=Flag.Status.OPEN):
-        Flag.objects.filter(pk=flag.pk).update(
-            status=Flag.Status.DISMISSED, reviewed_at=timezone.now(),
-            decision_note=f"withdrawn: the annotator changed it (annotation {new.pk})")
-        record_status_event(kind="flag_closed", flag=flag, annotation=old, worker=worker,
-                            old=Flag.Status.OPEN, new=Flag.Status.DISMISSED,
-                            detail={"withdrawn_by_annotator": True})
+    # The old version's problem report is withdrawn (its annotator raised it: no reviewer).
+    close_open_flags(Flag.objects.filter(annotation=old, raised_by=Flag.RaisedBy.ANNOTATOR),
+                     status=Flag.Status.DISMISSED, actor=None, set_reviewer=False,
+                     note=f"withdrawn: the annotator changed it (annotation {new.pk})",
+                     detail={"withdrawn_by_annotator": True})
     _flag_if_report(new)
     return SubmitResult(new, created=True, item=item)
 

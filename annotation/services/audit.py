@@ -6,6 +6,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
+from django.utils import timezone
+
 from ..models import Annotation, Assignment, Batch, Flag, Hit, StatusEvent, Worker
 
 #: The operating-system login of the management command writing events (None elsewhere).
@@ -41,3 +43,26 @@ def record_status_event(*, kind: str, batch: Batch | None = None, hit: Hit | Non
         batch=batch, hit=hit, assignment=assignment, worker=worker, annotation=annotation,
         flag=flag, actor=actor if getattr(actor, "pk", None) else None, kind=kind,
         old_status=old, new_status=new, detail=detail)
+
+
+def close_open_flags(flags, *, status: str, actor, note: str, detail: dict | None = None,
+                     set_reviewer: bool = True) -> int:
+    """Close the open flags among ``flags`` (``status``, now, ``note``); one ``flag_closed``
+    row each, with ``detail``. ``set_reviewer``: ``reviewed_by`` becomes ``actor`` (None
+    without one); otherwise it is left as it is (an annotator withdrawing their own report).
+    The number closed."""
+    fields = ["status", "reviewed_at", "decision_note"]
+    if set_reviewer:
+        fields.append("reviewed_by")
+    closed = 0
+    for flag in (flags.filter(status=Flag.Status.OPEN).select_for_update(of=("self",))
+                 .select_related("annotation", "assignment__hit__batch", "worker")):
+        flag.status, flag.reviewed_at, flag.decision_note = status, timezone.now(), note
+        if set_reviewer:
+            flag.reviewed_by = actor if getattr(actor, "pk", None) else None
+        flag.save(update_fields=fields)
+        record_status_event(kind="flag_closed", flag=flag, annotation=flag.annotation,
+                            assignment=flag.assignment, worker=flag.worker, actor=actor,
+                            old=Flag.Status.OPEN, new=status, detail=detail)
+        closed += 1
+    return closed

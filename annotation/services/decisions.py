@@ -53,7 +53,7 @@ from ..providers import (
     get_provider,
 )
 from .annotations import annotations_set_review_status
-from .audit import record_status_event
+from .audit import close_open_flags, record_status_event
 from .batches.common import REMOTE_ASSIGNMENT_STATUS, new_request_token, provider_for_batch
 from .jobs import enqueue_after_commit
 
@@ -69,21 +69,6 @@ APP_ONLY_WORKERS = (Worker.Provider.LOCAL, Worker.Provider.IMPORT)
 
 
 # --- Assignments (a worker's whole HIT) --------------------------------------------------------
-
-
-def _close_open_flags(flags, *, status: str, actor, note: str) -> int:
-    """Close the open flags among ``flags``; one audit row each."""
-    closed = 0
-    for flag in (flags.filter(status=Flag.Status.OPEN).select_for_update(of=("self",))
-                 .select_related("annotation", "assignment__hit__batch", "worker")):
-        flag.status, flag.reviewed_by = status, actor if getattr(actor, "pk", None) else None
-        flag.reviewed_at, flag.decision_note = timezone.now(), note
-        flag.save(update_fields=["status", "reviewed_by", "reviewed_at", "decision_note"])
-        record_status_event(kind="flag_closed", flag=flag, annotation=flag.annotation,
-                            assignment=flag.assignment, worker=flag.worker, actor=actor,
-                            old=Flag.Status.OPEN, new=status)
-        closed += 1
-    return closed
 
 
 def _check_prolific_rejection(message: str, category: str) -> None:
@@ -135,7 +120,7 @@ def _decide_assignment(*, assignment_id: int, approve: bool, message: str,
         review_status=Annotation.Review.APPROVED if approve else Annotation.Review.REJECTED)
     record_status_event(kind="assignment_decided", assignment=assignment, actor=actor,
                         old=old, new=new, detail={"message": message, "annotations": decided})
-    _close_open_flags(
+    close_open_flags(
         Flag.objects.filter(Q(assignment=assignment) | Q(annotation__assignment=assignment)),
         status=Flag.Status.DISMISSED if approve else Flag.Status.UPHELD, actor=actor,
         note=message)
@@ -207,9 +192,9 @@ def _decide_annotation(*, annotation_id: int, approve: bool, message: str, actor
     record_status_event(kind="annotation_decided", annotation=annotation,
                         worker=annotation.worker, actor=actor, old=old, new=new,
                         detail={"message": message})
-    _close_open_flags(annotation.flags.all(),
-                      status=Flag.Status.DISMISSED if approve else Flag.Status.UPHELD,
-                      actor=actor, note=message)
+    close_open_flags(annotation.flags.all(),
+                     status=Flag.Status.DISMISSED if approve else Flag.Status.UPHELD,
+                     actor=actor, note=message)
     return annotation
 
 
@@ -236,8 +221,8 @@ def flag_dismiss(*, flag_id: int, actor=None, note: str = "") -> Flag:
     flag = Flag.objects.select_for_update().get(pk=flag_id)
     if flag.status != Flag.Status.OPEN:
         raise ValidationError(f"flag {flag.pk} was already decided ({flag.status})")
-    _close_open_flags(Flag.objects.filter(pk=flag.pk), status=Flag.Status.DISMISSED,
-                      actor=actor, note=note.strip())
+    close_open_flags(Flag.objects.filter(pk=flag.pk), status=Flag.Status.DISMISSED,
+                     actor=actor, note=note.strip())
     flag.refresh_from_db()
     return flag
 
@@ -307,9 +292,9 @@ def _set_blocked(*, worker_id: int, blocked: bool, reason: str, actor) -> Worker
                         worker=worker, actor=actor, old="unblocked" if blocked else "blocked",
                         new="blocked" if blocked else "unblocked", detail={"reason": reason})
     if blocked:
-        _close_open_flags(Flag.objects.filter(worker=worker, annotation__isnull=True,
-                                              assignment__isnull=True),
-                          status=Flag.Status.UPHELD, actor=actor, note=reason)
+        close_open_flags(Flag.objects.filter(worker=worker, annotation__isnull=True,
+                                             assignment__isnull=True),
+                         status=Flag.Status.UPHELD, actor=actor, note=reason)
     if remote:
         enqueue_after_commit("annotation.tasks.sync_worker_block", worker.pk)
     return worker
@@ -390,9 +375,19 @@ def assignment_sync_decision(*, assignment_id: int,
             return False
     with transaction.atomic():
         # Only the decision we sent is marked synced; a newer one keeps waiting for its job.
-        if Assignment.objects.filter(pk=assignment_id, status=decided,
+        _mark_decision_synced(assignment, decided)
+    return True
+
+
+def _mark_decision_synced(assignment: Assignment, decided: str, *,
+                          detail: dict | None = None) -> bool:
+    """Mark ``assignment`` synced if its decision is still ``decided`` and unsynced; one audit
+    row when it was. Whether it was."""
+    if not Assignment.objects.filter(pk=assignment.pk, status=decided,
                                      decision_synced=False).update(decision_synced=True):
-            record_status_event(kind="decision_synced", assignment=assignment, new=decided)
+        return False
+    record_status_event(kind="decision_synced", assignment=assignment, new=decided,
+                        detail=detail)
     return True
 
 
@@ -414,18 +409,16 @@ def assignments_sync_decisions(*, assignment_ids, provider: AnnotationProvider |
             [assignment.provider_assignment_id for assignment in bulk])
         for assignment in bulk:
             with transaction.atomic():
-                if Assignment.objects.filter(pk=assignment.pk, status=Assignment.Status.APPROVED,
-                                             decision_synced=False).update(decision_synced=True):
-                    record_status_event(kind="decision_synced", assignment=assignment,
-                                        new=Assignment.Status.APPROVED, detail={"bulk": True})
-                    synced += 1
+                synced += _mark_decision_synced(assignment, Assignment.Status.APPROVED,
+                                                detail={"bulk": True})
     return synced
 
 
-def _bonus_failed(bonus: Bonus, error: Exception) -> Bonus:
-    Bonus.objects.filter(pk=bonus.pk, sent_at__isnull=True).update(error=str(error))
+def _bonus_failed(bonus: Bonus, message: str) -> Bonus:
+    """Store ``message`` (the provider's refusal, as staff may read it) on the unsent bonus."""
+    Bonus.objects.filter(pk=bonus.pk, sent_at__isnull=True).update(error=message)
     record_status_event(kind="bonus_failed", assignment=bonus.assignment,
-                        detail={"bonus_id": bonus.pk, "error": str(error)})
+                        detail={"bonus_id": bonus.pk, "error": message})
     bonus.refresh_from_db()
     return bonus
 
@@ -461,7 +454,7 @@ def _bonus_send_two_step(bonus: Bonus, provider: AnnotationProvider) -> Bonus:
                                           amount=Decimal(bonus.amount_cents) / 100,
                                           reason=bonus.reason)
         except ProviderPermanentError as error:
-            return _bonus_failed(bonus, error)
+            return _bonus_failed(bonus, str(error))
         with transaction.atomic():
             if Bonus.objects.filter(pk=bonus.pk, provider_setup_id="").update(
                     provider_setup_id=setup.id):
@@ -483,7 +476,7 @@ def _bonus_send_two_step(bonus: Bonus, provider: AnnotationProvider) -> Bonus:
         Bonus.objects.filter(pk=bonus.pk, sent_at__isnull=True).update(paying_started_at=None)
         if isinstance(error, ProviderThrottled):
             raise
-        return _bonus_failed(bonus, error)
+        return _bonus_failed(bonus, str(error))
     # A transient error (5xx, a dropped connection) propagates with the claim kept: the job's
     # retry finds paying_started_at set and reports the bonus for a human to check.
     return _bonus_sent(bonus)
@@ -542,20 +535,9 @@ def bonus_send(*, bonus_id: int, provider: AnnotationProvider | None = None) -> 
     except ProviderPermanentError as error:
         if not _paid_by_an_earlier_attempt(provider, bonus):
             # Staff read the error: the worker by pseudonym, as everywhere.
-            message = str(error).replace(assignment.worker.external_id,
-                                         assignment.worker.anonymous_id)
-            Bonus.objects.filter(pk=bonus_id, sent_at__isnull=True).update(error=message)
-            record_status_event(kind="bonus_failed", assignment=assignment,
-                                detail={"bonus_id": bonus_id, "error": message})
-            bonus.refresh_from_db()
-            return bonus
-    with transaction.atomic():
-        if Bonus.objects.filter(pk=bonus_id, sent_at__isnull=True).update(
-                sent_at=timezone.now(), error=""):
-            record_status_event(kind="bonus_sent", assignment=assignment,
-                                detail={"bonus_id": bonus_id, "amount_cents": bonus.amount_cents})
-    bonus.refresh_from_db()
-    return bonus
+            return _bonus_failed(bonus, str(error).replace(assignment.worker.external_id,
+                                                           assignment.worker.anonymous_id))
+    return _bonus_sent(bonus)
 
 
 def _paid_by_an_earlier_attempt(provider: AnnotationProvider, bonus: Bonus) -> bool:

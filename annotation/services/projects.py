@@ -81,17 +81,25 @@ def project_get_or_create(*, slug: str, kind: str, name: str | None = None,
 @transaction.atomic
 def project_update(*, project: Project, **fields) -> Project:
     """Change the project's settings. A new redundancy changes how many answers fill an item:
-    the "filled" marks of its items with counted answers follow (an item without any is never
-    marked)."""
+    the "filled" marks of its items with counted answers in the splits whose number changed
+    follow (an item without any is never marked; an update that restates the redundancy, as an
+    API PUT does, recounts nothing)."""
     for name, validate in SETTINGS_VALIDATORS.items():
         if name in fields:
             validate(fields[name])
+    # As stored, not as the instance says: an admin form has already set the new values on it.
+    stored = Project(redundancy=Project.objects.select_for_update().values_list(
+        "redundancy", flat=True).get(pk=project.pk))
+    required_before = {split: stored.redundancy_for(split) for split in Split.values}
     for name, value in fields.items():
         setattr(project, name, value)
     project.full_clean()
-    answered = (Annotation.objects.filter(project=project, state=Annotation.State.COUNTED)
+    changed_splits = [split for split in Split.values
+                      if project.redundancy_for(split) != required_before[split]]
+    answered = (Annotation.objects.filter(project=project, state=Annotation.State.COUNTED,
+                                          item__split__in=changed_splits)
                 .values_list("item_id", flat=True).distinct()
-                if "redundancy" in fields else [])
+                if changed_splits else [])
     with item_filled_marks_kept(answered):
         project.save()
     return project

@@ -46,8 +46,8 @@ LOCK_ITEM = f"SELECT id FROM {ITEM_TABLE} WHERE id = %(item_id)s FOR UPDATE"  # 
 # (so exactly), its token is not stored yet, the worker has no local answer to the item, and
 # fewer than ``required`` of the item's slots are filled by others' counted annotations -- what
 # SUBMIT_STATE would establish. No row: the caller finds out why with SUBMIT_STATE.
-# ``served_at``, unless given, is when the work queue handed the item to the worker (their
-# lease's), read by the same statement; it is returned with the new primary key.
+# ``served_at`` is when the work queue handed the item to the worker (their lease's), read by
+# the same statement; it is returned with the new primary key.
 _OTHERS_COUNTED = """(SELECT COUNT(*) FROM {table} a WHERE a.item_id = %(item_id)s
        AND a.state = %(counted)s AND a.worker_id <> %(worker_id)s)"""
 _INSERT_IF_OPEN = f"""INSERT INTO {{table}} ({{columns}}) SELECT {{values}}
@@ -63,8 +63,8 @@ _INSERT_IF_OPEN_AND_MARK = f"""WITH stored AS ({_INSERT_IF_OPEN}),
 marked AS (UPDATE {{item_table}} SET filled = TRUE WHERE id = %(item_id)s
   AND EXISTS (SELECT 1 FROM stored) AND {_OTHERS_COUNTED} + 1 >= %(required)s)
 SELECT * FROM stored"""  # noqa: S608
-_SERVED_AT = f"""COALESCE({{value}}, (SELECT l.served_at FROM {LEASE_TABLE} l
-  WHERE l.item_id = %(item_id)s AND l.worker_id = %(worker_id)s))"""  # noqa: S608
+_SERVED_AT = f"""(SELECT l.served_at FROM {LEASE_TABLE} l
+  WHERE l.item_id = %(item_id)s AND l.worker_id = %(worker_id)s)"""  # noqa: S608
 
 #: Mark item ``%(item_id)s`` filled if its counted answers (``%(counted)s``; the caller's own
 #: new one included) fill its ``%(required)s`` slots. Run under the Item row lock, after the
@@ -77,18 +77,18 @@ MARK_FILLED = f"""UPDATE {ITEM_TABLE} SET filled = TRUE WHERE id = %(item_id)s A
 @functools.cache
 def insert_if_open(using: str, *, mark_filled: bool = False) -> tuple[tuple, str, tuple]:
     """The fields ``_INSERT_IF_OPEN`` writes (every concrete field but the primary key; their
-    values are the parameters ``f0``, ``f1``, …), the statement, for database ``using``, and
-    the ORM's converters of the ``served_at`` it returns (each ``(value, expression,
-    connection)``, with that field's column as the expression). ``mark_filled`` (PostgreSQL
-    only; the answer is a counted one): the statement also marks the item filled when the
-    answer takes its last slot."""
+    values are the parameters ``f0``, ``f1``, …, but ``served_at``'s: the lease's, read by the
+    statement), the statement, for database ``using``, and the ORM's converters of the
+    ``served_at`` it returns (each ``(value, expression, connection)``, with that field's
+    column as the expression). ``mark_filled`` (PostgreSQL only; the answer is a counted
+    one): the statement also marks the item filled when the answer takes its last slot."""
     meta = Annotation._meta
     connection = connections[using]
     quote = connection.ops.quote_name
     fields = tuple(field for field in meta.concrete_fields if not field.primary_key)
     values = [f"%(f{index})s" for index in range(len(fields))]
     served = fields.index(meta.get_field("served_at"))
-    values[served] = _SERVED_AT.format(value=values[served])
+    values[served] = _SERVED_AT
     column = meta.get_field("served_at").get_col(meta.db_table)
     converters = tuple((converter, column) for converter in
                        connection.ops.get_db_converters(column)

@@ -26,6 +26,9 @@ from tests.factories import (
     rewrite_project,
     sluice_project,
 )
+from tests.factories import (
+    local_submit as submit,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -53,13 +56,6 @@ def data_queries(captured) -> list[str]:
 
 # PostgreSQL locks the Item row at submit with SELECT ... FOR UPDATE; SQLite's IMMEDIATE
 # transaction already serialises writers and needs no lock statement.
-
-
-def submit(client, project, item_id, payload, token=None, **extra):
-    body = {"item_id": item_id, "client_token": token or uuid.uuid4().hex, "payload": payload,
-            **extra}
-    return client.post(f"/annotate/{project.slug}/submit/", json.dumps(body),
-                       content_type="application/json")
 
 
 # --- work queue ------------------------------------------------------------------------------

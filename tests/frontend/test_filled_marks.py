@@ -30,6 +30,7 @@ from annotation.services.work_queue import work_queue_next_item
 from tests.factories import (
     AnnotationFactory,
     local_answer,
+    local_submit,
     local_worker,
     plausibility_project,
     wrongly_filled_items,
@@ -44,28 +45,24 @@ def is_filled(item: Item) -> bool:
     return Item.objects.values_list("filled", flat=True).get(pk=item.pk)
 
 
-def submit(client, project, item, payload):
-    return client.post(f"/annotate/{project.slug}/submit/", json.dumps(
-        {"item_id": item.pk, "client_token": uuid.uuid4().hex, "payload": payload}),
-        content_type="application/json")
-
-
 def test_the_answer_that_takes_the_last_slot_marks_the_item(annotator_client):
     project = plausibility_project(items=2, redundancy={"train": 2})
     first, second = project.items.order_by("id")
     # The page's submit (one INSERT … SELECT … WHERE) and the general path (annotation_submit).
-    assert submit(annotator_client, project, first, {"rating": 3}).json()["status"] == "saved"
+    saved = local_submit(annotator_client, project, first.pk, {"rating": 3})
+    assert saved.json()["status"] == "saved"
     local_answer(project, second, local_worker("one"))
     assert not is_filled(first) and not is_filled(second)
     local_answer(project, first, local_worker("two"))
-    assert submit(annotator_client, project, second, {"rating": 4}).json()["status"] == "saved"
+    saved = local_submit(annotator_client, project, second.pk, {"rating": 4})
+    assert saved.json()["status"] == "saved"
     assert is_filled(first) and is_filled(second)
 
 
 def test_a_problem_report_fills_no_slot_and_marks_nothing(annotator_client):
     project = plausibility_project(items=1, redundancy={"train": 1})
     item = project.items.get()
-    assert submit(annotator_client, project, item, REPORT).json()["status"] == "saved"
+    assert local_submit(annotator_client, project, item.pk, REPORT).json()["status"] == "saved"
     assert Annotation.objects.get().state == Annotation.State.REPORTED
     assert not is_filled(item)
 

@@ -20,19 +20,20 @@ from annotation.selectors.progress import AnnotatorProgress, annotator_progress
 from annotation.services import decisions
 from annotation.services.annotations import SubmitRefused, annotation_submit
 from annotation.services.work_queue import work_queue_next_item
-from tests.factories import XSS, plausibility_project, publish_hit, sluice_project
+from tests.factories import (
+    XSS,
+    plausibility_project,
+    publish_hit,
+    sluice_project,
+)
+from tests.factories import (
+    local_submit as submit,
+)
+from tests.factories import (
+    post_json as post,
+)
 
 pytestmark = pytest.mark.django_db
-
-
-def post(client, url, body):
-    return client.post(url, json.dumps(body), content_type="application/json")
-
-
-def submit(client, project, item_id, payload, token=None):
-    return post(client, f"/annotate/{project.slug}/submit/",
-                {"item_id": item_id, "client_token": token or uuid.uuid4().hex,
-                 "payload": payload})
 
 
 def revise(client, project, item_id, replaces, payload, token=None):

@@ -8,7 +8,6 @@ once (point 10)."""
 
 from __future__ import annotations
 
-import json
 import uuid
 
 import pytest
@@ -38,20 +37,16 @@ from tests.factories import (
     publish_hit,
     sluice_project,
 )
+from tests.factories import (
+    local_submit as submit,
+)
+from tests.factories import (
+    post_json as post,
+)
 
 pytestmark = pytest.mark.django_db
 
 REPORT = {"problem": {"reason": "broken_source", "note": f"The sentence is cut {XSS}"}}
-
-
-def post(client, url, body):
-    return client.post(url, json.dumps(body), content_type="application/json")
-
-
-def submit(client, project, item_id, payload, token=None):
-    return post(client, f"/annotate/{project.slug}/submit/",
-                {"item_id": item_id, "client_token": token or uuid.uuid4().hex,
-                 "payload": payload})
 
 
 @pytest.mark.parametrize("kind", sorted(BUILDERS))

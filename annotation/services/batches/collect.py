@@ -32,6 +32,7 @@ from ...providers import (
     AnnotationProvider,
     CollectedAssignment,
 )
+from ...selectors.annotate import page_assignment_is_theirs
 from ...selectors.qc import anonymous_worker_id
 from ..annotations import (
     ASSIGNMENT_GRACE,
@@ -97,12 +98,16 @@ REMOTE_IN_PROGRESS = "Accepted"
 #: Batch providers whose answers are collected from the provider (MTurk's QuestionFormAnswers);
 #: a Prolific submission carries none.
 ANSWERS_AT_PROVIDER = frozenset({"mturk"})
-PROVIDER_LABELS = {"mturk": "MTurk", "prolific": "Prolific"}
+#: The batches the periodic collection visits (``open_batch_ids``) and the staff pages offer
+#: to collect: MTurk's and Prolific's, while open. Their ``provider`` is a ``Worker.Provider``
+#: (the workers' provider and the answers' source; its label names it in messages).
+COLLECTED_PROVIDERS = (Worker.Provider.MTURK, Worker.Provider.PROLIFIC)
+COLLECTED_STATUSES = (Batch.Status.PUBLISHING, Batch.Status.PUBLISHED)
 
 
-def worker_provider(batch: Batch) -> str:
-    """The ``Worker.Provider`` (and ``Annotation.Source``) of the batch's workers."""
-    return Worker.Provider.PROLIFIC if batch.provider == "prolific" else Worker.Provider.MTURK
+def batch_is_collected(batch: Batch) -> bool:
+    """Whether the periodic collection visits ``batch`` (so whether staff may collect it)."""
+    return batch.provider in COLLECTED_PROVIDERS and batch.status in COLLECTED_STATUSES
 
 
 class AnswerError(ValueError):
@@ -179,7 +184,7 @@ def assignment_record_collected(*, hit: Hit, collected: CollectedAssignment) -> 
     if remote_status is None:
         return result
     with transaction.atomic():
-        worker, _ = Worker.objects.get_or_create(provider=worker_provider(hit.batch),
+        worker, _ = Worker.objects.get_or_create(provider=Worker.Provider(hit.batch.provider),
                                                  external_id=collected.worker_id)
         assignment, created = Assignment.objects.select_for_update().get_or_create(
             provider_assignment_id=collected.assignment_id,
@@ -238,8 +243,9 @@ def _record_session_state(hit: Hit, collected: CollectedAssignment,
                       .filter(provider_assignment_id=collected.assignment_id).first())
         if assignment is None:
             return
-        if (assignment.hit_id != hit.pk or assignment.worker.external_id != collected.worker_id
-                or assignment.worker.provider != worker_provider(hit.batch)):
+        if not page_assignment_is_theirs(assignment, hit=hit,
+                                         provider=Worker.Provider(hit.batch.provider),
+                                         worker_id=collected.worker_id):
             _flag_mismatch(hit, assignment, collected)
             return
         if collected.status == REMOTE_IN_PROGRESS:
@@ -277,8 +283,9 @@ def _flag_mismatch(hit: Hit, assignment: Assignment, collected: CollectedAssignm
     if assignment.events.filter(kind="assignment_mismatch").exists():
         return
     # Staff see pseudonyms, never the WorkerId the provider reports (as everywhere else).
-    reported_worker = anonymous_worker_id(worker_provider(hit.batch), collected.worker_id)
-    label = PROVIDER_LABELS.get(hit.batch.provider, hit.batch.provider)
+    provider = Worker.Provider(hit.batch.provider)
+    reported_worker = anonymous_worker_id(provider, collected.worker_id)
+    label = provider.label
     record_status_event(batch=hit.batch, hit=hit, assignment=assignment,
                         kind="assignment_mismatch",
                         detail={"reported_worker": reported_worker,
@@ -309,7 +316,7 @@ def _release_unreported(hit: Hit, reported: set[str], *, listed_at: datetime) ->
         Assignment.Status.ACCEPTED, Assignment.Status.SUBMITTED))
         .exclude(provider_assignment_id__in=reported).select_related("worker"))
     released = 0
-    label = PROVIDER_LABELS.get(hit.batch.provider, hit.batch.provider)
+    label = Worker.Provider(hit.batch.provider).label
     for assignment in stale:
         with transaction.atomic():
             if not Assignment.objects.filter(pk=assignment.pk, status=assignment.status).update(
@@ -439,10 +446,8 @@ def batch_collect(*, batch_id: int, provider: AnnotationProvider | None = None) 
         batch=batch, provider_hit_id__isnull=False, status__in=OPEN_HIT_STATUSES)}
     if batch.provider_hit_type_id:
         # A HIT type is shared by identical specs, so other batches' HITs may be listed too.
-        # Prolific has no "Reviewing": one listing of the account's studies is enough.
-        statuses = ("Reviewable",) if batch.provider == "prolific" else (
-            "Reviewable", "Reviewing")
-        for status in statuses:
+        # (Prolific has no "Reviewing": its provider lists nothing for it, without a call.)
+        for status in ("Reviewable", "Reviewing"):
             for remote in provider.list_reviewable_hits(hit_type_id=batch.provider_hit_type_id,
                                                         status=status):
                 hit = hits.get(remote.hit_id)
@@ -480,8 +485,7 @@ def _complete_if_done(batch: Batch) -> None:
 def open_batch_ids() -> list[int]:
     """Batches the periodic collection visits: MTurk's and Prolific's, while open."""
     return list(Batch.objects.filter(
-        provider__in=("mturk", "prolific"),
-        status__in=(Batch.Status.PUBLISHING, Batch.Status.PUBLISHED))
+        provider__in=COLLECTED_PROVIDERS, status__in=COLLECTED_STATUSES)
         .order_by("pk").values_list("pk", flat=True))
 
 
