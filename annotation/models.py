@@ -249,7 +249,9 @@ class Fact(models.Model):
 class Item(models.Model):
     """The unit a worker annotates; points at exactly one piece of source material."""
 
-    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="items")
+    # No index of its own: uniq_item and the (project, …) indexes below lead with it.
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="items",
+                                db_index=False)
     external_id = models.CharField(max_length=200)
     split = models.CharField(max_length=8, choices=Split.choices, default=Split.TRAIN)
     # Splits never cut a group (page, wikiHow article, dialogue, triple cluster).
@@ -566,9 +568,16 @@ class Annotation(models.Model):
         OFFENSIVE = "offensive", "offensive content"
         UNCLEAR = "unclear", "I can't understand it"
 
-    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="annotations")
-    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="annotations")
-    worker = models.ForeignKey(Worker, on_delete=models.PROTECT, related_name="annotations")
+    # No single-column indexes on these three: the composite indexes below lead with each of
+    # them (item: annotation_item_state, project: annotation_project_time, worker:
+    # annotation_worker_project) and serve every lookup and cascade by it, and each index
+    # more is one more insertion on every submit.
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="annotations",
+                                db_index=False)
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="annotations",
+                             db_index=False)
+    worker = models.ForeignKey(Worker, on_delete=models.PROTECT, related_name="annotations",
+                               db_index=False)
     assignment = models.ForeignKey(Assignment, null=True, blank=True, on_delete=models.CASCADE,
                                    related_name="annotations")
     source = models.CharField(max_length=8, choices=Source.choices)
@@ -643,7 +652,9 @@ class ItemLease(models.Model):
     of a project nobody is shown an item others are already working on
     (``annotation.services.work_queue``)."""
 
-    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="leases")
+    # item: no index of its own, uniq_item_lease (item, worker) leads with it.
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="leases",
+                             db_index=False)
     worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="leases")
     expires_at = models.DateTimeField()
     # When the work queue last handed the item to the worker (a page load, or the next item in
