@@ -42,7 +42,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from annotation import jsonbody
 from annotation.csp import mturk_submit_origins
-from annotation.models import Annotation, Assignment, Project, Worker
+from annotation.models import Annotation, Assignment, Item, Project, Worker
 from annotation.payloads import (
     PayloadError,
     clean_client_time,
@@ -226,23 +226,40 @@ def _stored(valid, *, worker: Worker, submission: dict, source: str, assignment=
     return 200, _saved_body(result, client_token=submission["client_token"])
 
 
-def _store_local(*, project: Project, worker: Worker, submission: dict) -> tuple[int, dict]:
-    """Validate a local annotator's payload against its item and store it (one service call:
-    the item is loaded and locked in the transaction that stores the answer); the HTTP status
-    and JSON answer for the page."""
+def _store_local(*, slug: str, worker: Worker, submission: dict) -> tuple[int, dict]:
+    """Validate a local annotator's payload against its item and store it, and choose their
+    next item (one service call, one transaction: the project and item are loaded and the item
+    locked by the statement that starts it); the HTTP status and JSON answer for the page,
+    with ``"next"`` (``_next_item_answer``) after a save and after a refusal because the item filled
+    up meanwhile (the page then goes on with the next item: it comes in this answer and the
+    page swaps it in without a request)."""
     try:
         result = annotation_submit_item(
-            project=project, item_id=submission["item_id"], payload=submission["payload"],
+            project_slug=slug, item_id=submission["item_id"], payload=submission["payload"],
             worker=worker, source=Annotation.Source.LOCAL,
             client_token=submission["client_token"],
             client_warnings=submission["client_warnings"],
             overridden_warnings=submission["overridden_warnings"],
-            started_at=submission["started_at"], duration_ms=submission["duration_ms"])
+            started_at=submission["started_at"], duration_ms=submission["duration_ms"],
+            choose_next=True)
     except PayloadError as error:
         return 400, _error_body("invalid", error.message, error.field)
     except SubmitRefused as refused:
-        return _refusal_answer(refused)
-    return 200, _saved_body(result, client_token=submission["client_token"])
+        if refused.code == "no_project":
+            raise Http404("No such project.") from None
+        status, body = _refusal_answer(refused)
+        if refused.code == "item_full":
+            project = _project_or_404(slug)
+            body["next"] = _next_item_answer(
+                project, work_queue_next_item(project=project, worker=worker,
+                                              after_item_id=submission["item_id"]))
+        return status, body
+    body = _saved_body(result, client_token=submission["client_token"])
+    project = result.item.project
+    next_item = (result.next_item if result.next_chosen else work_queue_next_item(
+        project=project, worker=worker, after_item_id=submission["item_id"]))
+    body["next"] = _next_item_answer(project, next_item)
+    return 200, body
 
 
 def _saved_body(result, *, client_token: str) -> dict:
@@ -337,19 +354,13 @@ def annotate(request, slug: str):
 @login_required_json
 @require_POST
 def annotate_submit(request, slug: str):
-    # Project first, then the item joined with only its kind's source material.
-    project = _project_or_404(slug)
     try:
         submission = _parse_submission(_parse_body(request))
     except BadRequest as error:
+        _project_or_404(slug)  # an unknown project's URL is a 404 whatever the body
         return _error(400, "invalid", error.message, error.field)
-    worker = worker_for_user(user=request.user)
-    status, body = _store_local(project=project, worker=worker, submission=submission)
-    if status == 200 or body.get("error") == "item_full":
-        # Saved, already stored, or completed by others meanwhile: the page goes on with the
-        # next item, so it comes in this answer and the page swaps it in without a request.
-        body["next"] = _next_item(request=request, project=project, worker=worker,
-                                  after_item_id=submission["item_id"])
+    status, body = _store_local(slug=slug, worker=worker_for_user(user=request.user),
+                                submission=submission)
     return JsonResponse(body, status=status)
 
 
@@ -390,22 +401,18 @@ def annotate_progress(request, slug: str):
     return JsonResponse({"done": progress.done, "left": progress.left})
 
 
-def _next_item(*, request, project: Project, worker: Worker, after_item_id: int
-               ) -> dict | None:
-    """The item the page shows next, chosen now (after the submit committed) exactly as a GET
-    of the page would choose it: its page data and its section rendered by the same template
-    as the full page (so escaped the same way); None when none is left (the page then follows
-    its "Next item" link to the done page).
-
-    Choosing leases the item to the worker, as the page load this replaces does; the submit of
-    that item re-checks capacity under the row lock all the same."""
-    item = work_queue_next_item(project=project, worker=worker, after_item_id=after_item_id)
+def _next_item_answer(project: Project, item: Item | None) -> dict | None:
+    """The item the page shows next (chosen, and so leased to the worker, as a GET of the page
+    would choose it): its page data and its section rendered by the same template as the full
+    page (so escaped the same way); None when none is left (the page then follows its "Next
+    item" link to the done page). The submit of that item re-checks capacity under the row
+    lock all the same."""
     if item is None:
         return None
     [data] = _page_items([item])
     html = render_to_string("frontend/annotate/item.html", {
         "item": data, "index": 0, "count": 1, "kind_template": _kind_template(project),
-    }, request=request)
+    })
     return {"item": data, "html": html}
 
 

@@ -9,6 +9,7 @@ from django.core.cache import caches
 from django.core.cache.backends.locmem import LocMemCache
 from django.db import DatabaseError
 
+from annotation.selectors import annotate as annotate_selectors
 from tests.factories import wrongly_filled_items
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -30,6 +31,9 @@ def _fresh_local_cache():
     earlier test: they all come from 127.0.0.1). A shared Redis cache is left alone."""
     if isinstance(caches["default"], LocMemCache):
         caches["default"].clear()
+    # Nor project kinds learnt from an earlier test's projects (slugs are reused across tests,
+    # and a known kind saves the submit a statement: query counts would depend on the order).
+    annotate_selectors._kind_by_slug.clear()
     yield
 
 

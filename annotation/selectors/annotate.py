@@ -72,6 +72,14 @@ def page_items_queryset(project: Project):
 ITEM_ALIAS = rows.ITEM_ALIAS
 
 
+#: Each project's kind by its slug, as this process last read it: the submit reads its project
+#: and item in one statement (``project_and_item_for_submit``), whose joins depend on the
+#: kind. That statement also checks the kind, so an entry gone stale (a project deleted and
+#: its slug reused) costs a second read, never a wrong row; only slugs of projects read are
+#: kept.
+_kind_by_slug: dict[str, str] = {}
+
+
 def project_by_slug(slug: str, using: str = "default") -> Project | None:
     """The project of a task URL, read as ``Project.objects.filter(slug=slug).first()`` would,
     with the SELECT written once from the model's metadata: on every annotator request, the
@@ -81,7 +89,12 @@ def project_by_slug(slug: str, using: str = "default") -> Project | None:
     with connection.cursor() as cursor:
         cursor.execute(sql, {"slug": slug})
         row = cursor.fetchone()
-    return None if row is None else rows.instance(table, row, using, connection)
+    if row is None:
+        _kind_by_slug.pop(slug, None)
+        return None
+    project = rows.instance(table, row, using, connection)
+    _kind_by_slug[slug] = project.kind
+    return project
 
 
 def load_items(*, project: Project, where: str, params: dict, using: str = "default",
@@ -96,12 +109,23 @@ def load_items(*, project: Project, where: str, params: dict, using: str = "defa
     the database has row locks; SQLite's IMMEDIATE transactions serialise writers instead).
     ``with_clause``: SQL put before the SELECT (a ``WITH …`` that ``where`` reads)."""
     select = rows.items_select(SOURCE_RELATIONS.get(project.kind, ()), using)
+    items = _loaded(select, where=where, params={"project_id": project.pk, **params},
+                    using=using, lock=lock, with_clause=with_clause)
+    for item in items:
+        item.project = project
+    return _with_turns(items, project.kind)
+
+
+def _loaded(select: rows.ItemsSelect, *, where: str, params: dict, using: str, lock: bool,
+            with_clause: str = "") -> list[Item]:
+    """The items of ``select`` matching ``where``, in id order, each with the rows joined
+    to it (as select_related sets them)."""
     connection = connections[using]
     suffix = (f" FOR UPDATE OF {ITEM_ALIAS}"
               if lock and connection.features.has_select_for_update else "")
     with connection.cursor() as cursor:
         cursor.execute(f"{with_clause}{select.sql} ({where}) ORDER BY {ITEM_ALIAS}.id{suffix}",
-                       {"project_id": project.pk, **params})
+                       params)
         fetched = cursor.fetchall()
     items = []
     for row in fetched:
@@ -113,13 +137,39 @@ def load_items(*, project: Project, where: str, params: dict, using: str = "defa
             instances.append(instance)
             if table.parent_index is not None and instances[table.parent_index] is not None:
                 table.parent_field.set_cached_value(instances[table.parent_index], instance)
-        item = instances[0]
-        item.project = project
-        items.append(item)
-    if items and project.kind in (TaskKind.REWRITE, TaskKind.SLUICE):
+        items.append(instances[0])
+    return items
+
+
+def _with_turns(items: list[Item], kind: str) -> list[Item]:
+    """``items`` with their dialogues' turns prefetched (rewrite and sluice: one query)."""
+    if items and kind in (TaskKind.REWRITE, TaskKind.SLUICE):
         prefetch_related_objects(items, Prefetch(
             "turn__dialogue__turns", queryset=DialogueTurn.objects.order_by("order")))
     return items
+
+
+def project_and_item_for_submit(*, project_slug: str, item_id: int, lock: bool = False
+                                ) -> tuple[Project | None, Item | None]:
+    """The project named ``project_slug`` (None: no such project) and its item ``item_id``
+    with its source material (None: the project has no such item), as ``project_by_slug``
+    and ``item_for_submit`` read them; ``lock`` as ``load_items``'s (the item row).
+
+    Once this process knows the project's kind, both come from ONE statement (the item
+    joined with its project, by slug and kind), one round trip fewer on every submit."""
+    kind = _kind_by_slug.get(project_slug)
+    if kind is not None:
+        select = rows.items_select(SOURCE_RELATIONS.get(kind, ()), "default",
+                                   with_project=True)
+        items = _loaded(select, where=f"{ITEM_ALIAS}.id = %(item_id)s", lock=lock,
+                        params={"slug": project_slug, "kind": kind, "item_id": item_id},
+                        using="default")
+        if items:
+            return items[0].project, _with_turns(items, kind)[0]
+    project = project_by_slug(project_slug)
+    if project is None:
+        return None, None
+    return project, item_for_submit(project=project, item_id=item_id, lock=lock)
 
 
 def items_for_page(*, project: Project, item_ids: Iterable[int], lock: bool = False

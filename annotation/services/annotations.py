@@ -37,7 +37,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from django.db import IntegrityError, connection, connections, router, transaction
@@ -51,9 +51,11 @@ from ..selectors.annotate import (
     item_context,
     item_for_submit,
     page_assignment_is_theirs,
+    project_and_item_for_submit,
 )
 from ..sql import submit as submit_sql
 from .audit import close_open_flags, record_status_event
+from .work_queue import work_queue_next_item
 
 #: Clock skew and network delay allowed between MTurk and us when deciding that an assignment's
 #: time is over: MTurk counts the assignment duration from its AcceptTime, which is before our
@@ -81,6 +83,10 @@ class SubmitResult:
     annotation: Annotation
     created: bool
     item: Item | None = None
+    # ``annotation_submit_item(choose_next=True)``: the worker's next item (None: none left),
+    # chosen in the submit's transaction (``next_chosen``: it was).
+    next_item: Item | None = None
+    next_chosen: bool = False
 
 
 def annotation_state(*, source: str, review_status: str, confirmed: bool = True,
@@ -328,7 +334,7 @@ def annotation_submit(
 
 def annotation_submit_item(
     *,
-    project: Project,
+    project_slug: str,
     item_id: int,
     payload,
     worker: Worker,
@@ -338,37 +344,74 @@ def annotation_submit_item(
     overridden_warnings: list[dict] | None = None,
     started_at: datetime | None = None,
     duration_ms: int | None = None,
+    choose_next: bool = False,
 ) -> SubmitResult:
-    """Validate ``payload`` against item ``item_id`` of ``project`` and store it, as
-    ``annotation_submit`` does (same refusals), for a local annotator's page: the hot path.
+    """Validate ``payload`` against item ``item_id`` of the project ``project_slug`` and store
+    it, as ``annotation_submit`` does (same refusals), for a local annotator's page: the hot
+    path.
 
-    Raises ``SubmitRefused("no_item")`` when the project has no such item, and
-    ``PayloadError`` when the payload is not valid for it; nothing is written then.
+    Raises ``SubmitRefused("no_project")`` when there is no such project,
+    ``SubmitRefused("no_item")`` when the project has no such item, and ``PayloadError`` when
+    the payload is not valid for it; nothing is written then.
 
-    The item is loaded and locked by one statement inside the transaction, and a new answer is
-    stored by one INSERT that re-checks, after the lock, what the state query would (token and
-    answer not stored yet, an open slot) and marks the item filled when the answer takes its
-    last slot: BEGIN, item (+ dialogue turns for rewrite and sluice), INSERT, COMMIT on
-    PostgreSQL; SQLite marks by a second statement after the INSERT. Anything else (a retry,
-    a full item, a blocked worker) is decided by ``annotation_submit``'s own path, under the
-    same lock.
+    The project and the item are loaded, and the item locked, by one statement inside the
+    transaction (``project_and_item_for_submit``), and a new answer is stored by one INSERT
+    that re-checks, after the lock, what the state query would (token and answer not stored
+    yet, an open slot) and marks the item filled when the answer takes its last slot: BEGIN,
+    project and item (+ dialogue turns for rewrite and sluice), INSERT, COMMIT on PostgreSQL.
+    SQLite reads the project and item before its transaction (which holds the database's
+    write lock, and serialises the INSERT's re-check) and marks by a second statement after
+    the INSERT. Anything else (a retry, a full item, a blocked worker) is decided by
+    ``annotation_submit``'s own path, in the same transaction.
+
+    ``choose_next``: once the answer is stored (or found stored), the worker's next item is
+    chosen and leased in the same transaction (``SubmitResult.next_item``, as
+    ``work_queue_next_item`` chooses it after this item): one commit for both instead of
+    two. Only where the database has row locks (PostgreSQL; ``next_chosen`` says whether it
+    was chosen); a refusal chooses nothing.
     """
     fields = _Submission(worker=worker, source=source, client_token=client_token or None,
                          client_warnings=client_warnings,
                          overridden_warnings=overridden_warnings, started_at=started_at,
                          duration_ms=duration_ms)
     item = None
+    # With row locks (PostgreSQL) the item is read and locked inside the transaction. SQLite
+    # has none: its IMMEDIATE transaction holds the database's one write lock, so the item is
+    # read and the payload checked before it, and the lock is held only to store (the INSERT
+    # re-checks the slots itself) and, there, the next item is chosen after the commit.
+    row_locks = connection.features.has_select_for_update
+    item = None
     try:
+        if not row_locks:
+            project, item, context, clean = _valid_submission(project_slug, item_id, payload,
+                                                              lock=False)
         with transaction.atomic():
-            item = item_for_submit(project=project, item_id=item_id, lock=True)
-            if item is None:
-                raise SubmitRefused("no_item", "No such item in this project.")
-            context = item_context(item)
-            clean = validate_payload(project.kind, payload, context)
-            return _store_locked(fields, item=item, clean=clean, context=context,
-                                 try_insert_first=True)
+            if row_locks:
+                project, item, context, clean = _valid_submission(project_slug, item_id,
+                                                                  payload, lock=True)
+            result = _store_locked(fields, item=item, clean=clean, context=context,
+                                   try_insert_first=True)
+            if choose_next and row_locks:
+                result = replace(result, next_chosen=True, next_item=work_queue_next_item(
+                    project=project, worker=worker, after_item_id=item.pk))
+            return result
     except IntegrityError as error:
         return _concurrent_duplicate(fields, item=item, error=error)
+
+
+def _valid_submission(project_slug: str, item_id: int, payload, *, lock: bool
+                      ) -> tuple[Project, Item, ItemContext, CleanPayload]:
+    """The project and item of a local submission (``lock``: the item's row locked) and the
+    payload validated against the item; ``SubmitRefused`` (``no_project``, ``no_item``) or
+    ``PayloadError``."""
+    project, item = project_and_item_for_submit(project_slug=project_slug, item_id=item_id,
+                                                lock=lock)
+    if project is None:
+        raise SubmitRefused("no_project", "No such project.")
+    if item is None:
+        raise SubmitRefused("no_item", "No such item in this project.")
+    context = item_context(item)
+    return project, item, context, validate_payload(project.kind, payload, context)
 
 
 @dataclass(frozen=True)

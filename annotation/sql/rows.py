@@ -94,6 +94,8 @@ def project_by_slug_select(using: str) -> tuple[str, Table]:
 
 #: The alias of the item table in ``items_select``'s ``where``.
 ITEM_ALIAS = "item"
+#: The alias of the project table in ``items_select(with_project=True)``.
+PROJECT_ALIAS = "project"
 
 
 @dataclass(frozen=True)
@@ -103,10 +105,15 @@ class ItemsSelect:
 
 
 @functools.cache
-def items_select(source_paths: tuple[str, ...], using: str) -> ItemsSelect:
+def items_select(source_paths: tuple[str, ...], using: str,
+                 with_project: bool = False) -> ItemsSelect:
     """Items of project ``%(project_id)s`` with the source rows along ``source_paths`` (e.g.
     ``("turn__dialogue",)``) LEFT JOINed as select_related joins them; the caller appends its
-    condition over the item table (aliased ``ITEM_ALIAS``) in parentheses."""
+    condition over the item table (aliased ``ITEM_ALIAS``) in parentheses.
+
+    ``with_project``: the project's row too (its table second, joined as select_related
+    joins ``project``), and the project named by ``%(slug)s`` and ``%(kind)s`` instead of
+    ``%(project_id)s``: the submit reads its project and item in one statement."""
     connection = connections[using]
     quote = connection.ops.quote_name
     tables, joins = [], []
@@ -116,6 +123,12 @@ def items_select(source_paths: tuple[str, ...], using: str) -> ItemsSelect:
         return len(tables) - 1
 
     add(Item, ITEM_ALIAS)
+    project_field = Item._meta.get_field("project")
+    if with_project:
+        add(Project, PROJECT_ALIAS, 0, project_field)
+        joins.append(f"INNER JOIN {quote(Project._meta.db_table)} {PROJECT_ALIAS} "
+                     f"ON {PROJECT_ALIAS}.{quote(Project._meta.pk.column)} = "
+                     f"{ITEM_ALIAS}.{quote(project_field.column)}")
     for path in source_paths:
         parent = 0
         for name in path.split("__"):
@@ -128,7 +141,12 @@ def items_select(source_paths: tuple[str, ...], using: str) -> ItemsSelect:
                          f"{tables[parent].alias}.{quote(field.column)}")
             parent = add(related, alias, parent, field)
     columns = ", ".join(each.columns(quote) for each in tables)
-    project_column = quote(Item._meta.get_field("project").column)
+    if with_project:
+        where = (f"{PROJECT_ALIAS}.{quote(Project._meta.get_field('slug').column)} = %(slug)s "
+                 f"AND {PROJECT_ALIAS}.{quote(Project._meta.get_field('kind').column)} "
+                 f"= %(kind)s AND")
+    else:
+        where = f"{ITEM_ALIAS}.{quote(project_field.column)} = %(project_id)s AND"
     sql = " ".join([f"SELECT {columns} FROM {quote(Item._meta.db_table)} {ITEM_ALIAS}",  # noqa: S608
-                    *joins, f"WHERE {ITEM_ALIAS}.{project_column} = %(project_id)s AND"])
+                    *joins, f"WHERE {where}"])
     return ItemsSelect(sql, tuple(tables))

@@ -64,18 +64,29 @@ def data_queries(captured) -> list[str]:
 
 
 def submit_transaction(captured) -> list[str]:
-    """The statements of the submit's own transaction (the one that starts by loading the
-    item): from its SAVEPOINT to the RELEASE or ROLLBACK that ends it."""
+    """The statements that decide the submit: the load of its project and item, then its own
+    transaction's up to the choice of the next item. On PostgreSQL the load is the first
+    statement of that transaction (the item locked) and the next item is chosen in it, after
+    these; on SQLite the load comes just before the transaction (which holds the database's
+    write lock) and the next item after it (``annotation_submit_item``)."""
     statements = [q["sql"].strip() for q in captured.captured_queries]
-    start = next(i for i, sql in enumerate(statements[:-1]) if sql.startswith("SAVEPOINT")
-                 and statements[i + 1].startswith("SELECT item."))
+    load = next(i for i, sql in enumerate(statements) if sql.startswith("SELECT item."))
+    start = load - 1 if connection.vendor == "postgresql" else load + 1
+    if statements[start].startswith('SELECT "annotation_project"'):
+        start -= 1  # the process did not know the project's kind yet: read first, by itself
+    assert statements[start].startswith("SAVEPOINT"), statements
     name = statements[start].split()[-1]
     end = next(i for i in range(start + 1, len(statements))
                if statements[i].startswith(("RELEASE SAVEPOINT", "ROLLBACK TO SAVEPOINT"))
                and statements[i].split()[-1] == name)
     inside = statements[start + 1:end]
     assert not any(sql.startswith(TRANSACTION_CONTROL) for sql in inside), inside
-    return inside
+    if connection.vendor != "postgresql":
+        inside = [statements[load], *inside]
+    inside = [sql for sql in inside if not sql.startswith('SELECT "annotation_project"')]
+    chosen = next((i for i, sql in enumerate(inside) if sql.startswith("WITH leased")),
+                  len(inside))
+    return inside[:chosen]
 
 
 def submit(client, project, item_id, payload, token=None, **extra):
@@ -625,13 +636,13 @@ def test_submit_cost_does_not_grow_with_the_workers_past_work():
         runs[name] = (data_queries(queries), response.json()["next"]["item"]["item_id"])
     assert runs["veteran"][1] == items[41].pk and runs["novice"][1] == items[47].pk
     veteran_sql, novice_sql = runs["veteran"][0], runs["novice"][0]
-    # session, user with worker, project, the item locked and loaded, the INSERT, and the next
-    # item chosen and loaded by ONE statement, and its lease (on PostgreSQL written by that
-    # same statement: ``sql.work_queue.chosen_and_leased``).
+    # session, user with worker, the project and the item (locked) loaded by one statement,
+    # the INSERT, and the next item chosen and loaded by ONE statement, and its lease (on
+    # PostgreSQL written by that same statement: ``sql.work_queue.chosen_and_leased``).
     separate_lease = 0 if connection.features.has_select_for_update_skip_locked else 1
     # The filled mark: in the INSERT's statement on PostgreSQL, a statement after it on SQLite.
     separate_mark = 0 if connection.vendor == "postgresql" else 1
-    assert len(veteran_sql) == len(novice_sql) == 6 + separate_mark + separate_lease, \
+    assert len(veteran_sql) == len(novice_sql) == 5 + separate_mark + separate_lease, \
         veteran_sql
     for statements in (veteran_sql, novice_sql):
         chooser = statements[-1 - separate_lease]

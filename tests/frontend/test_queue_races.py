@@ -25,7 +25,7 @@ def postgresql_only():
 
 
 def submit_item(project, item, worker, token=None):
-    return annotation_submit_item(project=project, item_id=item.pk, payload={"rating": 3},
+    return annotation_submit_item(project_slug=project.slug, item_id=item.pk, payload={"rating": 3},
                                   worker=worker, source=Annotation.Source.LOCAL,
                                   client_token=token or uuid.uuid4().hex)
 
