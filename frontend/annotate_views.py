@@ -226,13 +226,13 @@ def _stored(valid, *, worker: Worker, submission: dict, source: str, assignment=
     return 200, _saved_body(result, client_token=submission["client_token"])
 
 
-def _store_local(*, slug: str, worker: Worker, submission: dict) -> tuple[int, dict]:
-    """Validate a local annotator's payload against its item and store it, and choose their
-    next item (one service call, one transaction: the project and item are loaded and the item
-    locked by the statement that starts it); the HTTP status and JSON answer for the page,
-    with ``"next"`` (``_next_item_answer``) after a save and after a refusal because the item filled
-    up meanwhile (the page then goes on with the next item: it comes in this answer and the
-    page swaps it in without a request)."""
+def _store_local(request, *, slug: str, worker: Worker, submission: dict
+                 ) -> tuple[int, dict]:
+    """Validate a local annotator's payload against its item, store it and choose their next
+    item (one service call: ``annotation_submit_item(choose_next=True)``); the HTTP status and
+    JSON answer for the page, with ``"next"`` (``_next_item_answer``) after a save and after a
+    refusal because the item filled up meanwhile (the page then goes on with the next item: it
+    comes in this answer and the page swaps it in without a request)."""
     try:
         result = annotation_submit_item(
             project_slug=slug, item_id=submission["item_id"], payload=submission["payload"],
@@ -250,15 +250,15 @@ def _store_local(*, slug: str, worker: Worker, submission: dict) -> tuple[int, d
         status, body = _refusal_answer(refused)
         if refused.code == "item_full":
             project = _project_or_404(slug)
-            body["next"] = _next_item_answer(
-                project, work_queue_next_item(project=project, worker=worker,
-                                              after_item_id=submission["item_id"]))
+            following = work_queue_next_item(project=project, worker=worker,
+                                             after_item_id=submission["item_id"])
+            body["next"] = _next_item_answer(request, project, following)
         return status, body
     body = _saved_body(result, client_token=submission["client_token"])
     project = result.item.project
     next_item = (result.next_item if result.next_chosen else work_queue_next_item(
         project=project, worker=worker, after_item_id=submission["item_id"]))
-    body["next"] = _next_item_answer(project, next_item)
+    body["next"] = _next_item_answer(request, project, next_item)
     return 200, body
 
 
@@ -359,7 +359,7 @@ def annotate_submit(request, slug: str):
     except BadRequest as error:
         _project_or_404(slug)  # an unknown project's URL is a 404 whatever the body
         return _error(400, "invalid", error.message, error.field)
-    status, body = _store_local(slug=slug, worker=worker_for_user(user=request.user),
+    status, body = _store_local(request, slug=slug, worker=worker_for_user(user=request.user),
                                 submission=submission)
     return JsonResponse(body, status=status)
 
@@ -401,7 +401,7 @@ def annotate_progress(request, slug: str):
     return JsonResponse({"done": progress.done, "left": progress.left})
 
 
-def _next_item_answer(project: Project, item: Item | None) -> dict | None:
+def _next_item_answer(request, project: Project, item: Item | None) -> dict | None:
     """The item the page shows next (chosen, and so leased to the worker, as a GET of the page
     would choose it): its page data and its section rendered by the same template as the full
     page (so escaped the same way); None when none is left (the page then follows its "Next
@@ -412,7 +412,7 @@ def _next_item_answer(project: Project, item: Item | None) -> dict | None:
     [data] = _page_items([item])
     html = render_to_string("frontend/annotate/item.html", {
         "item": data, "index": 0, "count": 1, "kind_template": _kind_template(project),
-    })
+    }, request=request)
     return {"item": data, "html": html}
 
 
