@@ -55,7 +55,11 @@ from ..selectors.annotate import (
 )
 from ..sql import submit as submit_sql
 from .audit import close_open_flags, record_status_event
-from .work_queue import work_queue_next_item
+from .work_queue import (
+    work_queue_lease,
+    work_queue_next_item,
+    work_queue_next_item_before_answer,
+)
 
 #: Clock skew and network delay allowed between MTurk and us when deciding that an assignment's
 #: time is over: MTurk counts the assignment duration from its AcceptTime, which is before our
@@ -84,7 +88,7 @@ class SubmitResult:
     created: bool
     item: Item | None = None
     # ``annotation_submit_item(choose_next=True)``: the worker's next item (None: none left),
-    # chosen in the submit's transaction (``next_chosen``: it was).
+    # leased in the submit's transaction (``next_chosen``: it was chosen).
     next_item: Item | None = None
     next_chosen: bool = False
 
@@ -364,27 +368,30 @@ def annotation_submit_item(
     the INSERT. Anything else (a retry, a full item, a blocked worker) is decided by
     ``annotation_submit``'s own path, in the same transaction.
 
-    ``choose_next``: once the answer is stored (or found stored), the worker's next item is
-    chosen and leased in the same transaction (``SubmitResult.next_item``, as
-    ``work_queue_next_item`` chooses it after this item): one commit for both instead of
-    two. Only where the database has row locks (PostgreSQL; ``next_chosen`` says whether it
-    was chosen); a refusal chooses nothing.
+    ``choose_next``: the worker's next item too (``SubmitResult.next_item``, as
+    ``work_queue_next_item`` chooses it after this item), leased in the same transaction: one
+    commit for the answer and the lease instead of two. On PostgreSQL it is chosen after the
+    answer is stored; on SQLite before the transaction (``work_queue_next_item_before_answer``),
+    which then only writes. A refusal leases nothing (its transaction is rolled back).
     """
     fields = _Submission(worker=worker, source=source, client_token=client_token or None,
                          client_warnings=client_warnings,
                          overridden_warnings=overridden_warnings, started_at=started_at,
                          duration_ms=duration_ms)
-    item = None
-    # With row locks (PostgreSQL) the item is read and locked inside the transaction. SQLite
-    # has none: its IMMEDIATE transaction holds the database's one write lock, so the item is
-    # read and the payload checked before it, and the lock is held only to store (the INSERT
-    # re-checks the slots itself) and, there, the next item is chosen after the commit.
+    # With row locks (PostgreSQL) the item is read and locked inside the transaction, and the
+    # next item chosen (row locked, SKIP LOCKED) and leased in it. SQLite has none: its
+    # IMMEDIATE transaction holds the database's one write lock, so the item is read, the
+    # payload checked and the next item chosen before it, and the lock is held only to write
+    # (the INSERT re-checks the slots itself, then the filled mark and the next item's lease).
     row_locks = connection.features.has_select_for_update
-    item = None
+    item = following = None
     try:
         if not row_locks:
             project, item, context, clean = _valid_submission(project_slug, item_id, payload,
                                                               lock=False)
+            if choose_next:
+                following = work_queue_next_item_before_answer(
+                    project=project, worker=worker, answered_item_id=item.pk)
         with transaction.atomic():
             if row_locks:
                 project, item, context, clean = _valid_submission(project_slug, item_id,
@@ -392,9 +399,11 @@ def annotation_submit_item(
             result = _store_locked(fields, item=item, clean=clean, context=context,
                                    try_insert_first=True)
             if choose_next and row_locks:
-                result = replace(result, next_chosen=True, next_item=work_queue_next_item(
-                    project=project, worker=worker, after_item_id=item.pk))
-            return result
+                following = work_queue_next_item(project=project, worker=worker,
+                                                 after_item_id=item.pk)
+            elif following is not None:
+                work_queue_lease(item=following, worker=worker)
+            return replace(result, next_item=following, next_chosen=choose_next)
     except IntegrityError as error:
         return _concurrent_duplicate(fields, item=item, error=error)
 

@@ -91,11 +91,11 @@ def open_items_where(*, project: Project, worker: Worker) -> tuple[str, dict]:
 
 
 def _choose_sql(project: Project, worker: Worker, *, lock: bool,
-                after_item_id: int | None = None, now: datetime | None = None
-                ) -> tuple[str, dict]:
+                after_item_id: int | None = None, now: datetime | None = None,
+                skip_after: bool = False) -> tuple[str, dict]:
     """The choosing statement (``annotation.sql.work_queue``) and its named parameters."""
     sql = next_item_id(conversation=project.kind == TaskKind.REWRITE, lock=lock,
-                       after_given=after_item_id is not None)
+                       after_given=after_item_id is not None, skip_after=skip_after)
     params = {**_open_params(project, worker, now or timezone.now()),
               "pivot": (worker.pk * SPREAD_FACTOR) % 1.0}
     if after_item_id is not None:
@@ -143,12 +143,37 @@ def work_queue_next_item(*, project: Project, worker: Worker,
         # shown the same item: the submit's capacity re-check decides, as always).
     # SQLite (and PostgreSQL's confirmation): a plain autocommit read (on SQLite an IMMEDIATE
     # transaction would take the write lock for it), then the lease in its own statement.
-    sql, params = _choose_sql(project, worker, lock=False, after_item_id=after_item_id, now=now)
+    item = _chosen_without_lock(project, worker, after_item_id=after_item_id, now=now)
+    if item is not None:
+        _lease(item_id=item.pk, worker=worker, now=now)
+    return item
+
+
+def _chosen_without_lock(project: Project, worker: Worker, *, after_item_id: int | None,
+                         now: datetime, skip_after: bool = False) -> Item | None:
+    sql, params = _choose_sql(project, worker, lock=False, after_item_id=after_item_id, now=now,
+                              skip_after=skip_after)
     items = load_items(project=project, where=f"{ITEM_ALIAS}.id = {sql}", params=params)
-    if not items:
+    return items[0] if items else None
+
+
+def work_queue_next_item_before_answer(*, project: Project, worker: Worker,
+                                       answered_item_id: int) -> Item | None:
+    """The item ``work_queue_next_item(after_item_id=answered_item_id)`` will choose once the
+    worker's answer to ``answered_item_id`` is stored, chosen now, before it is (that item
+    itself excluded), by a plain read and NOT leased: lease it with ``work_queue_lease`` in the
+    transaction that stores the answer. For SQLite, where that transaction holds the
+    database's one write lock: the choice is made before it, and the answer and the lease are
+    one write."""
+    if worker.is_blocked:
         return None
-    _lease(item_id=items[0].pk, worker=worker, now=now)
-    return items[0]
+    return _chosen_without_lock(project, worker, after_item_id=answered_item_id,
+                                now=timezone.now(), skip_after=True)
+
+
+def work_queue_lease(*, item: Item, worker: Worker) -> None:
+    """Lease ``item`` to ``worker`` as served now (see ``work_queue_next_item_before_answer``)."""
+    _lease(item_id=item.pk, worker=worker, now=timezone.now())
 
 
 @transaction.atomic

@@ -72,7 +72,8 @@ def open_item_condition() -> str:
     return _OPEN.format(required=_REQUIRED)
 
 
-def next_item_id(*, conversation: bool, lock: bool, after_given: bool) -> str:
+def next_item_id(*, conversation: bool, lock: bool, after_given: bool,
+                 skip_after: bool = False) -> str:
     """SQL for the id of the worker's next item (NULL when none), with the named parameters
     ``project_id``, ``worker_id``, ``counted`` (``Annotation.State.COUNTED``), ``now`` (leases
     expiring before it are over), ``pivot`` (the
@@ -81,8 +82,12 @@ def next_item_id(*, conversation: bool, lock: bool, after_given: bool) -> str:
 
     ``conversation``: new conversations start at their first turn, and branch C is added.
     ``lock``: the chosen Item row is locked while the statement runs (PostgreSQL, SKIP LOCKED:
-    simultaneous choosers get different items)."""
+    simultaneous choosers get different items). ``skip_after`` (with ``after_given``): LAST
+    itself is never chosen — the choice is made before the worker's answer to it is stored,
+    and chooses what it would choose after."""
     open_sql = open_item_condition()
+    if skip_after:
+        open_sql = f"{open_sql} AND i.id <> %(after_item_id)s"
     last = "%(after_item_id)s" if after_given else _LAST
     # From after LAST; from the worker's pivot when there is no LAST (the pivot sub-selects run
     # only then: COALESCE is lazy).

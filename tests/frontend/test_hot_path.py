@@ -65,15 +65,19 @@ def data_queries(captured) -> list[str]:
 
 def submit_transaction(captured) -> list[str]:
     """The statements that decide the submit: the load of its project and item, then its own
-    transaction's up to the choice of the next item. On PostgreSQL the load is the first
-    statement of that transaction (the item locked) and the next item is chosen in it, after
-    these; on SQLite the load comes just before the transaction (which holds the database's
-    write lock) and the next item after it (``annotation_submit_item``)."""
+    transaction's up to the next item's lease. On PostgreSQL the load is the first statement
+    of that transaction (the item locked) and the next item is chosen and leased in it, after
+    these; on SQLite the load (and the choice of the next item) come before the transaction,
+    which holds the database's write lock and ends with the lease (``annotation_submit_item``)."""
     statements = [q["sql"].strip() for q in captured.captured_queries]
     load = next(i for i, sql in enumerate(statements) if sql.startswith("SELECT item."))
-    start = load - 1 if connection.vendor == "postgresql" else load + 1
-    if statements[start].startswith('SELECT "annotation_project"'):
-        start -= 1  # the process did not know the project's kind yet: read first, by itself
+    if connection.vendor == "postgresql":
+        start = load - 1
+        if statements[start].startswith('SELECT "annotation_project"'):
+            start -= 1  # the process did not know the project's kind yet: read first, by itself
+    else:
+        start = next(i for i in range(load + 1, len(statements))
+                     if statements[i].startswith("SAVEPOINT"))
     assert statements[start].startswith("SAVEPOINT"), statements
     name = statements[start].split()[-1]
     end = next(i for i in range(start + 1, len(statements))
@@ -84,9 +88,10 @@ def submit_transaction(captured) -> list[str]:
     if connection.vendor != "postgresql":
         inside = [statements[load], *inside]
     inside = [sql for sql in inside if not sql.startswith('SELECT "annotation_project"')]
-    chosen = next((i for i, sql in enumerate(inside) if sql.startswith("WITH leased")),
+    leased = next((i for i, sql in enumerate(inside) if sql.startswith("WITH leased")
+                   or sql.replace('"', "").startswith("INSERT INTO annotation_itemlease")),
                   len(inside))
-    return inside[:chosen]
+    return inside[:leased]
 
 
 def submit(client, project, item_id, payload, token=None, **extra):
@@ -645,9 +650,9 @@ def test_submit_cost_does_not_grow_with_the_workers_past_work():
     assert len(veteran_sql) == len(novice_sql) == 5 + separate_mark + separate_lease, \
         veteran_sql
     for statements in (veteran_sql, novice_sql):
-        chooser = statements[-1 - separate_lease]
+        [chooser] = [sql for sql in statements if "COALESCE(" in sql]
         assert chooser.lstrip().startswith("WITH leased AS (" if not separate_lease
-                                           else "SELECT item.") and "COALESCE(" in chooser
+                                           else "SELECT item.")
 
 
 def _rows_read(plan: dict, table: str) -> float:

@@ -9,7 +9,13 @@ import pytest
 from django.db import connection
 
 from annotation.models import Annotation, ItemLease
-from tests.factories import local_submit, plausibility_project, post_json, sluice_project
+from tests.factories import (
+    local_submit,
+    plausibility_project,
+    post_json,
+    rewrite_project,
+    sluice_project,
+)
 
 
 @pytest.mark.django_db
@@ -59,10 +65,9 @@ def test_the_answer_and_the_next_items_lease_are_one_transaction(annotator_clien
 @pytest.mark.django_db
 def test_a_failure_choosing_the_next_item_keeps_no_half_saved_answer(annotator_client,
                                                                       monkeypatch):
-    """On PostgreSQL the next item is chosen inside the submit's transaction: if choosing
-    fails, nothing of the submit stays, and the page's retry (same token) saves it once."""
-    if connection.vendor != "postgresql":
-        pytest.skip("PostgreSQL only (SQLite chooses after the commit)")
+    """The next item is chosen in the submit's transaction (PostgreSQL) or before it (SQLite):
+    if choosing fails, nothing of the submit stays, and the page's retry (same token) saves it
+    once."""
     from annotation.services import annotations
 
     project = plausibility_project(items=2)
@@ -72,13 +77,50 @@ def test_a_failure_choosing_the_next_item_keeps_no_half_saved_answer(annotator_c
         raise RuntimeError("the chooser failed")
 
     monkeypatch.setattr(annotations, "work_queue_next_item", broken)
+    monkeypatch.setattr(annotations, "work_queue_next_item_before_answer", broken)
     annotator_client.raise_request_exception = False
     token = uuid.uuid4().hex
     failed = local_submit(annotator_client, project, item.pk, {"rating": 4}, token=token)
     assert failed.status_code == 500
     assert not Annotation.objects.filter(client_token=token).exists()
+    assert not ItemLease.objects.filter(worker__user__username="annotator").exclude(
+        item=item).exists()
     monkeypatch.undo()
     retried = local_submit(annotator_client, project, item.pk, {"rating": 4}, token=token)
     assert retried.status_code == 200 and retried.json()["status"] == "saved"
     assert Annotation.objects.filter(client_token=token).count() == 1
-    assert json.loads(retried.content)["next"]["item"]["item_id"] != item.pk
+    following = json.loads(retried.content)["next"]["item"]["item_id"]
+    assert following != item.pk
+    assert ItemLease.objects.filter(worker__user__username="annotator",
+                                    item_id=following).exists()
+
+
+@pytest.mark.django_db
+def test_the_next_item_chosen_before_the_answer_is_the_one_chosen_after(annotator_client):
+    """SQLite chooses the next item before storing the answer, the answered item excluded:
+    the same item the choice after the answer finds, in every branch (the rest of the
+    answered item's group, then after it, then before it)."""
+    from annotation.services.work_queue import (
+        work_queue_next_item,
+        work_queue_next_item_before_answer,
+    )
+    from tests.factories import local_answer, local_worker
+
+    plausibility = plausibility_project(items=6, redundancy={"train": 1})
+    items = list(plausibility.items.order_by("id"))
+    conversations = rewrite_project("chooser-rewrite", dialogues=2)
+    turns = list(conversations.items.order_by("group_key", "position", "id"))
+    for project, order in ((plausibility, (items[5], items[0], items[3])),
+                           (conversations, (turns[1], turns[-1], turns[0]))):
+        worker = local_worker(f"chooser-{project.slug}")
+        for answered in order:
+            before = work_queue_next_item_before_answer(project=project, worker=worker,
+                                                        answered_item_id=answered.pk)
+            if project is plausibility:
+                local_answer(project, answered, worker)
+            else:
+                Annotation.objects.create(project=project, item=answered, worker=worker,
+                                          source="local", text="Who founded it?")
+            after = work_queue_next_item(project=project, worker=worker,
+                                         after_item_id=answered.pk)
+            assert before is not None and before == after and before != answered
