@@ -255,10 +255,7 @@ def _store_local(request, *, slug: str, worker: Worker, submission: dict
             body["next"] = _next_item_answer(request, project, following)
         return status, body
     body = _saved_body(result, client_token=submission["client_token"])
-    project = result.item.project
-    next_item = (result.next_item if result.next_chosen else work_queue_next_item(
-        project=project, worker=worker, after_item_id=submission["item_id"]))
-    body["next"] = _next_item_answer(request, project, next_item)
+    body["next"] = _next_item_answer(request, result.item.project, result.next_item)
     return 200, body
 
 

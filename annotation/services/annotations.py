@@ -88,9 +88,8 @@ class SubmitResult:
     created: bool
     item: Item | None = None
     # ``annotation_submit_item(choose_next=True)``: the worker's next item (None: none left),
-    # leased in the submit's transaction (``next_chosen``: it was chosen).
+    # leased to them.
     next_item: Item | None = None
-    next_chosen: bool = False
 
 
 def annotation_state(*, source: str, review_status: str, confirmed: bool = True,
@@ -372,7 +371,8 @@ def annotation_submit_item(
     ``work_queue_next_item`` chooses it after this item), leased in the same transaction: one
     commit for the answer and the lease instead of two. On PostgreSQL it is chosen after the
     answer is stored; on SQLite before the transaction (``work_queue_next_item_before_answer``),
-    which then only writes. A refusal leases nothing (its transaction is rolled back).
+    which then only writes. A refusal leases nothing (its transaction is rolled back); after
+    a concurrent duplicate the next item is chosen once the winner is read.
     """
     fields = _Submission(worker=worker, source=source, client_token=client_token or None,
                          client_warnings=client_warnings,
@@ -403,9 +403,15 @@ def annotation_submit_item(
                                                  after_item_id=item.pk)
             elif following is not None:
                 work_queue_lease(item=following, worker=worker)
-            return replace(result, next_item=following, next_chosen=choose_next)
+            return replace(result, next_item=following)
     except IntegrityError as error:
-        return _concurrent_duplicate(fields, item=item, error=error)
+        result = _concurrent_duplicate(fields, item=item, error=error)
+    # A concurrent duplicate won the race (this transaction rolled back): the next item is
+    # chosen after it, in a transaction of its own.
+    if choose_next:
+        result = replace(result, next_item=work_queue_next_item(
+            project=item.project, worker=worker, after_item_id=item.pk))
+    return result
 
 
 def _valid_submission(project_slug: str, item_id: int, payload, *, lock: bool
