@@ -41,12 +41,11 @@ from django.db import connection, transaction
 from django.db.models import Count
 from django.utils import timezone
 
-from ..models import Annotation, Item, Project, Split, TaskKind, Worker
+from ..models import Annotation, Item, ItemLease, Project, Split, TaskKind, Worker
 from ..selectors.annotate import ITEM_ALIAS, load_items
 from ..sql.work_queue import (
     LEASE,
     LEASED,
-    RENEW,
     chosen_and_leased,
     next_item_id,
     open_item_condition,
@@ -67,15 +66,14 @@ def _db_time(moment: datetime):
     return connection.ops.adapt_datetimefield_value(moment)
 
 
-def _lease(*, item_id: int, worker: Worker, now: datetime, served: bool = True) -> None:
-    """Lease the item to the worker from ``now``; ``served``: it is being handed to them now
-    (the lease's ``served_at``), else only renewed."""
+def _lease(*, item_id: int, worker: Worker, now: datetime) -> None:
+    """Lease the item to the worker from ``now``: it is being handed to them now (the lease's
+    ``served_at``)."""
     params = {"item_id": item_id, "worker_id": worker.pk,
-              "expires_at": _db_time(now + timedelta(seconds=LEASE_SECONDS))}
-    if served:
-        params["served_at"] = _db_time(now)
+              "expires_at": _db_time(now + timedelta(seconds=LEASE_SECONDS)),
+              "served_at": _db_time(now)}
     with connection.cursor() as cursor:
-        cursor.execute(LEASE if served else RENEW, params)
+        cursor.execute(LEASE, params)
 
 
 def _open_params(project: Project, worker: Worker, now: datetime) -> dict:
@@ -176,23 +174,39 @@ def work_queue_lease(*, item: Item, worker: Worker) -> None:
     _lease(item_id=item.pk, worker=worker, now=timezone.now())
 
 
+#: The most leases one annotator renews in a project: a page's worth (a local page shows one
+#: item; a second tab, or the item a submit's answer handed out while the page still shows the
+#: last one, makes two). A renewal never creates a lease.
+PAGE_LEASES = 2
+
+
 @transaction.atomic
 def item_leases_renew(*, project: Project, worker: Worker, item_ids: Iterable[int]
                       ) -> list[int]:
     """Renew ``worker``'s leases on the items of ``project`` their page shows (``item_ids``);
     the ids of those that can no longer be used: other annotators' counted answers filled them
-    meanwhile (the worker's lease had expired). Those are not renewed; ids of other projects
-    are ignored; a blocked worker renews nothing."""
+    meanwhile (the worker's lease had expired). Those are not renewed.
+
+    Only items the queue served to the worker are renewed (a lease of theirs with a
+    ``served_at``) among the :data:`PAGE_LEASES` they were served last in the project: ids of
+    items never served to them, of other projects, or served before those are ignored, so
+    nobody holds items they were never shown (issue 26, point 2). A blocked worker renews
+    nothing."""
     ids = {int(item_id) for item_id in item_ids}
     if worker.is_blocked or not ids:
         return []
-    splits = dict(Item.objects.filter(project=project, pk__in=ids).values_list("pk", "split"))
+    latest = ItemLease.objects.filter(worker=worker, item__project=project,
+                                      served_at__isnull=False).order_by("-served_at", "-pk")
+    served = [item_id for item_id in latest.values_list("item_id", flat=True)[:PAGE_LEASES]
+              if item_id in ids]
+    splits = dict(Item.objects.filter(pk__in=served).values_list("pk", "split"))
     filled = dict(Annotation.objects.filter(item_id__in=splits, state=Annotation.State.COUNTED)
                   .exclude(worker=worker).values("item_id").annotate(n=Count("pk"))
                   .values_list("item_id", "n"))
     unusable = sorted(item_id for item_id, split in splits.items()
                       if filled.get(item_id, 0) >= project.redundancy_for(split))
-    now = timezone.now()
-    for item_id in splits.keys() - set(unusable):
-        _lease(item_id=item_id, worker=worker, now=now, served=False)
+    renewed = splits.keys() - set(unusable)
+    if renewed:
+        ItemLease.objects.filter(worker=worker, item_id__in=renewed).update(
+            expires_at=timezone.now() + timedelta(seconds=LEASE_SECONDS))
     return unusable

@@ -117,12 +117,6 @@ VALUES (%(item_id)s, %(worker_id)s, %(expires_at)s, %(served_at)s)
 ON CONFLICT (item_id, worker_id) DO UPDATE
 SET expires_at = excluded.expires_at, served_at = excluded.served_at"""  # noqa: S608
 
-#: A renewal: as LEASE, but the item is not served again (``served_at`` kept; NULL when the
-#: renewal creates the lease).
-RENEW = f"""INSERT INTO {LEASE_TABLE} (item_id, worker_id, expires_at)
-VALUES (%(item_id)s, %(worker_id)s, %(expires_at)s)
-ON CONFLICT (item_id, worker_id) DO UPDATE SET expires_at = excluded.expires_at"""  # noqa: S608
-
 #: The alias under which ``chosen_and_leased`` offers the leased item's id.
 LEASED = "leased"
 

@@ -13,6 +13,7 @@ from django.utils import timezone
 from annotation.models import Annotation, ItemLease
 from annotation.services.work_queue import (
     LEASE_SECONDS,
+    PAGE_LEASES,
     item_leases_renew,
     work_queue_next_item,
 )
@@ -58,8 +59,8 @@ def test_renewing_moves_the_lease_and_names_items_others_completed():
     kept, lost = project.items.order_by("id")
     worker, other = local_worker("a"), local_worker("b")
     past = timezone.now() - timedelta(seconds=1)
-    ItemLease.objects.create(item=kept, worker=worker, expires_at=past)
-    ItemLease.objects.create(item=lost, worker=worker, expires_at=past)
+    ItemLease.objects.create(item=kept, worker=worker, expires_at=past, served_at=past)
+    ItemLease.objects.create(item=lost, worker=worker, expires_at=past, served_at=past)
     local_answer(project, lost, other)  # the lease had expired: another annotator completed it
     assert item_leases_renew(project=project, worker=worker,
                              item_ids=[kept.pk, lost.pk]) == [lost.pk]
@@ -74,6 +75,11 @@ def test_the_page_renews_its_leases_and_hears_which_items_are_gone(annotator_cli
     assert config["lease_url"] == f"/annotate/{project.slug}/lease/"
     shown = config["items"][0]["item_id"]
     other = project.items.exclude(pk=shown).get()
+    # ``other`` was served to this annotator earlier (another tab); their lease ran out and
+    # someone else completed it.
+    past = timezone.now() - timedelta(seconds=1)
+    ItemLease.objects.create(item=other, worker=ItemLease.objects.get(item_id=shown).worker,
+                             expires_at=past, served_at=past)
     local_answer(project, other, local_worker("someone"))
 
     def renew(body):
@@ -121,3 +127,44 @@ def test_the_lease_keeps_when_the_item_was_served_and_the_answer_takes_it(annota
     again = annotator_client.get(f"/annotate/{project.slug}/")
     assert again.context["items"][0]["item_id"] == following.item_id
     assert ItemLease.objects.get(pk=following.pk).served_at > served
+
+
+def test_ids_never_served_get_no_lease(annotator_client):
+    """Issue 26, point 2: a renewal of items the queue never handed to the annotator leases
+    nothing (before, it created a lease for any id of the project)."""
+    project = plausibility_project(items=5, redundancy={"train": 1})
+    page = annotator_client.get(f"/annotate/{project.slug}/")
+    shown = page.context["config"]["items"][0]["item_id"]
+    never = list(project.items.exclude(pk=shown).values_list("pk", flat=True))
+    answer = annotator_client.post(f"/annotate/{project.slug}/lease/",
+                                   json.dumps({"item_ids": never}),
+                                   content_type="application/json")
+    assert answer.status_code == 200 and answer.json() == {"unusable": []}
+    assert list(ItemLease.objects.values_list("item_id", flat=True)) == [shown]
+
+
+def test_three_renewals_cannot_hoard_the_project(annotator_client):
+    """The issue's attack: three requests of ten ids each held all 30 items of a redundancy-1
+    project. Now others are still served the 29 items the annotator was never shown, and an
+    annotator holds at most a page's worth even of items they were served."""
+    project = plausibility_project(items=30, redundancy={"train": 1})
+    page = annotator_client.get(f"/annotate/{project.slug}/")
+    shown = page.context["config"]["items"][0]["item_id"]
+    ids = sorted(project.items.values_list("pk", flat=True))
+    for start in (0, 10, 20):
+        assert annotator_client.post(f"/annotate/{project.slug}/lease/",
+                                     json.dumps({"item_ids": ids[start:start + 10]}),
+                                     content_type="application/json").status_code == 200
+    holder = ItemLease.objects.get(item_id=shown).worker
+    assert ItemLease.objects.filter(worker=holder, expires_at__gt=timezone.now()).count() == 1
+    others = [local_worker(f"other{index}") for index in range(29)]
+    served = {work_queue_next_item(project=project, worker=other) for other in others}
+    assert None not in served and len(served) == 29
+    # Served items beyond a page's worth (old leases revived by one renewal) are not renewed.
+    past = timezone.now() - timedelta(seconds=1)
+    ItemLease.objects.filter(worker__in=others).update(
+        worker=holder, expires_at=past, served_at=past)
+    annotator_client.post(f"/annotate/{project.slug}/lease/", json.dumps({"item_ids": ids[:10]}),
+                          content_type="application/json")
+    assert ItemLease.objects.filter(worker=holder,
+                                    expires_at__gt=timezone.now()).count() <= PAGE_LEASES
