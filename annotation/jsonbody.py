@@ -27,7 +27,7 @@ def _refuse_constant(name: str):
     raise BadJSON(f"{name} is not a number JSON allows")
 
 
-def _check_text(text: str) -> None:
+def check_text(text: str) -> None:
     if "\x00" in text:
         raise BadJSON("text must not contain a NUL character")
     try:
@@ -42,13 +42,13 @@ def check_tree(value: Any) -> None:
     while stack:
         node, depth = stack.pop()
         if isinstance(node, str):
-            _check_text(node)
+            check_text(node)
         elif isinstance(node, dict | list):
             if depth > MAX_DEPTH:
                 raise BadJSON(f"nested deeper than {MAX_DEPTH} levels")
             if isinstance(node, dict):
                 for key, child in node.items():
-                    _check_text(key)
+                    check_text(key)
                     stack.append((child, depth + 1))
             else:
                 stack.extend((child, depth + 1) for child in node)

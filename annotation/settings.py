@@ -72,6 +72,10 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     # The Content-Security-Policy header (CONTENT_SECURITY_POLICY below) on every response.
     "annotation.csp.UnpackCSPMiddleware",
+    # Bodies above UNPACK_MAX_REQUEST_BYTES (413) and NUL/surrogates in paths, query parameters
+    # and form fields (400) are refused before anything parses them (annotation/request_guard.py).
+    "annotation.request_guard.BodySizeLimitMiddleware",
+    "annotation.request_guard.UnstorableTextMiddleware",
     # Login pages of a locked-out address: a small 429 before sessions and templates.
     "annotation.login_throttle.LoginLockoutMiddleware",
     # Static files (the task pages' JS and CSS) served by the app itself under gunicorn too.
@@ -173,6 +177,10 @@ AUTHENTICATION_BACKENDS = ["annotation.auth.WorkerLoadingModelBackend"]
 # (annotation/login_throttle.py).
 UNPACK_LOGIN_FAILURE_LIMIT = int(os.environ.get("UNPACK_LOGIN_FAILURE_LIMIT", "10"))
 UNPACK_LOGIN_LOCKOUT_SECONDS = int(os.environ.get("UNPACK_LOGIN_LOCKOUT_SECONDS", "900"))
+
+# The largest request body any endpoint reads (annotation/request_guard.py); Django's own
+# DATA_UPLOAD_MAX_MEMORY_SIZE (the same 2.5 MB) covers only form parsing.
+UNPACK_MAX_REQUEST_BYTES = int(os.environ.get("UNPACK_MAX_REQUEST_BYTES", str(2_621_440)))
 
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/"

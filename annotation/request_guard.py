@@ -1,0 +1,131 @@
+"""Requests refused before anything reads them: bodies too large, text PostgreSQL cannot store.
+
+Two middlewares, early in ``settings.MIDDLEWARE`` (before sessions, CSRF, the login lockout
+and every view), so one rule covers every endpoint, the admin's and the API's included:
+
+* :class:`BodySizeLimitMiddleware` — a body above ``UNPACK_MAX_REQUEST_BYTES`` is refused
+  with 413 before a byte of it is read: by its ``Content-Length``, or, for a body streamed
+  without one (``Transfer-Encoding: chunked``), by counting while reading at most the limit
+  plus one byte. Before, DRF's parsers read the whole body during the CSRF check (a 100 MB JSON
+  body to ``/api/projects/`` cost +298 MB of RSS for its 403; Django's
+  ``DATA_UPLOAD_MAX_MEMORY_SIZE`` does not cover ``request.read()``).
+* :class:`UnstorableTextMiddleware` — a NUL character or a lone UTF-16 surrogate in the path,
+  a query parameter (name or value) or a form field is refused with 400 naming the parameter.
+  PostgreSQL's text cannot hold NUL (filtering by ``?project=a%00`` was a 500) and UTF-8
+  cannot encode a surrogate. JSON bodies get the same check from ``annotation.jsonbody``
+  (``check_text`` is the one test of a string for both).
+
+JSON callers (the API, the task pages' ``fetch``) get ``{"error", "message", "field"}``, the
+shape the task page shows as "Not saved: <message>"; everyone else a short plain-text answer.
+"""
+
+from __future__ import annotations
+
+import io
+
+from django.conf import settings
+from django.core.handlers.wsgi import LimitedStream
+from django.http import HttpResponse, JsonResponse
+
+from .jsonbody import BadJSON, check_text
+
+FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
+
+
+def wants_json(request) -> bool:
+    """The caller reads JSON: the API, a ``fetch`` of a task page, a JSON body or Accept."""
+    return (request.path.startswith("/api/") or request.content_type == "application/json"
+            or request.headers.get("X-Requested-With") == "fetch"
+            or "application/json" in request.headers.get("Accept", ""))
+
+
+def refusal(request, status: int, code: str, message: str, field: str):
+    if wants_json(request):
+        return JsonResponse({"error": code, "message": message, "field": field}, status=status)
+    return HttpResponse(f"{message}\n", status=status, content_type="text/plain; charset=utf-8")
+
+
+def too_large_message() -> str:
+    return (f"The request body is larger than the {settings.UNPACK_MAX_REQUEST_BYTES:,} bytes "
+            "this server accepts; nothing was read or saved.")
+
+
+class BodySizeLimitMiddleware:
+    """413 for a body above ``UNPACK_MAX_REQUEST_BYTES``, before it is read (see the module)."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        limit = settings.UNPACK_MAX_REQUEST_BYTES
+        declared = request.META.get("CONTENT_LENGTH")
+        if declared:
+            try:
+                length = int(declared)
+            except ValueError:
+                return refusal(request, 400, "invalid", "Content-Length is not a number.",
+                               "body")
+            if length > limit:
+                return refusal(request, 413, "too_large", too_large_message(), "body")
+        elif "chunked" in request.META.get("HTTP_TRANSFER_ENCODING", "").lower():
+            # Django reads no body without a Content-Length; read it here, counting, at most
+            # the limit plus one byte, and hand the rest of the stack what was read.
+            source = request.META["wsgi.input"]
+            chunks, size = [], 0
+            while size <= limit:
+                chunk = source.read(min(64 * 1024, limit + 1 - size))
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                size += len(chunk)
+            if size > limit:
+                return refusal(request, 413, "too_large", too_large_message(), "body")
+            body = b"".join(chunks)
+            request.META["CONTENT_LENGTH"] = str(len(body))
+            request._stream = LimitedStream(io.BytesIO(body), len(body))
+        return self.get_response(request)
+
+
+def _unstorable(text: str) -> str | None:
+    """Why ``text`` cannot be stored (PostgreSQL text, UTF-8), or None."""
+    try:
+        check_text(text)
+    except BadJSON as error:
+        return str(error)
+    return None
+
+
+def unstorable_parameter(request) -> tuple[str, str] | None:
+    """``(parameter, reason)`` of the first part of the request that cannot be stored: the
+    path, a query parameter's name or value, a form field's (read after the size check)."""
+    reason = _unstorable(request.path_info)
+    if reason:
+        return "path", reason
+    sources = [request.GET]
+    if request.method == "POST" and request.content_type in FORM_TYPES:
+        sources.append(request.POST)
+    for source in sources:
+        for name, values in source.lists():
+            for text in (name, *values):
+                reason = _unstorable(text)
+                if reason:
+                    return _printable(name), reason
+    return None
+
+
+def _printable(name: str) -> str:
+    return name.replace("\x00", "\\x00").encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+class UnstorableTextMiddleware:
+    """400 for a NUL or a lone surrogate in the path, a query parameter or a form field."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        found = unstorable_parameter(request)
+        if found is not None:
+            parameter, reason = found
+            return refusal(request, 400, "invalid", f"{parameter}: {reason}.", parameter)
+        return self.get_response(request)
