@@ -13,7 +13,7 @@ from django.db import models as django_models
 from django.template.response import TemplateResponse
 
 from . import models
-from .roles import decision_action, may
+from .roles import decision_action, may, may_see_worker_ids
 from .services import decisions
 from .services.annotations import item_filled_marks_kept
 from .services.projects import project_update
@@ -35,6 +35,32 @@ class ReadOnlyWorkMixin:
         """The decision actions (``permissions=["decide"]``) follow ``annotation/roles.py``,
         as the review pages and the API do: ``change_<model>``, not the changelist's view."""
         return may(request.user, decision_action(self.model))
+
+
+class RawWorkerIdsMixin:
+    """Workers' raw provider ids (``Worker.external_id``: MTurk WorkerIds, Prolific PIDs) only
+    for the roles that may see them (``roles.may_see_worker_ids``): for everyone else the
+    admin neither shows them (columns, fields) nor finds anything by one (search, filters in
+    the query string: a disallowed lookup is a 400)."""
+
+    #: Search fields and query-string lookups that reveal or match a raw id.
+    raw_worker_id_lookups: tuple[str, ...] = ("worker__external_id",)
+
+    def _reveals_raw_id(self, name: str) -> bool:
+        return any(name == lookup or name.startswith(lookup + "__")
+                   for lookup in self.raw_worker_id_lookups)
+
+    def get_search_fields(self, request):
+        fields = super().get_search_fields(request)
+        if may_see_worker_ids(request.user):
+            return fields
+        return tuple(name for name in fields if not self._reveals_raw_id(name.lstrip("^=@")))
+
+    def lookup_allowed(self, lookup, value, request=None):
+        if self._reveals_raw_id(lookup) and (request is None
+                                             or not may_see_worker_ids(request.user)):
+            return False
+        return super().lookup_allowed(lookup, value, request)
 
 
 class MessageForm(forms.Form):
@@ -226,12 +252,32 @@ class SplitManifestAdmin(ReadOnlyRawMixin, admin.ModelAdmin):
 
 
 @admin.register(models.Worker)
-class WorkerAdmin(ReadOnlyWorkMixin, admin.ModelAdmin):
-    list_display = ("external_id", "provider", "user", "is_blocked", "created_at")
+class WorkerAdmin(RawWorkerIdsMixin, ReadOnlyWorkMixin, admin.ModelAdmin):
+    list_display = ("external_id", "pseudonym", "provider", "user", "is_blocked", "created_at")
     list_filter = ("provider", "is_blocked")
     search_fields = ("external_id", "user__username")
     raw_id_fields = ("user",)
     actions = ["block", "unblock"]
+    raw_worker_id_lookups = ("external_id",)
+
+    @admin.display(description="pseudonym")
+    def pseudonym(self, worker):
+        return worker.anonymous_id
+
+    def get_list_display(self, request):
+        shown = super().get_list_display(request)
+        if may_see_worker_ids(request.user):
+            return shown
+        return tuple(name for name in shown if name != "external_id")
+
+    def get_fields(self, request, obj=None):
+        fields = list(dict.fromkeys([*super().get_fields(request, obj), "pseudonym"]))
+        if may_see_worker_ids(request.user):
+            return fields
+        return [name for name in fields if name != "external_id"]
+
+    def get_readonly_fields(self, request, obj=None):
+        return (*super().get_readonly_fields(request, obj), "pseudonym")
 
     @admin.action(description="Block the selected workers",
                   permissions=["decide"])
@@ -274,7 +320,7 @@ class HitAdmin(ReadOnlyWorkMixin, admin.ModelAdmin):
 
 
 @admin.register(models.Assignment)
-class AssignmentAdmin(ReadOnlyWorkMixin, ReadOnlyRawMixin, admin.ModelAdmin):
+class AssignmentAdmin(RawWorkerIdsMixin, ReadOnlyWorkMixin, ReadOnlyRawMixin, admin.ModelAdmin):
     list_display = ("provider_assignment_id", "hit", "worker", "status", "submitted_at")
     list_filter = ("status",)
     search_fields = ("provider_assignment_id", "worker__external_id", "hit__provider_hit_id")
@@ -316,7 +362,7 @@ class BonusAdmin(ReadOnlyWorkMixin, admin.ModelAdmin):
 
 
 @admin.register(models.Annotation)
-class AnnotationAdmin(ReadOnlyWorkMixin, ReadOnlyRawMixin, admin.ModelAdmin):
+class AnnotationAdmin(RawWorkerIdsMixin, ReadOnlyWorkMixin, ReadOnlyRawMixin, admin.ModelAdmin):
     list_display = ("id", "project", "item", "worker", "source", "category", "rating",
                     "skipped", "review_status", "submitted_at")
     list_filter = ("project", "source", "category", "skipped", "review_status")
@@ -347,7 +393,7 @@ class AnnotationAdmin(ReadOnlyWorkMixin, ReadOnlyRawMixin, admin.ModelAdmin):
 
 
 @admin.register(models.Flag)
-class FlagAdmin(ReadOnlyWorkMixin, ReadOnlyRawMixin, admin.ModelAdmin):
+class FlagAdmin(RawWorkerIdsMixin, ReadOnlyWorkMixin, ReadOnlyRawMixin, admin.ModelAdmin):
     list_display = ("id", "project", "reason", "score", "status", "worker", "annotation",
                     "created_at")
     list_filter = ("project", "reason", "status")

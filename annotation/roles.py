@@ -9,7 +9,8 @@ admin site, where the same permissions apply. Migration 0007 (and 0013) make two
 * ``reviewer`` — reads projects, items, annotations, batches and workers, and reviews: approves
   and rejects assignments and answers, pays bonuses, blocks and unblocks workers, dismisses
   flags, runs QC. Never launches, resumes or cancels a batch, never creates or changes a project
-  (imports are the command line's, which has the database anyway).
+  (imports are the command line's, which has the database anyway). Sees workers by pseudonym
+  only, never their raw MTurk WorkerId or Prolific PID (``see_worker_ids``).
 
 :data:`ACTIONS` names the permission of every action; the API's permission classes
 (``annotation/api/permissions.py``) and the pages' :func:`page_requires` read it through
@@ -38,6 +39,10 @@ ACTIONS: dict[str, str] = {
     "decide_annotations": "annotation.change_annotation",
     "decide_flags": "annotation.change_flag",  # dismiss a flag; run QC (which raises them)
     "decide_workers": "annotation.change_worker",  # block, unblock
+    # A worker's raw provider id (MTurk WorkerId, Prolific PID: personal data), for the roles
+    # that pay or block on the provider's own site (researchers; superusers). Everyone else sees
+    # workers by pseudonym only; see :func:`may_see_worker_ids`.
+    "see_worker_ids": "annotation.view_worker",
 }
 
 
@@ -45,6 +50,14 @@ def may(user, action: str) -> bool:
     """True when ``user`` (possibly anonymous) may do ``action`` (a key of :data:`ACTIONS`)."""
     return bool(user is not None and user.is_authenticated
                 and user.has_perm(ACTIONS[action]))
+
+
+def may_see_worker_ids(user) -> bool:
+    """True when ``user`` may see raw provider ids of workers (``Worker.external_id``) and find
+    workers or their work by one: the admin's worker pages and searches follow it
+    (``annotation/admin.py``: ``RawWorkerIdsMixin``); the API, the staff pages, the exports
+    and the logs show pseudonyms to everyone (``annotation/pseudonyms.py``)."""
+    return may(user, "see_worker_ids")
 
 
 def decision_action(model) -> str:

@@ -40,8 +40,10 @@ def assignment_confirmed_by_provider(*, hit: Hit, assignment_id: str, worker_id:
         live = provider.assignment_is_live(assignment_id=assignment_id,
                                            hit_id=hit.provider_hit_id, worker_id=worker_id)
     except ProviderError as error:
+        # The provider's words may quote the worker's raw id: never into the logs.
         logger.warning("could not confirm assignment %s with %s: %s",
-                       assignment_id, provider.name, error)
+                       assignment_id, provider.name,
+                       str(error).replace(worker_id, "<worker id>") if worker_id else error)
         return False
     cache.set(key, live, CONFIRMED_CACHE_SECONDS if live else UNCONFIRMED_CACHE_SECONDS)
     return live

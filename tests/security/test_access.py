@@ -534,3 +534,83 @@ def test_admin_decision_actions_follow_the_same_rule(world, django_user_model):
     reviewer.force_login(role_user("reviewer", None, None))
     reviewer.post("/admin/annotation/assignment/", approve)
     assert Assignment.objects.get(pk=world["assignment"]).status == "approved"
+
+
+# --- the admin's model pages × roles, and workers' raw provider ids (issue 26, point 1) ------
+
+RAW_ID = "AOTHERWORKER1"  # ``world``'s MTurk worker
+
+
+def _admin_page_rows() -> list[tuple[str, str]]:
+    """(url, model name) of every registered model's changelist, and of the change and history
+    pages of the objects ``world`` makes."""
+    rows = []
+    for model in admin.site._registry:
+        meta = model._meta
+        rows.append((f"/admin/{meta.app_label}/{meta.model_name}/", meta.model_name))
+    for model_name, suffix in (("worker", "{other_worker}"),
+                               ("annotation", "{others_annotation}"),
+                               ("assignment", "{assignment}"), ("flag", "{flag}"),
+                               ("project", "{project_id}")):
+        rows.append((f"/admin/annotation/{model_name}/{suffix}/change/", model_name))
+        rows.append((f"/admin/annotation/{model_name}/{suffix}/history/", model_name))
+    return rows
+
+
+ADMIN_PAGES = _admin_page_rows()
+#: The models a role may open in the admin (any of Django's view or change permissions).
+ADMIN_MODELS = {
+    "reviewer": {"project", "item", "annotation", "batch", "assignment", "flag", "worker"},
+    "researcher": {"project", "item", "annotation", "batch", "assignment", "flag", "worker"},
+}
+#: Who sees a worker's raw provider id (``roles.may_see_worker_ids``: ``view_worker``).
+SEES_RAW_IDS = {"researcher", "staff"}
+
+
+def admin_expected(role: str, model_name: str) -> int:
+    if role in ("anonymous", "annotator"):
+        return 302  # to the admin's login page
+    if role == "staff":
+        return 200
+    return 200 if model_name in ADMIN_MODELS.get(role, ()) else 403
+
+
+ADMIN_CASES = [pytest.param(url, model_name, role, id=f"{role}-{url}")
+               for url, model_name in ADMIN_PAGES for role in ROLES]
+
+
+@pytest.mark.parametrize(("url", "model_name", "role"), ADMIN_CASES)
+def test_admin_model_pages(url, model_name, role, world, staff_user, annotator_user):
+    """Every admin model page, as every role: who may open it, and whether a worker's raw
+    provider id shows on it (only for ``SEES_RAW_IDS``; before, reviewers saw WorkerIds on the
+    worker list, change and history pages)."""
+    from annotation.models import Project as ProjectModel
+
+    client = client_for(role, staff_user, annotator_user)
+    world = {**world, "project_id": ProjectModel.objects.get(slug=world["slug"]).pk}
+    response = client.get(url.format(**world))
+    assert response.status_code == admin_expected(role, model_name), url
+    if response.status_code == 200:
+        assert (RAW_ID in response.content.decode()) == (
+            role in SEES_RAW_IDS and model_name == "worker" and "/history/" not in url), url
+
+
+@pytest.mark.parametrize("role", ["reviewer", "researcher", "staff"])
+@pytest.mark.parametrize("model_name", ["worker", "annotation", "assignment", "flag"])
+def test_admin_finds_work_by_raw_id_only_for_those_who_may_see_it(model_name, role, world,
+                                                                  staff_user, annotator_user):
+    """Before: ``/admin/annotation/annotation/?q=<WorkerId>`` mapped a raw id to that worker's
+    answers for a reviewer."""
+    client = client_for(role, staff_user, annotator_user)
+    pseudonym = Worker.objects.get(external_id=RAW_ID).anonymous_id
+    page = client.get(f"/admin/annotation/{model_name}/", {"q": RAW_ID})
+    assert page.status_code == 200
+    found = page.context["cl"].result_count
+    if role in SEES_RAW_IDS:
+        assert found >= 1
+    else:
+        assert found == 0 and pseudonym not in page.content.decode()
+    lookup = "external_id" if model_name == "worker" else "worker__external_id"
+    filtered = client.get(f"/admin/annotation/{model_name}/", {lookup: RAW_ID})
+    if role not in SEES_RAW_IDS:
+        assert filtered.status_code == 400
