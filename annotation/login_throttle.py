@@ -1,4 +1,5 @@
-"""Failed logins are counted and, past a limit, refused before any password is checked.
+"""Failed logins are counted and, past a limit, refused before any password is checked —
+without handing an attacker a switch that locks someone else out (issue 26, point 7).
 
 One rule for every door that checks a password with a request: ``/accounts/login/``,
 ``/admin/login/`` and the API's Basic authentication (when turned on) all call
@@ -6,14 +7,23 @@ One rule for every door that checks a password with a request: ``/accounts/login
 ``auth.WorkerLoadingModelBackend.authenticate`` and so ``attempt_allowed`` / ``record``.
 
 Counted in the shared cache (``UNPACK_CACHE_URL``; the embedded default's cache is per process,
-so there each process counts on its own) per client address and per username:
-``UNPACK_LOGIN_FAILURE_LIMIT`` failures (10) within ``UNPACK_LOGIN_LOCKOUT_SECONDS`` (900) of
-the first lock that address, or that username from every address, until the window ends. A
-locked attempt is refused without hashing the password — hashing (PBKDF2, ~0.3 s of CPU) is
+so there each process counts on its own), each count for ``UNPACK_LOGIN_LOCKOUT_SECONDS`` (900)
+from its first failure:
+
+* per client address (any username): ``UNPACK_LOGIN_FAILURE_LIMIT`` (10) failures lock that
+  address — an attacker locks out only their own address;
+* per (username, address): the same limit;
+* per username from every address: ``UNPACK_LOGIN_USERNAME_FAILURE_LIMIT`` (50) failures lock
+  the username **for browsers that never logged in as it**. A browser that logged in as that
+  username before carries a signed cookie saying so (``KNOWN_COOKIE``, 90 days) and keeps
+  logging in: attackers guessing from many addresses cannot lock the real user out of the
+  browser they use, and still get no more than 50 guesses per window at that account.
+
+A locked attempt is refused without hashing the password — hashing (PBKDF2, ~0.3 s of CPU) is
 what let four password-guessing clients take most of the CPU from annotators. A success clears
-the username's count (not the address's: a valid account must not reset an attacker's count).
-The address is ``REMOTE_ADDR``: behind a proxy that is the proxy's, so the address lock then
-covers every client of that proxy and the username lock still applies.
+its (username, address) count (not the address's nor the username's: a valid account must not
+reset an attacker's count). The address is ``REMOTE_ADDR``: behind a proxy that is the
+proxy's, so the address lock then covers every client of that proxy.
 """
 
 from __future__ import annotations
@@ -21,17 +31,50 @@ from __future__ import annotations
 import hashlib
 
 from django.conf import settings
+from django.core import signing
 from django.core.cache import cache
 from django.http import HttpResponse
 
+#: The cookie of a browser that logged in before: the signed name digests of the (at most
+#: ``KNOWN_NAMES``) usernames it logged in as.
+KNOWN_COOKIE = "unpack_known_login"
+KNOWN_SALT = "unpack.login_throttle.known"
+KNOWN_MAX_AGE = 90 * 24 * 3600
+KNOWN_NAMES = 5
+
+
+def _address(request) -> str:
+    return request.META.get("REMOTE_ADDR", "")
+
 
 def _address_key(request) -> str:
-    return f"login-failures:addr:{request.META.get('REMOTE_ADDR', '')}"
+    return f"login-failures:addr:{_address(request)}"
 
 
-def _keys(request, username: str) -> tuple[str, str]:
-    name = hashlib.sha256(str(username or "").strip().lower().encode("utf-8", "replace"))
-    return _address_key(request), f"login-failures:user:{name.hexdigest()[:32]}"
+def _name_digest(username: str) -> str:
+    return hashlib.sha256(str(username or "").strip().lower().encode("utf-8", "replace")
+                          ).hexdigest()[:32]
+
+
+def _keys(request, username: str) -> tuple[str, str, str]:
+    """The address's, the (username, address) pair's and the username's count keys."""
+    name = _name_digest(username)
+    return (_address_key(request), f"login-failures:pair:{name}:{_address(request)}",
+            f"login-failures:user:{name}")
+
+
+def _known_names(request) -> list[str]:
+    try:
+        names = signing.loads(request.COOKIES.get(KNOWN_COOKIE, ""), salt=KNOWN_SALT,
+                              max_age=KNOWN_MAX_AGE)
+    except signing.BadSignature:
+        return []
+    return names if isinstance(names, list) else []
+
+
+def known_browser(request, username: str) -> bool:
+    """True when this browser logged in as ``username`` before (its signed cookie says so)."""
+    return _name_digest(username) in _known_names(request)
 
 
 def address_allowed(request) -> bool:
@@ -41,17 +84,25 @@ def address_allowed(request) -> bool:
 
 
 def attempt_allowed(request, username: str) -> bool:
-    """False while the client's address or the username is locked out."""
-    counts = cache.get_many(_keys(request, username))
-    return all(count < settings.UNPACK_LOGIN_FAILURE_LIMIT for count in counts.values())
+    """False while the client's address or this (username, address) is locked out, or the
+    username is locked from everywhere and this browser never logged in as it."""
+    address_key, pair_key, user_key = _keys(request, username)
+    counts = cache.get_many((address_key, pair_key, user_key))
+    limit = settings.UNPACK_LOGIN_FAILURE_LIMIT
+    if counts.get(address_key, 0) >= limit or counts.get(pair_key, 0) >= limit:
+        return False
+    return (counts.get(user_key, 0) < settings.UNPACK_LOGIN_USERNAME_FAILURE_LIMIT
+            or known_browser(request, username))
 
 
 def record(request, username: str, *, succeeded: bool) -> None:
-    address_key, user_key = _keys(request, username)
+    keys = _keys(request, username)
     if succeeded:
-        cache.delete(user_key)
+        cache.delete(keys[1])
+        # LoginLockoutMiddleware gives the browser its cookie on the way out.
+        request.unpack_known_login = _name_digest(username)
         return
-    for key in (address_key, user_key):
+    for key in keys:
         # add() starts the window with the first failure; incr() keeps its expiry.
         cache.add(key, 0, timeout=settings.UNPACK_LOGIN_LOCKOUT_SECONDS)
         try:
@@ -78,7 +129,8 @@ LOCKED_PAGE = """<!doctype html><html lang="en"><head><meta charset="utf-8">
 class LoginLockoutMiddleware:
     """Answers the login pages with a small 429 page while the client's address is locked,
     before sessions, CSRF or templates: a locked address costs the server a cache read per
-    request, so a password-guessing script left running takes little CPU from annotators."""
+    request, so a password-guessing script left running takes little CPU from annotators.
+    After a successful login it gives the browser its ``KNOWN_COOKIE``."""
 
     def __init__(self, get_response):
         self.get_response = get_response
@@ -88,4 +140,11 @@ class LoginLockoutMiddleware:
             return HttpResponse(LOCKED_PAGE.format(message=locked_message()), status=429,
                                 headers={"Retry-After": str(
                                     settings.UNPACK_LOGIN_LOCKOUT_SECONDS)})
-        return self.get_response(request)
+        response = self.get_response(request)
+        name = getattr(request, "unpack_known_login", None)
+        if name is not None:
+            names = [name, *(known for known in _known_names(request) if known != name)]
+            response.set_cookie(KNOWN_COOKIE, signing.dumps(names[:KNOWN_NAMES], salt=KNOWN_SALT),
+                                max_age=KNOWN_MAX_AGE, httponly=True, samesite="Lax",
+                                secure=settings.SESSION_COOKIE_SECURE)
+        return response

@@ -172,11 +172,15 @@ WHITENOISE_AUTOREFRESH = DEBUG
 # two on every annotator request).
 AUTHENTICATION_BACKENDS = ["annotation.auth.WorkerLoadingModelBackend"]
 
-# Failed logins (login pages, API authentication) per client address and per username: this
-# many within the window lock both out until it ends, without checking passwords
-# (annotation/login_throttle.py).
+# Failed logins (login pages, API authentication) per client address and per (username,
+# address): this many within the window lock that out until it ends, without checking
+# passwords (annotation/login_throttle.py).
 UNPACK_LOGIN_FAILURE_LIMIT = int(os.environ.get("UNPACK_LOGIN_FAILURE_LIMIT", "10"))
 UNPACK_LOGIN_LOCKOUT_SECONDS = int(os.environ.get("UNPACK_LOGIN_LOCKOUT_SECONDS", "900"))
+# Failures for one username from every address that lock it for browsers that never logged in
+# as it (a browser that did keeps logging in: annotation/login_throttle.py).
+UNPACK_LOGIN_USERNAME_FAILURE_LIMIT = int(
+    os.environ.get("UNPACK_LOGIN_USERNAME_FAILURE_LIMIT", "50"))
 
 # The largest request body any endpoint reads (annotation/request_guard.py); Django's own
 # DATA_UPLOAD_MAX_MEMORY_SIZE (the same 2.5 MB) covers only form parsing.

@@ -76,11 +76,38 @@ def test_a_locked_address_gets_a_small_429_page_before_any_form(alice):
     assert Client(REMOTE_ADDR="10.0.0.8").get("/accounts/login/").status_code == 200
 
 
-def test_one_username_is_locked_from_every_address(alice):
-    for index in range(LIMIT):
-        site_login(Client(REMOTE_ADDR=f"10.0.1.{index}"), "alice", "wrong")
+def test_guessing_a_username_from_one_address_does_not_lock_it_elsewhere(alice):
+    """Issue 26, point 7: before, ten wrong passwords for a username from anywhere locked that
+    account from every address for 15 minutes, a switch any attacker could flip."""
+    attacker = Client(REMOTE_ADDR="10.0.1.1")
+    for _ in range(LIMIT):
+        site_login(attacker, "alice", "wrong")
+    assert site_login(attacker, "alice", "right-horse-9").status_code == 429
     assert site_login(Client(REMOTE_ADDR="10.0.2.1"), "alice", "right-horse-9"
-                      ).status_code == 429
+                      ).status_code == 302
+
+
+@override_settings(UNPACK_LOGIN_USERNAME_FAILURE_LIMIT=3 * LIMIT)
+def test_a_username_guessed_from_many_addresses_still_logs_in_from_a_known_browser(alice):
+    """Past the username's limit from every address, new browsers are refused (no more
+    guesses at the account), and a browser that logged in as it before keeps logging in."""
+    known = Client(REMOTE_ADDR="10.0.3.1")
+    assert site_login(known, "alice", "right-horse-9").status_code == 302
+    known.post("/accounts/logout/")
+    assert "unpack_known_login" in known.cookies
+    for index in range(3 * LIMIT):
+        site_login(Client(REMOTE_ADDR=f"10.0.4.{index}"), "alice", "wrong")
+    with counting_hashes() as hashed:
+        refused = site_login(Client(REMOTE_ADDR="10.0.5.1"), "alice", "right-horse-9")
+    assert refused.status_code == 429 and hashed.call_count == 0
+    assert site_login(known, "alice", "right-horse-9").status_code == 302
+    # The cookie is signed and names the username: forged or another's, it opens nothing.
+    forged = Client(REMOTE_ADDR="10.0.5.2")
+    forged.cookies["unpack_known_login"] = "alice"
+    assert site_login(forged, "alice", "right-horse-9").status_code == 429
+    other = Client(REMOTE_ADDR="10.0.5.3")
+    other.cookies["unpack_known_login"] = known.cookies["unpack_known_login"].value
+    assert site_login(other, "bob", "x").status_code == 200  # bob is not locked: a wrong password
 
 
 def test_below_the_limit_a_success_still_works_and_clears_the_username(alice):
