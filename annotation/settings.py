@@ -182,6 +182,14 @@ UNPACK_LOGIN_LOCKOUT_SECONDS = int(os.environ.get("UNPACK_LOGIN_LOCKOUT_SECONDS"
 UNPACK_LOGIN_USERNAME_FAILURE_LIMIT = int(
     os.environ.get("UNPACK_LOGIN_USERNAME_FAILURE_LIMIT", "50"))
 
+# Anonymous crowd saves (MTurk, Prolific submit endpoints) per window, before any row is
+# written (annotation/crowd_throttle.py).
+UNPACK_CROWD_WINDOW_SECONDS = int(os.environ.get("UNPACK_CROWD_WINDOW_SECONDS", "60"))
+UNPACK_CROWD_SAVES_PER_ADDRESS = int(os.environ.get("UNPACK_CROWD_SAVES_PER_ADDRESS", "120"))
+UNPACK_CROWD_SESSIONS_PER_ADDRESS = int(
+    os.environ.get("UNPACK_CROWD_SESSIONS_PER_ADDRESS", "10"))
+UNPACK_CROWD_SESSIONS_PER_HIT = int(os.environ.get("UNPACK_CROWD_SESSIONS_PER_HIT", "30"))
+
 # The largest request body any endpoint reads (annotation/request_guard.py); Django's own
 # DATA_UPLOAD_MAX_MEMORY_SIZE (the same 2.5 MB) covers only form parsing.
 UNPACK_MAX_REQUEST_BYTES = int(os.environ.get("UNPACK_MAX_REQUEST_BYTES", str(2_621_440)))

@@ -6,6 +6,9 @@ One batch of ``--hits`` one-item HITs, one assignment each (the audit's setup). 
 knows the HIT ids opens ``--forged`` task pages with invented assignmentId/workerId (spread over
 the HITs) and saves an answer on each; then one real worker per HIT opens its page, saves every
 item and finishes. Reports how many real workers could work, and the forged sessions' rate.
+The attacker sends from ``--addresses`` client addresses (round robin), each real worker from
+an address of their own: the crowd saves' rate limits (``annotation/crowd_throttle.py``) count
+per address and per HIT.
 
 Runs in process through Django's test client on a throw-away SQLite database (or DATABASE_URL,
 which must be disposable).
@@ -33,6 +36,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--hits", type=int, default=50)
     parser.add_argument("--forged", type=int, default=100)
+    parser.add_argument("--addresses", type=int, default=1)
     args = parser.parse_args()
 
     workdir = tempfile.mkdtemp(prefix="unpack-bench-forged-")
@@ -61,9 +65,9 @@ def main() -> None:
         hit_id = f"HITB{index:05d}{uuid.uuid4().hex[:8].upper()}"
         publish_hit(project, hit_id=hit_id, items=[item], max_assignments=1)
         hit_ids.append((hit_id, item.pk))
-    client = Client()
+    attackers = [Client(REMOTE_ADDR=f"203.0.113.{k % 250 + 1}") for k in range(args.addresses)]
 
-    def session(assignment_id: str, worker_id: str, hit_id: str, item_id: int,
+    def session(client, assignment_id: str, worker_id: str, hit_id: str, item_id: int,
                 *, finish: bool) -> str:
         """Open the page and save the item (and finish); "ok" or the refusal code."""
         page = client.get(f"/mturk/task/{project.slug}/", {
@@ -90,13 +94,15 @@ def main() -> None:
     forged_outcomes: dict[str, int] = {}
     for k in range(args.forged):
         hit_id, item_id = hit_ids[k % len(hit_ids)]
-        outcome = session(f"AFORGED{k:06d}", f"AFAKE{k:06d}", hit_id, item_id, finish=False)
+        outcome = session(attackers[k % len(attackers)], f"AFORGED{k:06d}", f"AFAKE{k:06d}",
+                          hit_id, item_id, finish=False)
         forged_outcomes[outcome] = forged_outcomes.get(outcome, 0) + 1
     attack_seconds = time.perf_counter() - started
 
     real_outcomes: dict[str, int] = {}
     for k, (hit_id, item_id) in enumerate(hit_ids):
-        outcome = session(f"AREAL{k:06d}", f"AWREAL{k:06d}", hit_id, item_id, finish=True)
+        outcome = session(Client(REMOTE_ADDR=f"10.{k // 250}.{k % 250}.1"), f"AREAL{k:06d}",
+                          f"AWREAL{k:06d}", hit_id, item_id, finish=True)
         real_outcomes[outcome] = real_outcomes.get(outcome, 0) + 1
 
     print(f"HITs (1 assignment each): {len(hit_ids)}")

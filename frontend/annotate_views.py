@@ -41,6 +41,7 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
 from annotation import jsonbody
+from annotation.crowd_throttle import crowd_save_limited
 from annotation.csp import mturk_submit_origins
 from annotation.models import Annotation, Assignment, Item, Project, Worker
 from annotation.payloads import (
@@ -722,6 +723,14 @@ def _door_submit(door: Door, request, slug: str) -> JsonResponse:
                            allowed_item_ids=set(annotate_selectors.hit_item_ids(hit=hit)))
     except _Rejected as rejected:
         return JsonResponse(rejected.body, status=rejected.status)
+    limited = crowd_save_limited(address=request.META.get("REMOTE_ADDR", ""),
+                                 provider=door.provider, hit_id=hit.provider_hit_id,
+                                 new_session=assignment is None,
+                                 hit_assignments=hit.max_assignments)
+    if limited is not None:  # before the provider is asked or a row written
+        response = _error(429, "rate_limited", limited.message)
+        response["Retry-After"] = str(limited.retry_after)
+        return response
     # The first save creates the Worker and the Assignment (taking a HIT slot) in the same
     # transaction as the answer: if the answer is refused or fails, neither is left behind.
     with transaction.atomic():
