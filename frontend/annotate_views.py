@@ -184,7 +184,8 @@ def _refusal_answer(refused: SubmitRefused,
     message = (words or {}).get(refused.code, refused.message)
     if refused.code == "no_item":
         return 404, _error_body(refused.code, message, "item_id")
-    status = 409 if refused.code in ("item_full", "hit_full", "assignment_closed") else 403
+    status = 409 if refused.code in ("item_full", "hit_full", "assignment_closed",
+                                     "token_reused") else 403
     return status, _error_body(refused.code, message)
 
 
@@ -263,11 +264,12 @@ def _saved_body(result, *, client_token: str) -> dict:
     """The answer to a submit that stored, or had already stored, an answer of this worker to
     the item. ``status``: ``saved`` (stored now), ``duplicate`` (this very answer, same token:
     a retry or a double click) or ``already_saved`` (another answer of theirs is stored, from
-    another tab or earlier; ``stored`` says what it is, and this one was not stored)."""
+    another tab or earlier, perhaps under this very token -- two tabs sharing one draft; ``stored``
+    says what it is, and this one was not stored)."""
     annotation = result.annotation
     if result.created:
         status = "saved"
-    elif annotation.client_token == client_token:
+    elif annotation.client_token == client_token and result.same_answer:
         status = "duplicate"
     else:
         status = "already_saved"

@@ -369,15 +369,18 @@ async function save(entry) {
 }
 
 // Tab B of the same item: the stored answer is another tab's. While it is pending review, this
-// tab's answer can replace it -- a new version, through the same service as an edit.
+// tab's answer can replace it -- a new version, through the same service as an edit. The new
+// version gets a token of its own (the stored answer may hold this page's token: two tabs
+// restored one draft), kept for every press so that a retry stays one version.
 function offerReplace(entry, stored) {
   const button = document.createElement("button");
   button.type = "button";
   button.className = "secondary replace-stored";
   button.textContent = "Replace it with this answer";
+  const replaceToken = newToken();
   button.addEventListener("click", async () => {
     button.disabled = true;
-    const body = { ...entry.lastBody, replaces: stored.annotation_id };
+    const body = { ...entry.lastBody, client_token: replaceToken, replaces: stored.annotation_id };
     let response;
     try {
       response = await postJson(config.revise_url, body);
