@@ -729,6 +729,9 @@ async function main() {
       event.preventDefault();
       dialog.showModal();
     } else if ((event.key === "n" || event.key === "N") && nextLink && !nextLink.hidden) {
+      // The key must not go on to type "n" into the next item's first box, which has the
+      // focus by the time the key's default action would run.
+      event.preventDefault();
       goNext();
     }
   });
