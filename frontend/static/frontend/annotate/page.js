@@ -612,6 +612,7 @@ function mountItem(section, item, saved) {
   entry.startedAt = draft?.startedAt || new Date().toISOString();
   entry.widget = kind.mount(section, item, {
     rules: config.rules,
+    maxText: config.max_text,
     disabled: Boolean(config.preview),
     shared,
     changed: () => changed(entry),
