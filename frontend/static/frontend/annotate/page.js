@@ -135,14 +135,18 @@ function currentEntry() {
   return entries.find((entry) => !entry.saved && !entry.section.hidden);
 }
 
+// An item's first control: an enabled input, text box or list, or the rating slider (a
+// focusable element with role=slider, not an input).
+const FIRST_FIELD = "input:not([type=hidden]):not(:disabled), textarea:not(:disabled), "
+  + "select:not(:disabled), [role=slider][tabindex='0']";
+
 // Keyboard first: the current item's first input (decontext: step 1; CANARD/sluice: the text
 // box; plausibility: the slider) has the focus on load, after Next and after each save of a
 // multi-item page, unless a dialog is open.
 function focusCurrent() {
   const entry = currentEntry();
   if (!entry || config.preview || document.querySelector("dialog[open]")) return;
-  const field = entry.section.querySelector(
-    "input:not([type=hidden]):not(:disabled), textarea:not(:disabled), select:not(:disabled)");
+  const field = entry.section.querySelector(FIRST_FIELD);
   if (field) field.focus({ preventScroll: true });
 }
 
@@ -470,8 +474,7 @@ function setSubmitStatus(text, kind = "") {
 }
 
 function focusField(entry) {
-  const field = entry.section.querySelector(
-    "input:not([type=hidden]):not(:disabled), textarea:not(:disabled), select:not(:disabled)");
+  const field = entry.section.querySelector(FIRST_FIELD);
   entry.section.scrollIntoView({ block: "center" });
   if (field) field.focus({ preventScroll: true });
 }
