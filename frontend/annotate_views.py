@@ -349,7 +349,11 @@ def annotate(request, slug: str):
                       {"project": project, "reason": "blocked"}, status=403)
     item = work_queue_next_item(project=project, worker=worker)
     if item is None:
-        return render(request, "frontend/annotate/done.html", {"project": project})
+        # Nothing left: the page still links to the annotator's answers, when there are some.
+        has_answers = annotate_selectors.previous_answer_id(
+            project=project, worker=worker, before_id=None) is not None
+        return render(request, "frontend/annotate/done.html",
+                      {"project": project, "has_answers": has_answers})
     items = [item]
     context = _page_context(
         project=project, items=items, mode="local",
