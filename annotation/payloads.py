@@ -352,22 +352,47 @@ def live_check_warnings(context: ItemContext, payload: dict) -> list[dict]:
     return [{"code": w.code, "message": w.message} for w in warnings]
 
 
-def clean_warnings(raw: Any, name: str) -> list[dict]:
-    """Browser-reported warnings: a bounded list of {code, message} strings."""
+#: Browser-reported warnings kept per submission, and the length kept of each code and message.
+MAX_WARNINGS = 20
+MAX_WARNING_CODE = 60
+MAX_WARNING_MESSAGE = 500
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "\u2026"
+
+
+def clean_warnings(raw: Any) -> list[dict]:
+    """Browser-reported warnings, normalised: a list of at most ``MAX_WARNINGS``
+    ``{code, message}`` strings. Warnings never decide whether an answer is stored (they are
+    advice the annotator saw; the server re-runs the checks itself), so nothing here refuses:
+    a long message (a "words not in the conversation" list of 45 words) is cut to
+    ``MAX_WARNING_MESSAGE`` characters ending in "\u2026", a long code to ``MAX_WARNING_CODE``;
+    an entry that was cut carries ``"truncated": true``. Entries that are not objects and
+    entries beyond the limit are left out, and one last entry ``{"code": "warnings_dropped",
+    "message": "N more warnings not kept", "truncated": true}`` says how many; something that
+    is not a list at all is recorded the same way (one entry dropped)."""
     if raw in (None, ""):
         return []
-    if not isinstance(raw, list) or len(raw) > 20:
-        raise PayloadError(name, "must be a list of at most 20 warnings")
-    cleaned = []
-    for index, warning in enumerate(raw):
-        if not isinstance(warning, dict):
-            raise PayloadError(f"{name}[{index}]", "must be an object")
+    entries = raw if isinstance(raw, list) else []
+    cleaned: list[dict] = []
+    dropped = 0 if isinstance(raw, list) else 1
+    for warning in entries:
+        if not isinstance(warning, dict) or len(cleaned) == MAX_WARNINGS:
+            dropped += 1
+            continue
         code, message = warning.get("code"), warning.get("message", "")
-        if not isinstance(code, str) or not code or len(code) > 60:
-            raise PayloadError(f"{name}[{index}].code", "must be a short string")
-        if not isinstance(message, str) or len(message) > 500:
-            raise PayloadError(f"{name}[{index}].message", "must be a string")
-        cleaned.append({"code": code, "message": message})
+        entry = {"code": _cut(code, MAX_WARNING_CODE) if isinstance(code, str) and code
+                 else "unknown",
+                 "message": _cut(message, MAX_WARNING_MESSAGE) if isinstance(message, str)
+                 else ""}
+        if entry["code"] != code or entry["message"] != message:
+            entry["truncated"] = True  # cut, or not a string: not what the browser sent
+        cleaned.append(entry)
+    if dropped:
+        noun = "warning" if dropped == 1 else "warnings"
+        cleaned.append({"code": "warnings_dropped", "message": f"{dropped} more {noun} not kept",
+                        "truncated": True})
     return cleaned
 
 

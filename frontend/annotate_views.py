@@ -45,6 +45,7 @@ from annotation.crowd_throttle import crowd_save_limited
 from annotation.csp import mturk_submit_origins
 from annotation.models import Annotation, Assignment, Item, Project, Worker
 from annotation.payloads import (
+    MAX_TEXT,
     PayloadError,
     clean_client_time,
     clean_warnings,
@@ -91,6 +92,24 @@ class BadRequest(Exception):
 
 def _error_body(code: str, message: str, field_name: str = "") -> dict:
     return {"error": code, "message": message, "field": field_name}
+
+
+#: What a refused submission asks of the annotator, by the field at fault: the answer itself
+#: can be changed; anything else came from the page, which a reload renews.
+_ANSWER_FIELDS = ("payload", "rewrite", "full_question", "skipped", "simple_sentences", "rating",
+                  "category", "operations", "decontextualized_sentence", "problem")
+
+
+def _invalid_body(field_name: str, message: str) -> dict:
+    """The answer to a submission refused as invalid (400): what is wrong, where, and what to
+    do about it (the page shows the message as it is)."""
+    where = f"{field_name}: {message}" if field_name else message
+    if field_name.split(".")[0].split("[")[0] in _ANSWER_FIELDS:
+        advice = "Change your answer and save again."
+    else:
+        advice = "Reload the page and save again."
+    return _error_body("invalid", f"This answer was not accepted ({where}). {advice}",
+                       field_name)
 
 
 def _error(status: int, code: str, message: str, field_name: str = "") -> JsonResponse:
@@ -156,11 +175,9 @@ def _parse_submission(body: dict) -> dict:
         0 <= duration < 2**31
     ):
         duration = None
-    try:
-        client_warnings = clean_warnings(body.get("client_warnings"), "client_warnings")
-        overridden = clean_warnings(body.get("overridden_warnings"), "overridden_warnings")
-    except PayloadError as error:
-        raise BadRequest(error.field, error.message) from None
+    # Warnings are advice, normalised, never a reason to refuse an answer.
+    client_warnings = clean_warnings(body.get("client_warnings"))
+    overridden = clean_warnings(body.get("overridden_warnings"))
     return {"item_id": item_id, "client_token": token, "payload": body.get("payload"),
             "started_at": clean_client_time(body.get("started_at"), now=timezone.now()),
             "duration_ms": duration, "client_warnings": client_warnings,
@@ -185,7 +202,8 @@ def _refusal_answer(refused: SubmitRefused,
     message = (words or {}).get(refused.code, refused.message)
     if refused.code == "no_item":
         return 404, _error_body(refused.code, message, "item_id")
-    status = 409 if refused.code in ("item_full", "hit_full", "assignment_closed") else 403
+    status = 409 if refused.code in ("item_full", "hit_full", "assignment_closed",
+                                     "token_reused") else 403
     return status, _error_body(refused.code, message)
 
 
@@ -202,7 +220,7 @@ def _validated(*, project: Project, submission: dict, allowed_item_ids=None):
     try:
         clean = validate_payload(project.kind, submission["payload"], context)
     except PayloadError as error:
-        raise _Rejected(400, _error_body("invalid", error.message, error.field)) from None
+        raise _Rejected(400, _invalid_body(error.field, error.message)) from None
     return item, context, clean
 
 
@@ -244,7 +262,7 @@ def _store_local(request, *, slug: str, worker: Worker, submission: dict
             started_at=submission["started_at"], duration_ms=submission["duration_ms"],
             choose_next=True)
     except PayloadError as error:
-        return 400, _error_body("invalid", error.message, error.field)
+        return 400, _invalid_body(error.field, error.message)
     except SubmitRefused as refused:
         if refused.code == "no_project":
             raise Http404("No such project.") from None
@@ -264,11 +282,12 @@ def _saved_body(result, *, client_token: str) -> dict:
     """The answer to a submit that stored, or had already stored, an answer of this worker to
     the item. ``status``: ``saved`` (stored now), ``duplicate`` (this very answer, same token:
     a retry or a double click) or ``already_saved`` (another answer of theirs is stored, from
-    another tab or earlier; ``stored`` says what it is, and this one was not stored)."""
+    another tab or earlier, perhaps under this very token -- two tabs sharing one draft; ``stored``
+    says what it is, and this one was not stored)."""
     annotation = result.annotation
     if result.created:
         status = "saved"
-    elif annotation.client_token == client_token:
+    elif annotation.client_token == client_token and result.same_answer:
         status = "duplicate"
     else:
         status = "already_saved"
@@ -309,7 +328,7 @@ def _page_context(*, project: Project, items, mode: str, submit_url: str, extra=
     page_items = _page_items(items)
     config = {
         "mode": mode, "project": project.slug, "kind": project.kind, "submit_url": submit_url,
-        "items": page_items, "rules": load_rules(),
+        "items": page_items, "rules": load_rules(), "max_text": MAX_TEXT,
         **(extra or {}),
     }
     return {"project": project, "items": page_items, "config": config, "mode": mode,
@@ -331,7 +350,11 @@ def annotate(request, slug: str):
                       {"project": project, "reason": "blocked"}, status=403)
     item = work_queue_next_item(project=project, worker=worker)
     if item is None:
-        return render(request, "frontend/annotate/done.html", {"project": project})
+        # Nothing left: the page still links to the annotator's answers, when there are some.
+        has_answers = annotate_selectors.previous_answer_id(
+            project=project, worker=worker, before_id=None) is not None
+        return render(request, "frontend/annotate/done.html",
+                      {"project": project, "has_answers": has_answers})
     items = [item]
     context = _page_context(
         project=project, items=items, mode="local",
@@ -356,7 +379,7 @@ def annotate_submit(request, slug: str):
         submission = _parse_submission(_parse_body(request))
     except BadRequest as error:
         _project_or_404(slug)  # an unknown project's URL is a 404 whatever the body
-        return _error(400, "invalid", error.message, error.field)
+        return JsonResponse(_invalid_body(error.field, error.message), status=400)
     status, body = _store_local(request, slug=slug, worker=worker_for_user(user=request.user),
                                 submission=submission)
     return JsonResponse(body, status=status)
@@ -505,7 +528,7 @@ def annotate_revise(request, slug: str):
                 1 <= replaces < 2**63):
             raise BadRequest("replaces", "must be the id of the answer to change")
     except BadRequest as error:
-        return _error(400, "invalid", error.message, error.field)
+        return JsonResponse(_invalid_body(error.field, error.message), status=400)
     worker = worker_for_user(user=request.user)
     try:
         result = annotation_revise(
@@ -515,7 +538,7 @@ def annotate_revise(request, slug: str):
             overridden_warnings=submission["overridden_warnings"],
             started_at=submission["started_at"], duration_ms=submission["duration_ms"])
     except PayloadError as error:
-        return _error(400, "invalid", error.message, error.field)
+        return JsonResponse(_invalid_body(error.field, error.message), status=400)
     except SubmitRefused as refused:
         if refused.code == "no_answer":
             return _error(404, refused.code, refused.message, "replaces")
@@ -715,7 +738,7 @@ def _door_submit(door: Door, request, slug: str) -> JsonResponse:
         hit, assignment, assignment_id, worker_id, served_at = _door_hit_and_assignment(
             door, project, body)
     except BadRequest as error:
-        return _error(400, "invalid", error.message, error.field)
+        return JsonResponse(_invalid_body(error.field, error.message), status=400)
     except SubmitRefused as refused:
         return _door_refusal(door, refused)
     try:

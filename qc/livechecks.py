@@ -19,8 +19,6 @@ from pathlib import Path
 RULES_PATH = Path(__file__).resolve().parent / "rules" / "live_checks.json"
 CASES_PATH = Path(__file__).resolve().parent / "rules" / "live_checks_cases.json"
 
-_SENTENCE_START = re.compile(r"^[A-Z0-9]")
-_SENTENCE_END = re.compile(r"[.!?][\"')]*$")
 
 
 @dataclass(frozen=True)
@@ -37,12 +35,28 @@ def load_rules(path: Path = RULES_PATH) -> dict:
     return json.loads(Path(path).read_text(encoding="utf-8"))
 
 
+@dataclass(frozen=True)
+class _Tokenizer:
+    pattern: re.Pattern
+    apostrophes: dict[int, str]
+    clitics: tuple[str, ...]
+    irregular: dict[str, tuple[str, ...]]
+    negation_suffix: str
+    negation: str
+    capitals_min_letters: int
+
+
 @cache
-def _tokenizer() -> tuple[re.Pattern, dict[int, str], tuple[str, ...]]:
+def _tokenizer() -> _Tokenizer:
     rules = load_rules()["tokenization"]
-    return (re.compile(rules["word_pattern"]["python"]),
-            str.maketrans(dict.fromkeys(rules["apostrophes"], "'")),
-            tuple(rules["clitics"]))
+    contractions = rules["contractions"]
+    return _Tokenizer(
+        pattern=re.compile(rules["word_pattern"]["python"]),
+        apostrophes=str.maketrans(dict.fromkeys(rules["apostrophes"], "'")),
+        clitics=tuple(rules["clitics"]),
+        irregular={word: tuple(parts) for word, parts in contractions["irregular"].items()},
+        negation_suffix=contractions["negation_suffix"], negation=contractions["negation"],
+        capitals_min_letters=rules["capitals"]["min_letters"])
 
 
 def _without_clitic(token: str, clitics: tuple[str, ...]) -> str:
@@ -52,13 +66,40 @@ def _without_clitic(token: str, clitics: tuple[str, ...]) -> str:
     return token
 
 
+def _word_tokens(lower: str, tokenizer: _Tokenizer) -> tuple[str, ...]:
+    """The tokens of one lower-cased word: a negative contraction is its two words, any other
+    word loses its clitic ending."""
+    if lower in tokenizer.irregular:
+        return tokenizer.irregular[lower]
+    suffix = tokenizer.negation_suffix
+    if lower.endswith(suffix) and len(lower) > len(suffix):
+        return (lower[: -len(suffix)], tokenizer.negation)
+    return (_without_clitic(lower, tokenizer.clitics),)
+
+
+def _words(text: str) -> list[tuple[str, bool]]:
+    """``(token, written_in_capitals)`` for every token of ``text`` (``tokenize``); the flag
+    is the rule file's ``tokenization.capitals`` (an acronym such as "IT" in "the IT
+    department")."""
+    tokenizer = _tokenizer()
+    normal = unicodedata.normalize("NFC", text).translate(tokenizer.apostrophes)
+    all_capitals = normal.upper() == normal
+    words = []
+    for word in tokenizer.pattern.findall(normal):
+        lower = word.lower()
+        capitals = (not all_capitals and word != lower and word == word.upper()
+                    and sum(char.isalpha() for char in word) >= tokenizer.capitals_min_letters)
+        words.extend((token, capitals) for token in _word_tokens(lower, tokenizer))
+    return words
+
+
 def tokenize(text: str) -> list[str]:
-    """Tokens as the rules see them (``tokenization`` in the rule file): NFC, lower-case, any
-    apostrophe as ``'``, runs of letters and digits of any script joined by inner apostrophes,
-    each without its clitic ending (``Pinhead's`` -> ``pinhead``, ``they're`` -> ``they``)."""
-    pattern, apostrophes, clitics = _tokenizer()
-    normal = unicodedata.normalize("NFC", text).lower().translate(apostrophes)
-    return [_without_clitic(token, clitics) for token in pattern.findall(normal)]
+    """Tokens as the rules see them (``tokenization`` in the rule file): NFC, any apostrophe as
+    ``'``, runs of letters and digits of any script joined by inner apostrophes, each
+    lower-cased, a negative contraction as its two words (``don't`` -> ``do``, ``not``;
+    ``can't`` -> ``can``, ``not``), any other word without its clitic ending (``Pinhead's`` ->
+    ``pinhead``, ``they're`` -> ``they``)."""
+    return [token for token, _ in _words(text)]
 
 
 def _rules(kind: str) -> dict[str, dict]:
@@ -103,7 +144,8 @@ def check_rewrite(
     ``rewrite_new_words`` rule is not evaluated.
     """
     rules = _rules("rewrite")
-    tokens = tokenize(rewrite)
+    words = _words(rewrite)
+    tokens = [token for token, _ in words]
     question_tokens = tokenize(question)
     found: dict[str, Warning] = {}
 
@@ -115,7 +157,8 @@ def check_rewrite(
 
     rule = rules["rewrite_pronoun_left"]
     pronouns = set(rule["words"])
-    found_pronouns = _distinct(token for token in tokens if token in pronouns)
+    found_pronouns = _distinct(token for token, capitals in words
+                               if token in pronouns and not capitals)
     if found_pronouns:
         message = rule["message"].replace("{words}", ", ".join(found_pronouns))
         found[rule["code"]] = Warning(rule["code"], message)
@@ -203,10 +246,12 @@ def check_split(complex_sentence: str, simple_sentences: Sequence[str]) -> list[
         found[rule["code"]] = Warning(rule["code"], rule["message"])
 
     rule = rules["split_not_a_sentence"]
+    start_categories = set(rule["start_categories"])
+    end = re.compile(rule["end_pattern"])
     bad_positions = [
         str(position)
         for position, sentence in enumerate(sentences, start=1)
-        if not (_SENTENCE_START.search(sentence) and _SENTENCE_END.search(sentence))
+        if not (unicodedata.category(sentence[0]) in start_categories and end.search(sentence))
     ]
     if bad_positions:
         message = rule["message"].replace("{positions}", ", ".join(bad_positions))

@@ -71,6 +71,9 @@ RELEASED_ASSIGNMENT_STATUSES = (Assignment.Status.RETURNED, Assignment.Status.AB
 
 #: ``Flag.reason`` of a problem report (``Flag.RaisedBy.ANNOTATOR``).
 REPORT_FLAG_REASON = "annotator_report"
+#: A client token already used for an answer to another item (a page's key is per item).
+KEY_REUSED_MESSAGE = ("This page's submission key was already used for another answer: reload "
+                        "the page to save this one.")
 
 
 class SubmitRefused(Exception):
@@ -90,6 +93,18 @@ class SubmitResult:
     # ``annotation_submit_item(choose_next=True)``: the worker's next item (None: none left),
     # leased to them.
     next_item: Item | None = None
+    # Not created: whether the stored ``annotation`` holds the very answer submitted (a retry,
+    # a double click). A repeated client token with another answer is no retry: the answer
+    # submitted was NOT stored, and the caller must say so (``same_answer`` False).
+    same_answer: bool = True
+
+
+def _same_answer(stored: Annotation, *, item: Item | None, clean: CleanPayload | None) -> bool:
+    """Whether ``stored`` is the answer ``clean`` to ``item`` (the rule deciding that a repeated
+    client token is a retry of the same answer, not another answer sent with a reused token)."""
+    if item is not None and stored.item_id != item.pk:
+        return False
+    return clean is None or stored.payload == clean.payload
 
 
 def annotation_state(*, source: str, review_status: str, confirmed: bool = True,
@@ -332,7 +347,7 @@ def annotation_submit(
             return _store_locked(fields, item=item, clean=clean, context=context,
                                  try_insert_first=False, assignment_status=status)
     except IntegrityError as error:
-        return _concurrent_duplicate(fields, item=item, error=error)
+        return _concurrent_duplicate(fields, item=item, clean=clean, error=error)
 
 
 def annotation_submit_item(
@@ -384,7 +399,7 @@ def annotation_submit_item(
     # payload checked and the next item chosen before it, and the lock is held only to write
     # (the INSERT re-checks the slots itself, then the filled mark and the next item's lease).
     row_locks = connection.features.has_select_for_update
-    item = following = None
+    item = following = clean = None
     try:
         if not row_locks:
             project, item, context, clean = _valid_submission(project_slug, item_id, payload,
@@ -405,7 +420,7 @@ def annotation_submit_item(
                 work_queue_lease(item=following, worker=worker)
             return replace(result, next_item=following)
     except IntegrityError as error:
-        result = _concurrent_duplicate(fields, item=item, error=error)
+        result = _concurrent_duplicate(fields, item=item, clean=clean, error=error)
     # A concurrent duplicate won the race (this transaction rolled back): the next item is
     # chosen after it, in a transaction of its own.
     if choose_next:
@@ -485,13 +500,16 @@ def _store_locked(fields: _Submission, *, item: Item, clean: CleanPayload,
             # Never reveal or overwrite another worker's annotation, whatever token.
             raise SubmitRefused("token_conflict",
                                 "This submission key belongs to someone else.")
-        return SubmitResult(Annotation.objects.get(pk=state.token_annotation_id),
-                            created=False, item=item)
+        stored = Annotation.objects.get(pk=state.token_annotation_id)
+        if stored.item_id != item.pk:
+            raise SubmitRefused("token_reused", KEY_REUSED_MESSAGE)
+        return SubmitResult(stored, created=False, item=item,
+                            same_answer=_same_answer(stored, item=item, clean=clean))
     if worker.is_blocked:
         raise SubmitRefused("blocked", "Your account cannot submit work for this project.")
     if state.own_annotation_id is not None:
         return SubmitResult(Annotation.objects.get(pk=state.own_annotation_id),
-                            created=False, item=item)
+                            created=False, item=item, same_answer=False)
     if assignment is not None:
         if assignment_status != Assignment.Status.ACCEPTED:
             raise SubmitRefused(
@@ -542,17 +560,22 @@ def _flag_if_report(annotation: Annotation) -> None:
 
 
 def _concurrent_duplicate(fields: _Submission, *, item: Item | None,
-                          error: IntegrityError) -> SubmitResult:
+                          clean: CleanPayload | None, error: IntegrityError) -> SubmitResult:
     """A concurrent duplicate (same token, or same worker and item) won the race: the
     transaction was rolled back, so read the winner in a fresh one and return it."""
     existing = _existing_for_token(client_token=fields.client_token, worker=fields.worker)
-    if existing is None and item is not None:
+    if existing is not None:
+        if item is not None and existing.item_id != item.pk:
+            raise SubmitRefused("token_reused", KEY_REUSED_MESSAGE)
+        return SubmitResult(existing, created=False, item=item,
+                            same_answer=_same_answer(existing, item=item, clean=clean))
+    if item is not None:
         existing = (Annotation.objects.filter(worker=fields.worker, item=item,
                                               assignment=fields.assignment)
                     .exclude(state=Annotation.State.SUPERSEDED).first())
     if existing is None:
         raise error
-    return SubmitResult(existing, created=False, item=item)
+    return SubmitResult(existing, created=False, item=item, same_answer=False)
 
 
 def _insert_if_open(annotation: Annotation, *, required: int) -> bool:
@@ -649,7 +672,20 @@ def annotation_revise(
         existing = _existing_for_token(client_token=fields.client_token, worker=worker)
         if existing is None:
             raise
-        return SubmitResult(existing, created=False, item=existing.item)
+        return _revise_retried(existing, project=project, payload=payload)
+
+
+def _revise_retried(retried: Annotation, *, project: Project, payload) -> SubmitResult:
+    """A change sent again with the token of a stored version: that version when it holds this
+    very answer (a retry); refused when it holds another (the token was reused -- two tabs of
+    one answer page share its draft): the answer sent was not stored."""
+    clean = validate_payload(project.kind, payload, item_context(retried.item))
+    if not _same_answer(retried, item=None, clean=clean):
+        raise SubmitRefused("changed_meanwhile",
+                            "Another version of this answer was stored meanwhile (from another "
+                            "tab or window, or from this page before): reload the page to see "
+                            "the stored version. This change was not stored.")
+    return SubmitResult(retried, created=False, item=retried.item)
 
 
 def _revise_locked(fields: _Submission, *, project: Project, annotation_id: int,
@@ -657,7 +693,7 @@ def _revise_locked(fields: _Submission, *, project: Project, annotation_id: int,
     worker = fields.worker
     retried = _existing_for_token(client_token=fields.client_token, worker=worker)
     if retried is not None:
-        return SubmitResult(retried, created=False, item=retried.item)
+        return _revise_retried(retried, project=project, payload=payload)
     own = Annotation.objects.filter(pk=annotation_id, project=project, worker=worker,
                                     assignment__isnull=True)
     if item_id is not None:

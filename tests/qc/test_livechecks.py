@@ -49,7 +49,7 @@ def test_tokenization_is_the_documented_regex():
 def test_tokenization_is_unicode_aware_and_knows_possessives_and_contractions():
     assert tokenize("Zappa\u2019s Björk's café, they're Ωmega") == [
         "zappa", "björk", "café", "they", "ωmega"]
-    assert tokenize("it's don't rock 'n' roll") == ["it", "don't", "rock", "n", "roll"]
+    assert tokenize("it's don't rock 'n' roll") == ["it", "do", "not", "rock", "n", "roll"]
     # NFC: a decomposed é is the same word as the composed one.
     assert tokenize("cafe\u0301") == ["café"]
     context = ["Pinhead", "Frank Zappa"]

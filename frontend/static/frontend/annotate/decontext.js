@@ -2,6 +2,8 @@
 // add and swap operations on spans of the original sentence. Offsets are Unicode code points
 // (Python string indices), so the server re-applies exactly what the browser shows.
 
+import { limitLength } from "./fields.js";
+
 const TOKEN = /[\p{L}\p{N}][\p{L}\p{N}'\u2019-]*|[^\s\p{L}\p{N}]/gu;
 const SPACE = /\s/;
 
@@ -52,6 +54,7 @@ export function mount(section, item, ctx) {
   const step2 = section.querySelector(".step2");
   const tokenBox = section.querySelector(".sentence-tokens");
   const textInput = section.querySelector(".op-text");
+  limitLength(textInput, ctx, { counter: false });
   const sourceNote = section.querySelector(".op-source");
   const editType = section.querySelector(".edit-type");
   const opList = section.querySelector(".op-list");

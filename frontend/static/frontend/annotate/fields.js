@@ -19,3 +19,25 @@ export function singleLine(field, ctx, onInput = () => {}) {
     ctx.changed();
   });
 }
+
+/** A text box takes at most ``ctx.maxText`` characters (the server's limit for an answer's
+ * text, annotation.payloads.MAX_TEXT, sent in the page config) and, unless ``counter`` is
+ * false, shows how many it holds under it ("120 / 2000 characters"), so a long answer is
+ * stopped while typed, never only when saved. Returns the function that redraws the counter
+ * (call it after setting the value from a script, which fires no input event). */
+export function limitLength(field, ctx, { counter = true } = {}) {
+  if (!ctx.maxText) return () => {};
+  field.maxLength = ctx.maxText;
+  if (!counter) return () => {};
+  const count = document.createElement("span");
+  count.className = "char-count";
+  const render = () => {
+    const used = field.value.length;
+    count.textContent = `${used} / ${ctx.maxText} characters`;
+    count.classList.toggle("near-limit", used >= ctx.maxText * 0.9);
+  };
+  field.addEventListener("input", render);
+  field.after(count);
+  render();
+  return render;
+}

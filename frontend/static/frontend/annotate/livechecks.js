@@ -2,18 +2,39 @@
 // page) and the same semantics as qc/livechecks.py, so both sides return the same warning codes
 // in the same order. A browser test asserts that on the shared test vectors.
 
-// The rule file's tokenization (qc.livechecks.tokenize): NFC, lower-case, any apostrophe as
-// "'", runs of letters and digits of any script joined by inner apostrophes, each without its
-// clitic ending ("Pinhead's" is pinhead, "they're" is they).
+// The rule file's tokenization (qc.livechecks.tokenize): NFC, any apostrophe as "'", runs of
+// letters and digits of any script joined by inner apostrophes, each lower-cased; a negative
+// contraction is its two words ("don't" is do, not; "can't" is can, not), any other word loses
+// its clitic ending ("Pinhead's" is pinhead, "they're" is they). words() also says which were
+// written in capitals (tokenization.capitals: "IT" in "the IT department" is an acronym).
+function wordTokens(tokenization, lower) {
+  const { irregular, negation_suffix: suffix, negation } = tokenization.contractions;
+  if (Object.hasOwn(irregular, lower)) return irregular[lower];
+  if (lower.endsWith(suffix) && lower.length > suffix.length) {
+    return [lower.slice(0, -suffix.length), negation];
+  }
+  const clitic = tokenization.clitics.find((ending) => lower.endsWith(ending) && lower.length > ending.length);
+  return [clitic ? lower.slice(0, -clitic.length) : lower];
+}
+
+function words(rules, text) {
+  const tokenization = rules.tokenization;
+  let normal = String(text).normalize("NFC");
+  for (const apostrophe of tokenization.apostrophes) normal = normal.replaceAll(apostrophe, "'");
+  const allCapitals = normal.toUpperCase() === normal;
+  const found = [];
+  for (const word of normal.match(new RegExp(tokenization.word_pattern.js, "gu")) || []) {
+    const lower = word.toLowerCase();
+    const letters = (word.match(/\p{L}/gu) || []).length;
+    const capitals = !allCapitals && word !== lower && word === word.toUpperCase()
+      && letters >= tokenization.capitals.min_letters;
+    for (const token of wordTokens(tokenization, lower)) found.push({ token, capitals });
+  }
+  return found;
+}
+
 function tokenize(rules, text) {
-  const { word_pattern: wordPattern, apostrophes, clitics } = rules.tokenization;
-  let normal = String(text).normalize("NFC").toLowerCase();
-  for (const apostrophe of apostrophes) normal = normal.replaceAll(apostrophe, "'");
-  const tokens = normal.match(new RegExp(wordPattern.js, "gu")) || [];
-  return tokens.map((token) => {
-    const clitic = clitics.find((ending) => token.endsWith(ending) && token.length > ending.length);
-    return clitic ? token.slice(0, -clitic.length) : token;
-  });
+  return words(rules, text).map((word) => word.token);
 }
 
 function distinct(words) {
@@ -44,7 +65,8 @@ function warning(code, message) {
 
 export function checkRewrite(rules, question, rewrite, contextWords = null) {
   const r = byCode(rules, "rewrite");
-  const tokens = tokenize(rules, rewrite);
+  const rewriteWords = words(rules, rewrite);
+  const tokens = rewriteWords.map((word) => word.token);
   const questionTokens = tokenize(rules, question);
   const found = new Map();
 
@@ -55,7 +77,8 @@ export function checkRewrite(rules, question, rewrite, contextWords = null) {
   }
   rule = r.rewrite_pronoun_left;
   const pronouns = new Set(rule.words);
-  const foundPronouns = distinct(tokens.filter((t) => pronouns.has(t)));
+  const foundPronouns = distinct(rewriteWords
+    .filter((word) => pronouns.has(word.token) && !word.capitals).map((word) => word.token));
   if (foundPronouns.length) {
     found.set(rule.code, warning(rule.code, rule.message.replaceAll("{words}", foundPronouns.join(", "))));
   }
@@ -118,9 +141,6 @@ export function splitCoverage(rules, complexSentence, simpleSentences) {
   return wanted.filter((w) => used.has(w)).length / wanted.length;
 }
 
-const SENTENCE_START = /^[A-Z0-9]/;
-const SENTENCE_END = /[.!?]["')]*$/;
-
 export function checkSplit(rules, complexSentence, simpleSentences) {
   const r = byCode(rules, "split_rephrase");
   const sentences = simpleSentences.filter((s) => tokenize(rules, s).length).map((s) => s.trim());
@@ -128,9 +148,12 @@ export function checkSplit(rules, complexSentence, simpleSentences) {
   let rule = r.split_too_few_sentences;
   if (sentences.length < rule.min_sentences) found.set(rule.code, warning(rule.code, rule.message));
   rule = r.split_not_a_sentence;
+  // The first character's Unicode general category (any script's capitals and digits).
+  const start = new RegExp(`^[${rule.start_categories.map((c) => `\\p{${c}}`).join("")}]`, "u");
+  const end = new RegExp(rule.end_pattern, "u");
   const bad = [];
   sentences.forEach((s, i) => {
-    if (!(SENTENCE_START.test(s) && SENTENCE_END.test(s))) bad.push(String(i + 1));
+    if (!(start.test(s) && end.test(s))) bad.push(String(i + 1));
   });
   if (bad.length) found.set(rule.code, warning(rule.code, rule.message.replaceAll("{positions}", bad.join(", "))));
   rule = r.split_copies_input;

@@ -135,14 +135,18 @@ function currentEntry() {
   return entries.find((entry) => !entry.saved && !entry.section.hidden);
 }
 
+// An item's first control: an enabled input, text box or list, or the rating slider (a
+// focusable element with role=slider, not an input).
+const FIRST_FIELD = "input:not([type=hidden]):not(:disabled), textarea:not(:disabled), "
+  + "select:not(:disabled), [role=slider][tabindex='0']";
+
 // Keyboard first: the current item's first input (decontext: step 1; CANARD/sluice: the text
 // box; plausibility: the slider) has the focus on load, after Next and after each save of a
 // multi-item page, unless a dialog is open.
 function focusCurrent() {
   const entry = currentEntry();
   if (!entry || config.preview || document.querySelector("dialog[open]")) return;
-  const field = entry.section.querySelector(
-    "input:not([type=hidden]):not(:disabled), textarea:not(:disabled), select:not(:disabled)");
+  const field = entry.section.querySelector(FIRST_FIELD);
   if (field) field.focus({ preventScroll: true });
 }
 
@@ -369,15 +373,18 @@ async function save(entry) {
 }
 
 // Tab B of the same item: the stored answer is another tab's. While it is pending review, this
-// tab's answer can replace it -- a new version, through the same service as an edit.
+// tab's answer can replace it -- a new version, through the same service as an edit. The new
+// version gets a token of its own (the stored answer may hold this page's token: two tabs
+// restored one draft), kept for every press so that a retry stays one version.
 function offerReplace(entry, stored) {
   const button = document.createElement("button");
   button.type = "button";
   button.className = "secondary replace-stored";
   button.textContent = "Replace it with this answer";
+  const replaceToken = newToken();
   button.addEventListener("click", async () => {
     button.disabled = true;
-    const body = { ...entry.lastBody, replaces: stored.annotation_id };
+    const body = { ...entry.lastBody, client_token: replaceToken, replaces: stored.annotation_id };
     let response;
     try {
       response = await postJson(config.revise_url, body);
@@ -467,8 +474,7 @@ function setSubmitStatus(text, kind = "") {
 }
 
 function focusField(entry) {
-  const field = entry.section.querySelector(
-    "input:not([type=hidden]):not(:disabled), textarea:not(:disabled), select:not(:disabled)");
+  const field = entry.section.querySelector(FIRST_FIELD);
   entry.section.scrollIntoView({ block: "center" });
   if (field) field.focus({ preventScroll: true });
 }
@@ -609,6 +615,7 @@ function mountItem(section, item, saved) {
   entry.startedAt = draft?.startedAt || new Date().toISOString();
   entry.widget = kind.mount(section, item, {
     rules: config.rules,
+    maxText: config.max_text,
     disabled: Boolean(config.preview),
     shared,
     changed: () => changed(entry),
@@ -726,6 +733,9 @@ async function main() {
       event.preventDefault();
       dialog.showModal();
     } else if ((event.key === "n" || event.key === "N") && nextLink && !nextLink.hidden) {
+      // The key must not go on to type "n" into the next item's first box, which has the
+      // focus by the time the key's default action would run.
+      event.preventDefault();
       goNext();
     }
   });

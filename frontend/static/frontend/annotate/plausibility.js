@@ -1,5 +1,7 @@
 // Plausibility rating: a 1-5 slider with no default value, so every rating is a decision.
-// Keyboard: the slider takes arrows, Home/End and 1-5; the digits also work page-wide.
+// Keyboard: the slider (the item's one control, focused on load and after Next) takes arrows,
+// Home/End and 1-5; the digits also work page-wide. The stops are not controls of their own
+// (a slider holds nothing interactive): a click or tap on one rates and focuses the slider.
 
 const LABELS = { 1: "very implausible", 2: "implausible", 3: "neutral", 4: "plausible", 5: "very plausible" };
 
@@ -13,8 +15,6 @@ export function mount(section, item, ctx) {
     stops.forEach((stop) => {
       const value = Number(stop.dataset.value);
       stop.classList.toggle("chosen", value === rating);
-      stop.setAttribute("aria-pressed", String(value === rating));
-      stop.disabled = ctx.disabled;
     });
     slider.classList.toggle("unset", rating === null);
     if (rating === null) {

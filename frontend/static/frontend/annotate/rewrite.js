@@ -2,7 +2,7 @@
 // saved (the server sends it back). Live checks: too short, pronouns left, ambiguous words,
 // other/another/else without the allowed phrases, words not in the conversation.
 
-import { singleLine } from "./fields.js";
+import { limitLength, singleLine } from "./fields.js";
 import { checkRewrite } from "./livechecks.js";
 
 export function mount(section, item, ctx) {
@@ -16,10 +16,11 @@ export function mount(section, item, ctx) {
   const revealed = section.querySelector(".revealed-answer");
   textarea.disabled = ctx.disabled;
   singleLine(textarea, ctx);
+  const renderCount = limitLength(textarea, ctx);
 
   return {
     state: () => ({ rewrite: textarea.value }),
-    restore(state) { textarea.value = state.rewrite || ""; },
+    restore(state) { textarea.value = state.rewrite || ""; renderCount(); },
     payload: () => ({ rewrite: textarea.value.trim() }),
     error: () => (textarea.value.trim() ? null : "Write the rewritten question."),
     warnings: () => (textarea.value.trim()

@@ -1,6 +1,7 @@
 // Split-and-rephrase: rows of simple sentences (at least two). Live checks: each a sentence,
 // none a copy of the input, and a meter of the input's content words covered.
 
+import { limitLength } from "./fields.js";
 import { checkSplit, splitCoverage } from "./livechecks.js";
 
 const MIN_ROWS = 2;
@@ -54,6 +55,7 @@ export function mount(section, item, ctx) {
     });
     row.append(input, remove);
     rowsBox.append(row);
+    limitLength(input, ctx);
     refreshButtons();
     if (focus) input.focus();
   }
