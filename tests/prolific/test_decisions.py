@@ -176,17 +176,27 @@ def test_a_throttled_pay_is_retried_and_paid_once(prolific_app, simulator, clien
                                                   django_capture_on_commit_callbacks):
     ctx = scenario(simulator, django_capture_on_commit_callbacks, client=client)
     bonus = _bonus(ctx, django_capture_on_commit_callbacks)
-    simulator.fault("pay_bonus", count=2, status=429, retry_after=1)
-    for _ in range(2):
-        with pytest.raises(ProviderThrottled):
-            decisions.bonus_send(bonus_id=bonus.pk)
-        bonus.refresh_from_db()
-        assert bonus.provider_setup_id and bonus.paying_started_at is None
+    # Two 429s: the pay call itself is retried where it failed (honouring Retry-After).
+    simulator.fault("pay_bonus", count=2, status=429, retry_after=0.01)
     decisions.bonus_send(bonus_id=bonus.pk)
     bonus.refresh_from_db()
     assert bonus.sent_at is not None
+    assert prolific_app.world.calls["pay_bonus"] == 3
     assert len(payments(prolific_app)) == 1
-    assert len(prolific_app.world.bonus_setups) == 1  # the stored set-up was reused
+    # Throttled past the call's retries: the claim is given back, and the job pays later.
+    second = decisions.bonus_create(assignment_id=ctx["assignment"].pk, amount_cents=30,
+                                    reason="More", again=True).bonus
+    simulator.fault("pay_bonus", count=50, status=429, retry_after=0.001)
+    with pytest.raises(ProviderThrottled):
+        decisions.bonus_send(bonus_id=second.pk)
+    second.refresh_from_db()
+    assert second.provider_setup_id and second.paying_started_at is None
+    prolific_app.world.faults.clear()
+    decisions.bonus_send(bonus_id=second.pk)
+    second.refresh_from_db()
+    assert second.sent_at is not None
+    assert len(payments(prolific_app)) == 2
+    assert len(prolific_app.world.bonus_setups) == 2  # each stored set-up was reused
 
 
 def test_a_crash_after_paying_started_is_never_paid_again_automatically(
