@@ -51,7 +51,7 @@ from .base import (
     PublishedHit,
     check_create_hit_arguments,
 )
-from .retry import DEFAULT_RETRY, RetryPolicy, call_with_retry
+from .retry import DEFAULT_RETRY, SINGLE_ATTEMPT, RetryPolicy, call_with_retry
 
 logger = logging.getLogger(__name__)
 
@@ -287,9 +287,11 @@ class MTurkProvider(AnnotationProvider):
             config=client_config,
         )
 
-    def _call(self, operation: str, **params: Any) -> dict:
+    def _call(self, operation: str, *, retry_policy: RetryPolicy | None = None,
+              **params: Any) -> dict:
         """Call one MTurk operation (boto3 method name), retrying throttled/transient errors
-        where they failed as the config's ``RetryPolicy`` allows (``retry.call_with_retry``)."""
+        where they failed as ``retry_policy`` (default: the config's) allows
+        (``retry.call_with_retry``)."""
         try:
             method = getattr(self.client, operation)
         except botocore.exceptions.BotoCoreError as botocore_error:  # building the client
@@ -303,7 +305,8 @@ class MTurkProvider(AnnotationProvider):
                 raise classify_botocore_error(botocore_error, operation) from botocore_error
 
         return call_with_retry(attempt, provider="MTurk", operation=operation,
-                               policy=self.config.retry, sleep=self._sleep, rng=self._rng,
+                               policy=retry_policy or self.config.retry, sleep=self._sleep,
+                               rng=self._rng,
                                on_retry=self._count_retry)
 
     def _count_retry(self) -> None:
@@ -427,7 +430,9 @@ class MTurkProvider(AnnotationProvider):
         MTurk answers a RequestError for an id it does not know, one of another requester,
         and one not yet submitted: all False."""
         try:
-            response = self._call("get_assignment", AssignmentId=assignment_id)
+            # A worker's save may be waiting: one attempt (base.py's contract).
+            response = self._call("get_assignment", retry_policy=SINGLE_ATTEMPT,
+                                  AssignmentId=assignment_id)
         except ProviderPermanentError as error:
             if error.code == "RequestError":
                 return False
