@@ -323,6 +323,10 @@ UNPACK_PROVIDER_RETRY_MAX_DELAY_SECONDS = float(
     os.environ.get("UNPACK_PROVIDER_RETRY_MAX_DELAY_SECONDS", "20"))
 UNPACK_PROVIDER_RETRY_MAX_TOTAL_WAIT_SECONDS = float(
     os.environ.get("UNPACK_PROVIDER_RETRY_MAX_TOTAL_WAIT_SECONDS", "120"))
+# A bonus whose pay reply was lost is settled from the provider's list of payments; Prolific
+# pays asynchronously ("in the following minutes"), so a payment it does not list yet is
+# checked again, and a human is asked only after this long (services/decisions.py).
+UNPACK_BONUS_SETTLE_SECONDS = int(os.environ.get("UNPACK_BONUS_SETTLE_SECONDS", "900"))
 
 # MTurk: the sandbox unless MTURK_LIVE is set; MTURK_ENDPOINT_URL overrides the endpoint
 # (e.g. the local stateful stand-in, python -m annotation.fake_mturk). Credentials come from

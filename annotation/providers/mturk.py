@@ -288,7 +288,7 @@ class MTurkProvider(AnnotationProvider):
         )
 
     def _call(self, operation: str, *, retry_policy: RetryPolicy | None = None,
-              **params: Any) -> dict:
+              repeatable: bool = True, **params: Any) -> dict:
         """Call one MTurk operation (boto3 method name), retrying throttled/transient errors
         where they failed as ``retry_policy`` (default: the config's) allows
         (``retry.call_with_retry``)."""
@@ -305,6 +305,7 @@ class MTurkProvider(AnnotationProvider):
                 raise classify_botocore_error(botocore_error, operation) from botocore_error
 
         return call_with_retry(attempt, provider="MTurk", operation=operation,
+                               repeatable=repeatable,
                                policy=retry_policy or self.config.retry, sleep=self._sleep,
                                rng=self._rng,
                                on_retry=self._count_retry)
@@ -509,8 +510,10 @@ class MTurkProvider(AnnotationProvider):
         """MTurk pays a token once. A repeated token is refused with a RequestError whose
         wording AWS does not document: it is raised like any refusal, and the bonus service
         asks :meth:`bonus_payments` whether the bonus was paid (never the message)."""
+        # Not repeated after a lost reply: the bonus service reads ListBonusPayments first.
         self._call(
             "send_bonus",
+            repeatable=False,
             WorkerId=worker_id,
             AssignmentId=assignment_id,
             BonusAmount=_money(amount),

@@ -48,6 +48,7 @@ from .base import (
     CollectedAssignment,
     HitTypeSpec,
     NotifyFailure,
+    PaidBonus,
     ProviderPermanentError,
     ProviderThrottled,
     ProviderTransientError,
@@ -710,6 +711,17 @@ class ProlificProvider(AnnotationProvider):
         return BonusSetUp(id=str(data["id"]), amount_cents=_cents(data.get("amount")),
                           fees_cents=_cents(data.get("fees")), vat_cents=_cents(data.get("vat")),
                           total_cents=_cents(data.get("total_amount")))
+
+    def bonus_payments(self, *, assignment_id: str) -> list[PaidBonus]:
+        """The bonuses Prolific has paid for submission ``assignment_id``: its
+        ``bonus_payments`` (amounts in the account's cents; Prolific reports no reason).
+        Prolific pays asynchronously, so a bonus paid a moment ago may not be listed yet."""
+        submission = self.get_submission(assignment_id) or {}
+        participant = str(submission.get("participant_id") or submission.get("participant")
+                          or "")
+        return [PaidBonus(worker_id=participant, assignment_id=assignment_id,
+                          amount=Decimal(_cents(cents)) / 100, reason="")
+                for cents in submission.get("bonus_payments") or ()]
 
     def pay_bonus(self, setup_id: str) -> None:
         """Step two: pay a set-up bonus. NOT idempotent at Prolific: call it at most once per
