@@ -25,8 +25,8 @@ def bonus_report(bonus_id: int) -> tuple[bool, str]:
         found = StatusEvent.objects.filter(kind="bonus_found_paid",
                                            detail__bonus_id=bonus.pk).exists()
         if found:
-            return True, (f"{head} was paid already ({label} lists the payment); nothing was "
-                          "sent again")
+            return True, (f"{head} paid: the reply to the pay call was lost, and {label}'s "
+                          "list of payments shows it paid (nothing was sent again)")
         return True, f"{head} paid"
     if bonus.error:
         return False, f"{head}: {bonus.error}"

@@ -456,7 +456,14 @@ def _bonus_outcome_unknown(bonus: Bonus, *, human_needed: bool) -> Bonus:
     started = f"{bonus.paying_started_at:%Y-%m-%d %H:%M:%S}"
     what = (f"outcome unknown: the reply to paying ${bonus.amount_cents / 100:.2f} was lost "
             f"at {started}, so {label} may have paid it")
-    if human_needed:
+    if label == "MTurk":  # MTurk's list is immediate and its token pays once
+        text = (f"{what}; MTurk's list of payments is read before it is sent again (with the "
+                "same request token, which MTurk pays at most once): " + (
+                    f"nothing checks again by itself here: run `{bonus_check_command(bonus.pk)}`"
+                    if current_app.conf.task_always_eager
+                    else "the job tries again with backoff, then the periodic job"))
+        kind = "bonus_unknown"
+    elif human_needed:
         text = (f"{what}, and {label} still lists no such payment for this submission "
                 f"{settings.UNPACK_BONUS_SETTLE_SECONDS // 60} minutes later: check the "
                 f"participant's payments on {label}, then `python manage.py review "
@@ -596,30 +603,36 @@ def bonus_send(*, bonus_id: int, provider: AnnotationProvider | None = None) -> 
     provider = provider or provider_for_batch(assignment.hit.batch)
     if getattr(provider, "two_step_bonus", False):
         return _bonus_send_two_step(bonus, provider)
-    if bonus.paying_started_at is not None:
-        settled = _bonus_settle(bonus, provider)
-        if settled is not None:
-            return settled
-    try:
-        provider.send_bonus(worker_id=assignment.worker.external_id,
-                            assignment_id=assignment.provider_assignment_id,
-                            amount=Decimal(bonus.amount_cents) / 100, reason=bonus.reason,
-                            unique_request_token=bonus.unique_request_token)
-    except ProviderPermanentError as error:
-        if not _paid_by_an_earlier_attempt(provider, bonus):
-            # Staff read the error: the worker by pseudonym, as everywhere.
-            return _bonus_failed(bonus, str(error).replace(assignment.worker.external_id,
-                                                           assignment.worker.anonymous_id))
-    except ProviderTransientError as error:
-        if error.request_sent:
-            # The reply was lost: MTurk may have paid. Say so; the next attempt reads
-            # ListBonusPayments before sending (the same token, so it pays at most once).
+    for attempt in (1, 2):
+        if bonus.paying_started_at is not None:
+            settled = _bonus_settle(bonus, provider)
+            if settled is not None:
+                return settled  # MTurk lists it: paid by the call whose reply was lost
+        try:
+            provider.send_bonus(worker_id=assignment.worker.external_id,
+                                assignment_id=assignment.provider_assignment_id,
+                                amount=Decimal(bonus.amount_cents) / 100, reason=bonus.reason,
+                                unique_request_token=bonus.unique_request_token)
+        except ProviderPermanentError as error:
+            if not _paid_by_an_earlier_attempt(provider, bonus):
+                # Staff read the error: the worker by pseudonym, as everywhere.
+                return _bonus_failed(bonus, str(error).replace(
+                    assignment.worker.external_id, assignment.worker.anonymous_id))
+        except ProviderTransientError as error:
+            if not error.request_sent:
+                raise
+            # The reply was lost: MTurk may have paid. Its ListBonusPayments is read before
+            # sending once more (the same token: MTurk pays it at most once).
             Bonus.objects.filter(pk=bonus.pk, sent_at__isnull=True,
                                  paying_started_at__isnull=True).update(
                 paying_started_at=timezone.now())
-            _bonus_outcome_unknown(bonus, human_needed=False)
-        raise
-    return _bonus_sent(bonus)
+            bonus.refresh_from_db()
+            if attempt == 2:
+                _bonus_outcome_unknown(bonus, human_needed=False)
+                raise
+            continue
+        return _bonus_sent(bonus)
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
 def _paid_by_an_earlier_attempt(provider: AnnotationProvider, bonus: Bonus) -> bool:
