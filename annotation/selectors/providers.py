@@ -54,10 +54,3 @@ def session_check(*, hit: Hit, assignment_id: str, worker_id: str) -> SessionChe
             return SessionCheck.UNREACHABLE
         cache.set(key, known, CONFIRMED_CACHE_SECONDS if known else UNCONFIRMED_CACHE_SECONDS)
     return SessionCheck.CONFIRMED if known else SessionCheck.UNKNOWN
-
-
-def assignment_confirmed_by_provider(*, hit: Hit, assignment_id: str, worker_id: str) -> bool:
-    """Whether ``session_check`` is ``CONFIRMED``: a provider that cannot be asked, or cannot
-    be reached, confirms nothing (the session then holds no slot until collection sees it)."""
-    return session_check(hit=hit, assignment_id=assignment_id,
-                         worker_id=worker_id) is SessionCheck.CONFIRMED

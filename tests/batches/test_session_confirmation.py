@@ -20,7 +20,7 @@ from annotation.hit_templates import render_external_question
 from annotation.models import Annotation, Assignment, Worker
 from annotation.providers import HitTypeSpec
 from annotation.providers.mturk import MTurkProvider
-from annotation.selectors.providers import assignment_confirmed_by_provider
+from annotation.selectors.providers import SessionCheck, session_check
 from tests.factories import publish_hit, sluice_project
 
 pytestmark = pytest.mark.django_db
@@ -80,13 +80,13 @@ def test_answers_are_cached_and_an_unreachable_provider_confirms_nothing(
 
     ids = {"hit": hit, "assignment_id": f"AUNKNOWN{uuid.uuid4().hex[:8].upper()}",
            "worker_id": "ANOBODY"}
-    assert assignment_confirmed_by_provider(**ids) is False
-    assert assignment_confirmed_by_provider(**ids) is False
+    assert session_check(**ids) is SessionCheck.UNKNOWN
+    assert session_check(**ids) is SessionCheck.UNKNOWN
     assert get_assignment_calls() == 1
 
     simulator.inject_fault("GetAssignment", count=100, error="ServiceFault")
     down = dict(ids, assignment_id=f"ADOWN{uuid.uuid4().hex[:8].upper()}")
-    assert assignment_confirmed_by_provider(**down) is False
+    assert session_check(**down) is SessionCheck.UNREACHABLE
     simulator.reset()
 
 

@@ -26,7 +26,7 @@ from django.utils import timezone
 from annotation.models import Annotation, Assignment, Batch, Worker
 from annotation.providers import ProviderThrottled, ProviderTransientError
 from annotation.providers.prolific import ProlificConfig, ProlificProvider, study_url
-from annotation.selectors.providers import assignment_confirmed_by_provider
+from annotation.selectors.providers import SessionCheck, session_check
 from annotation.services.batches.collect import batch_collect
 from tests.factories import (
     BUILDERS,
@@ -462,12 +462,10 @@ def test_assignment_is_live_tries_once_and_lets_the_caller_decide(api, provider,
     # Through the cached selector an unreachable Prolific confirms nothing, and is asked again
     # next time (errors are not cached); a yes is cached.
     simulator.fault("get_submission", count=1, status=503)
-    assert assignment_confirmed_by_provider(hit=hit, assignment_id=ids["SESSION_ID"],
-                                            worker_id=ids["PROLIFIC_PID"]) is False
-    assert assignment_confirmed_by_provider(hit=hit, assignment_id=ids["SESSION_ID"],
-                                            worker_id=ids["PROLIFIC_PID"]) is True
-    assert assignment_confirmed_by_provider(hit=hit, assignment_id=ids["SESSION_ID"],
-                                            worker_id=ids["PROLIFIC_PID"]) is True
+    check = {"hit": hit, "assignment_id": ids["SESSION_ID"], "worker_id": ids["PROLIFIC_PID"]}
+    assert session_check(**check) is SessionCheck.UNREACHABLE
+    assert session_check(**check) is SessionCheck.CONFIRMED
+    assert session_check(**check) is SessionCheck.CONFIRMED
     assert submission_calls(simulator) == 4
 
 
