@@ -274,3 +274,5 @@ _.supersedes  # Annotation.supersedes, the version a changed answer replaces (re
 sync_assignment_decisions  # Celery task, enqueued by name (annotation/tasks.py)
 _._bonus_resolve  # review subcommand, dispatched by name (annotation/management/commands/review.py)
 approved  # serializer field, read by drf-spectacular (annotation/api/decisions.py)
+_._bonus_check  # review subcommand, dispatched by name (annotation/management/commands/review.py)
+_.close_connection  # BaseHTTPRequestHandler's flag, read by http.server (the stand-ins' withheld replies)

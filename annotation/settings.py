@@ -332,6 +332,22 @@ CELERY_BEAT_SCHEDULE = {
 }
 UNPACK_ANALYZE_GROWTH = float(os.environ.get("UNPACK_ANALYZE_GROWTH", "0.2"))
 
+# Every provider call (MTurk, Prolific) that is throttled or meets a transient fault is tried
+# again where it failed, in every mode (inline, worker, command): exponential backoff from
+# BASE_DELAY up to MAX_DELAY per wait, never sooner than the provider's Retry-After, at most
+# MAX_ATTEMPTS attempts and MAX_TOTAL_WAIT seconds of waiting per call (providers/retry.py).
+UNPACK_PROVIDER_RETRY_MAX_ATTEMPTS = int(os.environ.get("UNPACK_PROVIDER_RETRY_MAX_ATTEMPTS", "8"))
+UNPACK_PROVIDER_RETRY_BASE_DELAY_SECONDS = float(
+    os.environ.get("UNPACK_PROVIDER_RETRY_BASE_DELAY_SECONDS", "0.5"))
+UNPACK_PROVIDER_RETRY_MAX_DELAY_SECONDS = float(
+    os.environ.get("UNPACK_PROVIDER_RETRY_MAX_DELAY_SECONDS", "20"))
+UNPACK_PROVIDER_RETRY_MAX_TOTAL_WAIT_SECONDS = float(
+    os.environ.get("UNPACK_PROVIDER_RETRY_MAX_TOTAL_WAIT_SECONDS", "120"))
+# A bonus whose pay reply was lost is settled from the provider's list of payments; Prolific
+# pays asynchronously ("in the following minutes"), so a payment it does not list yet is
+# checked again, and a human is asked only after this long (services/decisions.py).
+UNPACK_BONUS_SETTLE_SECONDS = int(os.environ.get("UNPACK_BONUS_SETTLE_SECONDS", "900"))
+
 # MTurk: the sandbox unless MTURK_LIVE is set; MTURK_ENDPOINT_URL overrides the endpoint
 # (e.g. the local stateful stand-in, python -m annotation.fake_mturk). Credentials come from
 # the standard AWS environment variables through boto3's own chain.

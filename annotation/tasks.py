@@ -1,13 +1,15 @@
 """Celery tasks: thin and idempotent. Each takes ids, calls one service and is safe to run
 twice (the services compare-and-set and send provider request tokens).
 
-The one retry layer for provider errors is here: throttled and transient errors are retried
-with exponential backoff (providers make one attempt per call and never sleep); permanent ones
-are recorded by the services and not retried. Inline (no broker, ``CELERY_TASK_ALWAYS_EAGER``)
-a job runs inside the request that queued it, so it is not retried there: the error stays on
-its row, and "Resume publishing", a re-run of the command or ``resume_unfinished_work`` tries
-again. Services enqueue these by name (``annotation.services.jobs``); nothing imports this
-module but Celery.
+Retries come in two layers. Every provider call is retried where it failed, with backoff that
+honours Retry-After (``annotation.providers.retry``), in every mode, so a throttled job never
+starts over and repeats its reads. What escapes that (its bounded retries ran out) is retried
+here by the job, on a worker only; permanent errors are recorded by the services and not
+retried. Inline (no broker, ``CELERY_TASK_ALWAYS_EAGER``) a job runs inside the request or
+command that queued it and is not retried again: the error stays on its row, saying so, and
+"Resume publishing" or ``launch_batch --resume`` tries again; the periodic
+``resume_unfinished_work`` job covers a killed worker. Services enqueue these by name
+(``annotation.services.jobs``); nothing imports this module but Celery.
 """
 
 from __future__ import annotations
@@ -30,7 +32,8 @@ RETRYABLE_PROVIDER_ERRORS = (ProviderThrottled, ProviderTransientError)
 
 
 class ProviderJob(Task):
-    """Retried with backoff on throttled/transient provider errors, on a worker only."""
+    """Retried with backoff on throttled/transient provider errors that outlasted the
+    provider's own call-level retries, on a worker only."""
 
     autoretry_for = RETRYABLE_PROVIDER_ERRORS
     retry_backoff = True  # 1 s, 2 s, 4 s ... with jitter

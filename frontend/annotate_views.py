@@ -65,6 +65,7 @@ from annotation.services.annotations import (
     assignment_deadline,
     assignment_get_or_create_mturk,
     assignment_get_or_create_prolific,
+    assignment_mark_confirmed,
     assignment_mark_submitted,
 )
 from annotation.services.batches.collect import ANSWER_FIELD_META, ANSWER_FIELD_PAYLOADS
@@ -606,6 +607,15 @@ def _prolific_completion_url(code: str) -> str:
     return completion_url(code)
 
 
+#: A session the provider says does not exist (Prolific's 404 for its SESSION_ID).
+UNKNOWN_SESSION = ("Prolific does not know this session, so nothing was saved. Please open "
+                   "the study from your Prolific account.")
+#: Finishing a session Prolific could not confirm yet (it was unreachable).
+CODE_HELD = ("Your answers are saved, but Prolific could not be reached to confirm your "
+             "session, so the completion code is held until it can be checked. Please press "
+             "\u201cFinish and return to Prolific\u201d again in a few minutes.")
+
+
 PROLIFIC = Door(
     provider=Worker.Provider.PROLIFIC, salt=PROLIFIC_SIGNING_SALT, id_valid=_prolific_id_valid,
     get_or_create=assignment_get_or_create_prolific, submit_view="frontend:prolific-submit",
@@ -616,6 +626,7 @@ PROLIFIC = Door(
         "assignment_closed": "This session is finished or closed: nothing more can be saved in "
                              "it.",
         "not_yours": "This session belongs to another participant or study.",
+        "unknown_session": UNKNOWN_SESSION,
     })
 
 
@@ -754,16 +765,25 @@ def _door_submit(door: Door, request, slug: str) -> JsonResponse:
         response = _error(429, "rate_limited", limited.message)
         response["Retry-After"] = str(limited.retry_after)
         return response
+    first_save = assignment is None
+    if first_save:
+        # Asked before anything is written: a session the provider says does not exist (an
+        # invented SESSION_ID: Prolific answers 404) is refused and leaves no row; only a
+        # provider that cannot be reached lets the answer be kept provisionally.
+        check = provider_selectors.session_check(hit=hit, assignment_id=assignment_id,
+                                                 worker_id=worker_id)
+        if check is provider_selectors.SessionCheck.UNKNOWN:
+            return _door_refusal(door, SubmitRefused(
+                "unknown_session", "The crowd platform does not know this assignment, so "
+                                   "nothing was saved."))
     # The first save creates the Worker and the Assignment (taking a HIT slot) in the same
     # transaction as the answer: if the answer is refused or fails, neither is left behind.
     with transaction.atomic():
-        first_save = assignment is None
         if first_save:
             try:
                 assignment = door.get_or_create(
                     hit=hit, worker_external_id=worker_id, provider_assignment_id=assignment_id,
-                    confirmed=provider_selectors.assignment_confirmed_by_provider(
-                        hit=hit, assignment_id=assignment_id, worker_id=worker_id))
+                    confirmed=check is provider_selectors.SessionCheck.CONFIRMED)
             except SubmitRefused as refused:
                 return _door_refusal(door, refused)
         status, answer = _stored(valid, worker=assignment.worker, submission=submission,
@@ -954,6 +974,17 @@ def prolific_finish(request, slug: str):
         return _error(409, "no_completion_code",
                       "This study has no completion code yet; please contact the researcher "
                       "through Prolific. Your answers are saved.")
+    if assignment.confirmed_at is None:
+        # The code goes only to a session Prolific confirms: one saved while Prolific could
+        # not be reached is checked now, and the code is held while it still cannot be.
+        check = provider_selectors.session_check(
+            hit=hit, assignment_id=assignment.provider_assignment_id,
+            worker_id=assignment.worker.external_id)
+        if check is provider_selectors.SessionCheck.UNKNOWN:
+            return PROLIFIC.refusal(SubmitRefused("unknown_session", UNKNOWN_SESSION))
+        if check is not provider_selectors.SessionCheck.CONFIRMED:
+            return _error(409, "code_held", CODE_HELD)
+        assignment_mark_confirmed(assignment=assignment)
     assignment_mark_submitted(assignment=assignment)
     return JsonResponse({"status": "submitted", "saved_items": len(saved),
                          "redirect_url": _prolific_completion_url(code)})

@@ -32,6 +32,7 @@ from annotation.roles import page_requires
 from annotation.selectors import batches as review_selectors
 from annotation.selectors import projects as project_selectors
 from annotation.selectors import qc as qc_selectors
+from annotation.selectors.bonuses import bonus_report
 from annotation.services import decisions
 from annotation.services.qc import project_qc_run
 from qc import agreement
@@ -440,16 +441,11 @@ def bonus_create_view(request, slug: str, assignment_id: int):
     except ValidationError as error:
         messages.error(request, "; ".join(error.messages))
     else:
-        messages.success(request, bonus_summary(outcome))
+        # What became of it, read back after its job (selectors.bonuses): never "queued"
+        # for a bonus already settled, nor "sent again" for one the provider had paid.
+        done, text = bonus_report(outcome.bonus.pk)
+        (messages.success if done else messages.warning)(request, text)
     return _back(request, slug)
-
-
-def bonus_summary(outcome: decisions.BonusOutcome) -> str:
-    bonus = outcome.bonus
-    if outcome.resent:
-        return (f"Bonus {bonus.pk} of {bonus.amount_cents} cents was not paid yet; "
-                "sending it again (it is paid once).")
-    return f"Bonus of {bonus.amount_cents} cents queued."
 
 
 @page_requires("see_work")

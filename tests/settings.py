@@ -10,3 +10,12 @@ import os
 os.environ.setdefault("UNPACK_ALLOW_DEV_KEY", "true")
 
 from annotation.settings import *  # noqa: F403
+
+# Provider call retries wait milliseconds in tests (the processes tests start inherit these
+# through the environment, like the key above); a provider's Retry-After is still honoured.
+os.environ.setdefault("UNPACK_PROVIDER_RETRY_BASE_DELAY_SECONDS", "0.001")
+os.environ.setdefault("UNPACK_PROVIDER_RETRY_MAX_DELAY_SECONDS", "0.01")
+UNPACK_PROVIDER_RETRY_BASE_DELAY_SECONDS = float(
+    os.environ["UNPACK_PROVIDER_RETRY_BASE_DELAY_SECONDS"])
+UNPACK_PROVIDER_RETRY_MAX_DELAY_SECONDS = float(
+    os.environ["UNPACK_PROVIDER_RETRY_MAX_DELAY_SECONDS"])

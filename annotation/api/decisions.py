@@ -19,6 +19,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from ..models import Annotation, Assignment, Flag, Worker
+from ..selectors.bonuses import bonus_report
 from ..services import decisions
 from .errors import validation_error_response
 from .permissions import DecidesItsModel
@@ -73,7 +74,10 @@ class DecisionSerializer(serializers.Serializer):
 class BonusResultSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     amount_cents = serializers.IntegerField()
-    resent = serializers.BooleanField(help_text="an unpaid earlier bonus is being sent again")
+    resent = serializers.BooleanField(
+        help_text="an unpaid earlier bonus was asked for again (checked, paid at most once)")
+    paid = serializers.BooleanField(help_text="the provider has paid it (sent or found paid)")
+    message = serializers.CharField(help_text="exactly what became of it, for a person")
 
 
 class WorkerStateSerializer(serializers.Serializer):
@@ -163,8 +167,11 @@ class BonusView(DecisionView):
         return decisions.bonus_create(assignment_id=obj.pk, actor=request.user, **data)
 
     def answer(self, result) -> dict:
+        _, message = bonus_report(result.bonus.pk)
+        result.bonus.refresh_from_db()
         return {"id": result.bonus.pk, "amount_cents": result.bonus.amount_cents,
-                "resent": result.resent}
+                "resent": result.resent, "paid": result.bonus.sent_at is not None,
+                "message": message}
 
     @extend_schema(request=BonusSerializer, responses={200: BonusResultSerializer},
                    summary="Pay a bonus for an assignment (re-sends an unpaid one)")

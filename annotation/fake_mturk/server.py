@@ -16,6 +16,8 @@ answer ``200`` with the operation's JSON, or ``400``/``500`` with
     POST /_sim/advance_clock    {"seconds"} -> {"now"}
     POST /_sim/faults           {"operation", "count"?, "error"?: "throttling" | <code>,
                                  "message"?, "http_status"?}
+    POST /_sim/throttle         {"every": N}: every Nth API call is throttled (0: off)
+    POST /_sim/withhold         {"operation", "count"?}: do the call, never answer it
     POST /_sim/reset            forget everything
     GET  /_sim/stats            {"calls": {operation: n}, "total": n}
     GET  /_sim/ledger           balance, bonuses, notifications, blocks
@@ -120,6 +122,9 @@ class FakeMTurkHandler(BaseHTTPRequestHandler):
         except MTurkApiError as api_error:
             self._send_json(api_error.http_status, api_error.body())
             return
+        if world.take_withheld(operation):
+            self.close_connection = True  # done, but the reply is lost
+            return
         self._send_json(200, result)
 
     def _external_submit(self, body: bytes) -> None:
@@ -163,6 +168,12 @@ class FakeMTurkHandler(BaseHTTPRequestHandler):
                     message=request.get("message"),
                     http_status=request.get("http_status"),
                 )
+                result = {}
+            elif route == "throttle":
+                world.throttle_every(int(request.get("every", 0)))
+                result = {}
+            elif route == "withhold":
+                world.withhold_replies(request["operation"], count=int(request.get("count", 1)))
                 result = {}
             elif route == "reset":
                 world.reset()

@@ -101,6 +101,14 @@ class FakeMTurkSimulator:
             payload["http_status"] = http_status
         self._request("POST", "/_sim/faults", payload)
 
+    def throttle_every(self, every: int) -> None:
+        """Every ``every``-th API call from now on is throttled; 0 stops it."""
+        self._request("POST", "/_sim/throttle", {"every": every})
+
+    def withhold_replies(self, operation: str, *, count: int = 1) -> None:
+        """The next ``count`` calls of ``operation`` are carried out but never answered."""
+        self._request("POST", "/_sim/withhold", {"operation": operation, "count": count})
+
     def reset(self) -> None:
         self._request("POST", "/_sim/reset", {})
 

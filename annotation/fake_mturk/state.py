@@ -253,6 +253,9 @@ class MTurkWorld:
             self.faults: dict[str, list[dict]] = {}
             self.call_counts: Counter[str] = Counter()
             self.duplicate_hit_wording = "ours"
+            self.throttle_every_n = 0  # throttle every Nth API call (0: never)
+            self.api_calls = 0
+            self.withheld: dict[str, int] = {}  # operation -> replies still to withhold
 
     #: How a CreateHIT with a used UniqueRequestToken is answered. AWS documents only "a
     #: HitAlreadyExists error with a message containing the HITId"; recovery must work with
@@ -275,6 +278,31 @@ class MTurkWorld:
     def record_call(self, operation: str) -> None:
         with self._lock:
             self.call_counts[operation] += 1
+            self.api_calls += 1
+
+    def throttle_every(self, every: int) -> None:
+        """Answer every ``every``-th API call (of any operation, counted from now) with
+        MTurk's ThrottlingException, as a busy account sees it; 0 stops it."""
+        if every < 0:
+            raise ValueError("every must be 0 (off) or more")
+        with self._lock:
+            self.throttle_every_n = every
+            self.api_calls = 0
+
+    def withhold_replies(self, operation: str, *, count: int = 1) -> None:
+        """Carry out the next ``count`` calls of ``operation`` but never answer them (the
+        connection closes): the caller cannot know whether they happened."""
+        if count < 1:
+            raise ValueError("count must be at least 1")
+        with self._lock:
+            self.withheld[operation] = self.withheld.get(operation, 0) + count
+
+    def take_withheld(self, operation: str) -> bool:
+        with self._lock:
+            if not self.withheld.get(operation):
+                return False
+            self.withheld[operation] -= 1
+            return True
 
     def add_fault(
         self,
@@ -306,6 +334,9 @@ class MTurkWorld:
         with self._lock:
             queue = self.faults.get(operation)
             if not queue:
+                if self.throttle_every_n and self.api_calls % self.throttle_every_n == 0:
+                    return MTurkApiError("Rate exceeded", error_type="ThrottlingException",
+                                         http_status=400)
                 return None
             fault = queue.pop(0)
         return MTurkApiError(fault["message"], error_type=fault["type"],

@@ -29,6 +29,8 @@ carries ``Retry-After``. Side door (JSON; refusals answer 409 ``{"error", "messa
     POST /_sim/return         {"session_id"}                  (RETURNED)
     POST /_sim/time_out       {"session_id"}                  (TIMED-OUT)
     POST /_sim/faults         {"operation" (or "*"), "count"?, "status"? = 429, "retry_after"?}
+    POST /_sim/throttle       {"every": N, "retry_after"?}: every Nth API call answers 429
+    POST /_sim/withhold       {"operation", "count"?}: do the call, never answer it
     POST /_sim/reset
     GET  /_sim/stats          calls per operation
     GET  /_sim/ledger         balance, payments, bonus set-ups, groups, completions
@@ -188,6 +190,9 @@ class FakeProlificHandler(BaseHTTPRequestHandler):
                        if fault.retry_after is not None else None)
             self._send_json(fault.status, fault.body(), headers)
             return
+        if world.take_withheld(operation):
+            self.close_connection = True  # done, but the reply is lost
+            return
         status = 201 if method_creates(operation) else 200
         self._send_json(status, result)
 
@@ -212,6 +217,13 @@ class FakeProlificHandler(BaseHTTPRequestHandler):
                 world.add_fault(body["operation"], count=int(body.get("count", 1)),
                                 status=int(body.get("status", 429)),
                                 retry_after=body.get("retry_after", 1.0))
+                result = {}
+            elif route == "throttle":
+                world.throttle_every(int(body.get("every", 0)),
+                                     retry_after=body.get("retry_after", 1.0))
+                result = {}
+            elif route == "withhold":
+                world.withhold_replies(body["operation"], count=int(body.get("count", 1)))
                 result = {}
             elif route == "reset":
                 world.reset()

@@ -50,6 +50,14 @@ class FakeProlificSimulator:
         self._post("faults", {"operation": operation, "count": count, "status": status,
                               "retry_after": retry_after})
 
+    def throttle_every(self, every: int, *, retry_after: float | None = 1.0) -> None:
+        """Every ``every``-th API call from now on answers 429 with ``Retry-After``."""
+        self._post("throttle", {"every": every, "retry_after": retry_after})
+
+    def withhold_replies(self, operation: str, *, count: int = 1) -> None:
+        """The next ``count`` calls of ``operation`` are carried out but never answered."""
+        self._post("withhold", {"operation": operation, "count": count})
+
     def reset(self) -> None:
         self._post("reset", {})
 

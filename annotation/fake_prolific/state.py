@@ -145,6 +145,10 @@ class ProlificWorld:
             self.balance_cents = STARTING_BALANCE_CENTS
             self.calls: Counter[str] = Counter()
             self.faults: dict[str, list[tuple[int, float | None]]] = {}
+            self.throttle_every_n = 0  # answer every Nth API call 429 (0: never)
+            self.throttle_retry_after: float | None = 1.0
+            self.api_calls = 0
+            self.withheld: dict[str, int] = {}  # operation -> replies still to withhold
             self.tokens: set[str] | None = None  # None: any non-empty token is accepted
 
     def new_id(self) -> str:
@@ -156,6 +160,31 @@ class ProlificWorld:
     def record_call(self, operation: str) -> None:
         with self.lock:
             self.calls[operation] += 1
+            self.api_calls += 1
+
+    def throttle_every(self, every: int, *, retry_after: float | None = 1.0) -> None:
+        """Answer every ``every``-th API call (counted from now) 429 Too Many Requests with
+        ``Retry-After: retry_after``; 0 stops it."""
+        if every < 0:
+            raise ValueError("every must be 0 (off) or more")
+        with self.lock:
+            self.throttle_every_n, self.throttle_retry_after = every, retry_after
+            self.api_calls = 0
+
+    def withhold_replies(self, operation: str, *, count: int = 1) -> None:
+        """Carry out the next ``count`` calls of ``operation`` but never answer them (the
+        connection closes): the caller cannot know whether they happened."""
+        if count < 1:
+            raise ValueError("count must be at least 1")
+        with self.lock:
+            self.withheld[operation] = self.withheld.get(operation, 0) + count
+
+    def take_withheld(self, operation: str) -> bool:
+        with self.lock:
+            if not self.withheld.get(operation):
+                return False
+            self.withheld[operation] -= 1
+            return True
 
     def add_fault(self, operation: str, *, count: int = 1, status: int = 429,
                   retry_after: float | None = 1.0) -> None:
@@ -166,6 +195,9 @@ class ProlificWorld:
         with self.lock:
             pending = self.faults.get(operation) or self.faults.get("*")
             if not pending:
+                if self.throttle_every_n and self.api_calls % self.throttle_every_n == 0:
+                    return ProlificApiError(429, "Too many requests",
+                                            retry_after=self.throttle_retry_after)
                 return None
             status, retry_after = pending.pop(0)
         title = "Too many requests" if status == 429 else "Injected fault"

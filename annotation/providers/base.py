@@ -14,8 +14,9 @@ Error model, shared by every provider:
   HIT, insufficient funds); retrying cannot help. It carries the remote error code and the
   message a researcher should see.
 
-The MTurk provider already retries throttled and transient errors a bounded number of times; an
-error of those kinds that escapes it means the retries ran out, and a Celery task may retry later.
+Every provider retries throttled and transient errors where the call failed, a bounded number
+of times (``retry.py``); an error of those kinds that escapes it means the retries ran out (or
+a write's outcome is unknown), and the Celery job or a resume tries again later.
 """
 
 from __future__ import annotations
@@ -71,7 +72,13 @@ class ProviderThrottled(ProviderError):
 
 
 class ProviderTransientError(ProviderError):
-    """A temporary fault (5xx, ServiceFault, timeout); the same call may succeed later."""
+    """A temporary fault (5xx, ServiceFault, timeout); the same call may succeed later.
+
+    ``request_sent`` is False only when the request certainly never reached the provider
+    (connection refused, connect timeout): then even a write that is not idempotent may be
+    sent again. True means the provider may have acted on it (its reply was lost)."""
+
+    request_sent: bool = True
 
 
 class ProviderPermanentError(ProviderError):

@@ -6,10 +6,11 @@
   ``endpoint_url`` such as the local ``annotation.fake_mturk`` server overrides both);
 * turns every botocore and network failure into the provider error model
   (``ProviderThrottled``, ``ProviderTransientError``, ``ProviderPermanentError``; missing
-  credentials are a permanent error that says what to set). It makes one attempt per call:
-  the Celery job is the one retry layer (``annotation.tasks.ProviderJob``), so no request
-  thread ever sleeps here. A ``RetryPolicy`` with more attempts is for scripts that use the
-  provider outside jobs (the benches); botocore's own retries are off;
+  credentials are a permanent error that says what to set), by error code and HTTP status,
+  never by message wording. Throttled and transient calls are retried where they failed by
+  the shared ``retry.call_with_retry`` (``RetryPolicy`` from settings); every MTurk write it
+  may repeat is idempotent (``UniqueRequestToken``, or a state change MTurk refuses twice).
+  botocore's own retries are off, so every retry is ours and counted once;
 * pages every list call through every ``NextToken``;
 * resolves a CreateHIT retried with the same ``UniqueRequestToken`` to the HIT the first call
   made, whatever the error's wording: a HIT id anywhere in the message (confirmed by GetHIT),
@@ -50,6 +51,7 @@ from .base import (
     PublishedHit,
     check_create_hit_arguments,
 )
+from .retry import DEFAULT_RETRY, SINGLE_ATTEMPT, RetryPolicy, call_with_retry
 
 logger = logging.getLogger(__name__)
 
@@ -96,25 +98,6 @@ _HIT_ID_CANDIDATE_PATTERN = re.compile(r"(?<![A-Za-z0-9])[A-Z0-9]{20,64}(?![A-Za
 
 
 @dataclass(frozen=True)
-class RetryPolicy:
-    """Bounded exponential backoff with jitter for throttled and transient errors.
-
-    One attempt by default: inside the app the Celery job retries (with backoff, on a worker).
-
-    Attempt ``n`` (1-based) that fails waits ``min(max_delay, base_delay * 2**(n-1))`` scaled by a
-    random factor in [0.5, 1.0]; after ``max_attempts`` attempts the last error is raised.
-    """
-
-    max_attempts: int = 1
-    base_delay_seconds: float = 0.5
-    max_delay_seconds: float = 20.0
-
-    def delay_before_retry(self, failed_attempt: int, rng: random.Random) -> float:
-        ceiling = min(self.max_delay_seconds, self.base_delay_seconds * 2 ** (failed_attempt - 1))
-        return ceiling * rng.uniform(0.5, 1.0)
-
-
-@dataclass(frozen=True)
 class MTurkConfig:
     """Where and how to reach MTurk.
 
@@ -129,7 +112,7 @@ class MTurkConfig:
     aws_access_key_id: str | None = None
     aws_secret_access_key: str | None = None
     aws_session_token: str | None = None
-    retry: RetryPolicy = RetryPolicy()
+    retry: RetryPolicy = DEFAULT_RETRY
     connect_timeout_seconds: float = 10.0
     read_timeout_seconds: float = 60.0
 
@@ -158,6 +141,7 @@ class MTurkConfig:
         return cls(
             endpoint_url=getattr(settings, "MTURK_ENDPOINT_URL", None) or None,
             live=bool(getattr(settings, "MTURK_LIVE", False)),
+            retry=RetryPolicy.from_settings(settings),
         )
 
 
@@ -167,7 +151,7 @@ def classify_client_error(error: botocore.exceptions.ClientError, operation: str
     code = details.get("Code", "") or ""
     message = details.get("Message", "") or str(error)
     http_status = error.response.get("ResponseMetadata", {}).get("HTTPStatusCode") or 0
-    if code in THROTTLING_ERROR_CODES or "rate exceeded" in message.lower() or http_status == 429:
+    if code in THROTTLING_ERROR_CODES or http_status == 429:
         return ProviderThrottled(message, code=code or "Throttling", operation=operation)
     if code in TRANSIENT_ERROR_CODES or http_status >= 500:
         return ProviderTransientError(message, code=code or "ServiceFault", operation=operation)
@@ -198,7 +182,12 @@ def classify_botocore_error(error: Exception, operation: str) -> ProviderError:
         return ProviderPermanentError(str(error), code=type(error).__name__,
                                       operation=operation)
     # Connection refused or reset, DNS, TLS, proxy, timeouts: the network may come back.
-    return ProviderTransientError(str(error), code=type(error).__name__, operation=operation)
+    transient = ProviderTransientError(str(error), code=type(error).__name__,
+                                       operation=operation)
+    # Refused or timed out while connecting: the request never reached MTurk.
+    transient.request_sent = not isinstance(error, (
+        botocore.exceptions.EndpointConnectionError, botocore.exceptions.ConnectTimeoutError))
+    return transient
 
 
 def _as_datetime(value: Any) -> datetime | None:
@@ -298,32 +287,31 @@ class MTurkProvider(AnnotationProvider):
             config=client_config,
         )
 
-    def _call(self, operation: str, **params: Any) -> dict:
-        """Call one MTurk operation (boto3 method name); throttled/transient errors are retried
-        only as the config's ``RetryPolicy`` says (once by default: the job retries)."""
+    def _call(self, operation: str, *, retry_policy: RetryPolicy | None = None,
+              repeatable: bool = True, **params: Any) -> dict:
+        """Call one MTurk operation (boto3 method name), retrying throttled/transient errors
+        where they failed as ``retry_policy`` (default: the config's) allows
+        (``retry.call_with_retry``)."""
         try:
             method = getattr(self.client, operation)
         except botocore.exceptions.BotoCoreError as botocore_error:  # building the client
             raise classify_botocore_error(botocore_error, operation) from botocore_error
-        policy = self.config.retry
-        attempt = 0
-        while True:
-            attempt += 1
+
+        def attempt() -> dict:
             try:
                 return method(**params)
             except (botocore.exceptions.ClientError,
                     botocore.exceptions.BotoCoreError) as botocore_error:
-                error = classify_botocore_error(botocore_error, operation)
-                cause: Exception = botocore_error
-            if isinstance(error, ProviderPermanentError) or attempt >= policy.max_attempts:
-                raise error from cause
-            delay = policy.delay_before_retry(attempt, self._rng)
-            logger.warning(
-                "MTurk %s failed with %s (attempt %d/%d); retrying in %.2fs",
-                operation, error.code, attempt, policy.max_attempts, delay,
-            )
-            self.retries_performed += 1
-            self._sleep(delay)
+                raise classify_botocore_error(botocore_error, operation) from botocore_error
+
+        return call_with_retry(attempt, provider="MTurk", operation=operation,
+                               repeatable=repeatable,
+                               policy=retry_policy or self.config.retry, sleep=self._sleep,
+                               rng=self._rng,
+                               on_retry=self._count_retry)
+
+    def _count_retry(self) -> None:
+        self.retries_performed += 1
 
     def _call_once_per_token(self, operation: str, **params: Any) -> None:
         """A token-deduplicated write: "token already processed" means an earlier attempt (whose
@@ -443,7 +431,9 @@ class MTurkProvider(AnnotationProvider):
         MTurk answers a RequestError for an id it does not know, one of another requester,
         and one not yet submitted: all False."""
         try:
-            response = self._call("get_assignment", AssignmentId=assignment_id)
+            # A worker's save may be waiting: one attempt (base.py's contract).
+            response = self._call("get_assignment", retry_policy=SINGLE_ATTEMPT,
+                                  AssignmentId=assignment_id)
         except ProviderPermanentError as error:
             if error.code == "RequestError":
                 return False
@@ -520,8 +510,10 @@ class MTurkProvider(AnnotationProvider):
         """MTurk pays a token once. A repeated token is refused with a RequestError whose
         wording AWS does not document: it is raised like any refusal, and the bonus service
         asks :meth:`bonus_payments` whether the bonus was paid (never the message)."""
+        # Not repeated after a lost reply: the bonus service reads ListBonusPayments first.
         self._call(
             "send_bonus",
+            repeatable=False,
             WorkerId=worker_id,
             AssignmentId=assignment_id,
             BonusAmount=_money(amount),

@@ -6,8 +6,10 @@
   default; the local ``annotation.fake_prolific`` stand-in in development and tests);
 * maps every HTTP failure onto the provider error model: 429 becomes ``ProviderThrottled``
   carrying the ``Retry-After`` delay, 5xx and dropped connections ``ProviderTransientError``,
-  other 4xx ``ProviderPermanentError`` with Prolific's own explanation. It does not retry: the
-  Celery task that called it is the one retry layer;
+  other 4xx ``ProviderPermanentError`` with Prolific's own explanation. Throttled and
+  transient calls are retried where they failed by the shared ``retry.call_with_retry``
+  (honouring ``Retry-After``); a POST is repeated after a lost reply only where it is safe
+  (a study is first looked up by its token; a bonus pay never is: its outcome is read back);
 * follows every page of a list (``_links.next.href``);
 * implements the provider interface of ``base.py`` so the batch services drive it like MTurk:
   one **study** is one HIT (``PublishedHit.hit_id`` is the study id), one **submission**
@@ -26,9 +28,11 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import random
 import re
 import threading
-from collections.abc import Iterable, Sequence
+import time
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from decimal import ROUND_HALF_UP, Decimal
@@ -36,6 +40,7 @@ from typing import Any
 from urllib.parse import quote, urljoin
 
 import requests
+import urllib3.exceptions
 
 from .base import (
     AccountBalance,
@@ -43,12 +48,14 @@ from .base import (
     CollectedAssignment,
     HitTypeSpec,
     NotifyFailure,
+    PaidBonus,
     ProviderPermanentError,
     ProviderThrottled,
     ProviderTransientError,
     PublishedHit,
     check_create_hit_arguments,
 )
+from .retry import DEFAULT_RETRY, SINGLE_ATTEMPT, RetryPolicy, call_with_retry
 
 logger = logging.getLogger(__name__)
 
@@ -121,6 +128,7 @@ class ProlificConfig:
     connect_timeout_seconds: float = 10.0
     read_timeout_seconds: float = 60.0
     page_size: int = 100
+    retry: RetryPolicy = DEFAULT_RETRY
 
     @classmethod
     def from_settings(cls, settings: Any = None) -> ProlificConfig:
@@ -137,6 +145,7 @@ class ProlificConfig:
             project_id=getattr(settings, "PROLIFIC_PROJECT_ID", "") or "",
             blocklist_group_name=(getattr(settings, "PROLIFIC_BLOCKLIST_GROUP", "")
                                   or "Unpack blocklist"),
+            retry=RetryPolicy.from_settings(settings),
         )
 
 
@@ -280,6 +289,12 @@ def _retry_after_seconds(response: requests.Response) -> float | None:
         return None
 
 
+def _connection_refused(error: requests.RequestException) -> bool:
+    """Whether the connection itself failed (refused, no route, DNS): nothing was sent."""
+    reason = getattr(error.args[0], "reason", None) if error.args else None
+    return isinstance(reason, urllib3.exceptions.NewConnectionError)
+
+
 def _money_csv(amount: Decimal) -> str:
     """A bonus amount as Prolific's CSV wants it: the currency's major unit, e.g. ``0.50``."""
     if not isinstance(amount, Decimal):
@@ -298,18 +313,23 @@ class ProlificProvider(AnnotationProvider):
 
     def __init__(self, config: ProlificConfig | None = None, *,
                  template: StudyTemplate | None = None,
-                 session: requests.Session | None = None) -> None:
+                 session: requests.Session | None = None,
+                 sleep: Callable[[float], None] = time.sleep,
+                 rng: random.Random | None = None) -> None:
         """``template`` is the batch's study (``create_hit`` needs it); ``session`` injects a
-        ready ``requests.Session`` (tests)."""
+        ready ``requests.Session`` (tests); ``sleep`` and ``rng`` make backoff observable."""
         self.config = config or ProlificConfig()
         self.template = template
         self._session = session or requests.Session()
+        self._sleep = sleep
+        self._rng = rng or random.Random()
         self._cache = _Cache()
         self.calls = 0  # HTTP requests made, for benches and tests
 
     def with_template(self, template: StudyTemplate) -> ProlificProvider:
         """This provider, publishing studies from ``template``."""
-        return ProlificProvider(self.config, template=template, session=self._session)
+        return ProlificProvider(self.config, template=template, session=self._session,
+                                sleep=self._sleep, rng=self._rng)
 
     # -- plumbing -------------------------------------------------------------------------------
 
@@ -317,9 +337,23 @@ class ProlificProvider(AnnotationProvider):
         return urljoin(self.config.api_url.rstrip("/") + "/", path.lstrip("/"))
 
     def _request(self, method: str, path: str, operation: str, *, body: Any = None,
-                 params: dict | None = None,
-                 timeout: tuple[float, float] | None = None) -> Any:
-        """One call; the decoded JSON answer (None for an empty one), or a ``ProviderError``."""
+                 params: dict | None = None, timeout: tuple[float, float] | None = None,
+                 repeatable: bool | None = None, retry: RetryPolicy | None = None) -> Any:
+        """One call, retried where it failed (``retry.call_with_retry``, ``retry`` or the
+        config's policy); the decoded JSON answer (None for an empty one), or a
+        ``ProviderError``. ``repeatable`` (default: every method but POST) says whether the
+        call may be sent again after a reply was lost."""
+        if repeatable is None:
+            repeatable = method != "POST"
+        return call_with_retry(
+            lambda: self._request_once(method, path, operation, body=body, params=params,
+                                       timeout=timeout),
+            provider="Prolific", operation=operation, policy=retry or self.config.retry,
+            repeatable=repeatable, sleep=self._sleep, rng=self._rng)
+
+    def _request_once(self, method: str, path: str, operation: str, *, body: Any = None,
+                      params: dict | None = None,
+                      timeout: tuple[float, float] | None = None) -> Any:
         if not self.config.api_token:
             raise ProviderPermanentError("PROLIFIC_API_TOKEN is not set", code="NoToken",
                                          operation=operation)
@@ -334,8 +368,12 @@ class ProlificProvider(AnnotationProvider):
                 timeout=timeout or (self.config.connect_timeout_seconds,
                                     self.config.read_timeout_seconds))
         except (requests.ConnectionError, requests.Timeout) as error:
-            raise ProviderTransientError(str(error), code=type(error).__name__,
-                                         operation=operation) from error
+            transient = ProviderTransientError(str(error), code=type(error).__name__,
+                                               operation=operation)
+            # Refused or timed out while connecting: the request never reached Prolific.
+            transient.request_sent = not (isinstance(error, requests.exceptions.ConnectTimeout)
+                                          or _connection_refused(error))
+            raise transient from error
         if response.status_code < 400:
             if not response.content:
                 return None
@@ -489,9 +527,19 @@ class ProlificProvider(AnnotationProvider):
         study = self._study_for_token(unique_request_token)
         if study is None:
             internal_name = f"{self.template.internal_name or self.template.name}"[:150]
-            study = self.create_draft_study(
-                self.template, places=max_assignments,
-                internal_name=f"{internal_name} [{unique_request_token}]")
+            internal_name = f"{internal_name} [{unique_request_token}]"
+            try:
+                study = self.create_draft_study(self.template, places=max_assignments,
+                                                internal_name=internal_name)
+            except ProviderTransientError:
+                # The reply was lost: the study may exist. Look it up by its token (the one
+                # read this write needs) and create it only if Prolific has none.
+                with self._cache.lock:
+                    self._cache.studies_by_token = None
+                study = self._study_for_token(unique_request_token)
+                if study is None:
+                    study = self.create_draft_study(self.template, places=max_assignments,
+                                                    internal_name=internal_name)
             self._remember(unique_request_token, study)
         else:
             logger.info("Prolific study %s already made for %s; adopting it", study.id,
@@ -636,7 +684,8 @@ class ProlificProvider(AnnotationProvider):
             return False
         try:
             submission = self._request("GET", f"/api/v1/submissions/{assignment_id}/",
-                                       "get_submission", timeout=LIVE_CHECK_TIMEOUT)
+                                       "get_submission", timeout=LIVE_CHECK_TIMEOUT,
+                                       retry=SINGLE_ATTEMPT)
         except ProviderPermanentError as error:
             if error.http_status == 404:
                 return False
@@ -662,6 +711,17 @@ class ProlificProvider(AnnotationProvider):
         return BonusSetUp(id=str(data["id"]), amount_cents=_cents(data.get("amount")),
                           fees_cents=_cents(data.get("fees")), vat_cents=_cents(data.get("vat")),
                           total_cents=_cents(data.get("total_amount")))
+
+    def bonus_payments(self, *, assignment_id: str) -> list[PaidBonus]:
+        """The bonuses Prolific has paid for submission ``assignment_id``: its
+        ``bonus_payments`` (amounts in the account's cents; Prolific reports no reason).
+        Prolific pays asynchronously, so a bonus paid a moment ago may not be listed yet."""
+        submission = self.get_submission(assignment_id) or {}
+        participant = str(submission.get("participant_id") or submission.get("participant")
+                          or "")
+        return [PaidBonus(worker_id=participant, assignment_id=assignment_id,
+                          amount=Decimal(_cents(cents)) / 100, reason="")
+                for cents in submission.get("bonus_payments") or ()]
 
     def pay_bonus(self, setup_id: str) -> None:
         """Step two: pay a set-up bonus. NOT idempotent at Prolific: call it at most once per

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import timedelta
 
-from django.db.models import Exists, OuterRef
+from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 from ..models import Assignment, Batch, Bonus, StatusEvent, Worker
@@ -33,7 +33,10 @@ def unfinished_work(*, quiet_for_seconds: int) -> UnfinishedWork:
                                              at__gte=OuterRef("reviewed_at"))
     assignments = (Assignment.objects.filter(decision_synced=False, reviewed_at__lt=quiet_since)
                    .exclude(Exists(failed_sync)))
-    bonuses = Bonus.objects.filter(sent_at__isnull=True, error="", created_at__lt=quiet_since)
+    # A bonus whose pay reply was lost (paying_started_at) is checked again against the
+    # provider's list of payments, even while its error says so (decisions._bonus_settle).
+    bonuses = Bonus.objects.filter(Q(error="") | Q(paying_started_at__isnull=False),
+                                   sent_at__isnull=True, created_at__lt=quiet_since)
     workers = Worker.objects.filter(block_synced=False)
     return UnfinishedWork(
         batch_ids=list(batches.order_by("pk").values_list("pk", flat=True)),

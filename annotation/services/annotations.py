@@ -847,6 +847,16 @@ def _assignment_get_or_create_from_page(*, hit: Hit, provider: str, worker_exter
         return existing
 
 
+def assignment_mark_confirmed(*, assignment: Assignment) -> Assignment:
+    """The provider has vouched for this crowd session after its first save (Prolific was
+    unreachable then): it holds its slot from now on. Once; a later call changes nothing."""
+    with transaction.atomic():
+        if Assignment.objects.filter(pk=assignment.pk, confirmed_at__isnull=True).update(
+                confirmed_at=timezone.now()):
+            assignment.refresh_from_db()
+        return assignment
+
+
 def assignment_mark_submitted(*, assignment: Assignment) -> Assignment:
     """Mark a crowd assignment submitted (once; a later state set by review is kept)."""
     with transaction.atomic():

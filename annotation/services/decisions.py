@@ -50,6 +50,7 @@ from ..providers import (
     AnnotationProvider,
     ProviderPermanentError,
     ProviderThrottled,
+    ProviderTransientError,
     get_provider,
 )
 from .annotations import annotations_set_review_status
@@ -423,30 +424,96 @@ def _bonus_failed(bonus: Bonus, message: str) -> Bonus:
     return bonus
 
 
-def _bonus_sent(bonus: Bonus) -> Bonus:
+def _bonus_sent(bonus: Bonus, *, found_paid: bool = False) -> Bonus:
+    """Mark the bonus paid. ``found_paid``: nothing was sent now, the provider's own list of
+    payments shows an earlier pay call (whose reply was lost) paid it (``bonus_found_paid``)."""
     with transaction.atomic():
         if Bonus.objects.filter(pk=bonus.pk, sent_at__isnull=True).update(
                 sent_at=timezone.now(), error=""):
-            record_status_event(kind="bonus_sent", assignment=bonus.assignment,
+            record_status_event(kind="bonus_found_paid" if found_paid else "bonus_sent",
+                                assignment=bonus.assignment,
                                 detail={"bonus_id": bonus.pk, "amount_cents": bonus.amount_cents})
     bonus.refresh_from_db()
     return bonus
 
 
-#: What a bonus whose pay call had an unknown outcome says, for a human to check.
-BONUS_UNCONFIRMED = ("the pay call for Prolific bonus set-up {setup} started at {started} and "
-                     "its outcome is unknown: check the participant's payments on Prolific, "
-                     "then mark the bonus paid or not paid (it is never paid again "
-                     "automatically)")
+def _provider_label(bonus: Bonus) -> str:
+    return "Prolific" if bonus.assignment.hit.batch.provider == "prolific" else "MTurk"
+
+
+def _bonus_outcome_unknown(bonus: Bonus, *, human_needed: bool) -> Bonus:
+    """The reply to a pay call was lost and the provider does not list the payment (yet):
+    say exactly that on the bonus, and what happens next. Never paid again automatically
+    where the provider could still be paying it (Prolific pays asynchronously)."""
+    from celery import current_app
+
+    from ..selectors.bonuses import bonus_check_command
+
+    bonus.refresh_from_db()
+    if bonus.sent_at is not None:
+        return bonus
+    label = _provider_label(bonus)
+    started = f"{bonus.paying_started_at:%Y-%m-%d %H:%M:%S}"
+    what = (f"outcome unknown: the reply to paying ${bonus.amount_cents / 100:.2f} was lost "
+            f"at {started}, so {label} may have paid it")
+    if label == "MTurk":  # MTurk's list is immediate and its token pays once
+        text = (f"{what}; MTurk's list of payments is read before it is sent again (with the "
+                "same request token, which MTurk pays at most once): " + (
+                    f"nothing checks again by itself here: run `{bonus_check_command(bonus.pk)}`"
+                    if current_app.conf.task_always_eager
+                    else "the job tries again with backoff, then the periodic job"))
+        kind = "bonus_unknown"
+    elif human_needed:
+        text = (f"{what}, and {label} still lists no such payment for this submission "
+                f"{settings.UNPACK_BONUS_SETTLE_SECONDS // 60} minutes later: check the "
+                f"participant's payments on {label}, then `python manage.py review "
+                f"bonus-resolve {bonus.pk} --paid` or `--not-paid` (it is never paid again "
+                "automatically)")
+        kind = "bonus_unconfirmed"
+    elif current_app.conf.task_always_eager:
+        text = (f"{what}; {label} lists no such payment yet ({label} pays bonuses within "
+                f"minutes); nothing checks again by itself here: run "
+                f"`{bonus_check_command(bonus.pk)}` in a few minutes")
+        kind = "bonus_unknown"
+    else:
+        text = (f"{what}; {label} lists no such payment yet ({label} pays bonuses within "
+                "minutes); checking again every minute (the periodic job), and asking a human "
+                f"after {settings.UNPACK_BONUS_SETTLE_SECONDS // 60} minutes")
+        kind = "bonus_unknown"
+    with transaction.atomic():
+        if Bonus.objects.filter(pk=bonus.pk, sent_at__isnull=True).exclude(error=text).update(
+                error=text):
+            record_status_event(kind=kind, assignment=bonus.assignment,
+                                detail={"bonus_id": bonus.pk,
+                                        "setup_id": bonus.provider_setup_id})
+    bonus.refresh_from_db()
+    return bonus
+
+
+def _bonus_settle(bonus: Bonus, provider: AnnotationProvider) -> Bonus | None:
+    """A pay call of ``bonus`` was sent and its reply lost (``paying_started_at``). Ask the
+    provider's own list of payments: listed -> marked paid, nothing sent again. Not listed:
+    None when the provider can tell it was not paid (MTurk: its list is immediate, and a
+    SendBonus repeated with the same token pays once), so the caller sends it once; the bonus
+    with its outcome still unknown when the provider may still be paying it (Prolific pays
+    asynchronously: checked again, and a human is asked after UNPACK_BONUS_SETTLE_SECONDS)."""
+    if _paid_by_an_earlier_attempt(provider, bonus):
+        return _bonus_sent(bonus, found_paid=True)
+    if not getattr(provider, "two_step_bonus", False):
+        return None
+    waited = (timezone.now() - bonus.paying_started_at).total_seconds()
+    return _bonus_outcome_unknown(bonus,
+                                  human_needed=waited >= settings.UNPACK_BONUS_SETTLE_SECONDS)
 
 
 def _bonus_send_two_step(bonus: Bonus, provider: AnnotationProvider) -> Bonus:
     """Prolific: set up (its id stored), mark paying, pay, mark sent. A set-up never paid costs
-    nothing, so a crash before paying is simply resumed; a crash (or an unclear answer) after
-    ``paying_started_at`` is never paid again automatically: it is reported for a human."""
+    nothing, so a crash before paying is simply resumed; after ``paying_started_at`` (a crash,
+    a lost reply) it is never paid again automatically: it is settled from Prolific's list of
+    the submission's payments, or reported for a human (``_bonus_settle``)."""
     assignment = bonus.assignment
     if bonus.paying_started_at is not None:
-        return _bonus_unconfirmed(bonus)
+        return _bonus_settle(bonus, provider)
     if not bonus.provider_setup_id:
         try:
             setup = provider.set_up_bonus(worker_id=assignment.worker.external_id,
@@ -467,39 +534,33 @@ def _bonus_send_two_step(bonus: Bonus, provider: AnnotationProvider) -> Bonus:
                                 paying_started_at__isnull=True).update(
             paying_started_at=timezone.now()):
         bonus.refresh_from_db()
-        return bonus if bonus.sent_at else _bonus_unconfirmed(bonus)
+        return bonus if bonus.sent_at else _bonus_settle(bonus, provider)
     try:
         provider.pay_bonus(bonus.provider_setup_id)
     except (ProviderThrottled, ProviderPermanentError) as error:
         # Refused before anything was paid (429: slow down; 4xx: the call is wrong): the
         # claim is given back, so a retry (or a resend) may pay.
-        Bonus.objects.filter(pk=bonus.pk, sent_at__isnull=True).update(paying_started_at=None)
+        _bonus_claim_given_back(bonus)
         if isinstance(error, ProviderThrottled):
             raise
         return _bonus_failed(bonus, str(error))
-    # A transient error (5xx, a dropped connection) propagates with the claim kept: the job's
-    # retry finds paying_started_at set and reports the bonus for a human to check.
+    except ProviderTransientError as error:
+        if not error.request_sent:  # never reached Prolific: nothing can have been paid
+            _bonus_claim_given_back(bonus)
+            raise
+        # The reply was lost: Prolific may have paid. Settle from its own list, never resend.
+        bonus.refresh_from_db()
+        return _bonus_settle(bonus, provider)
     return _bonus_sent(bonus)
 
 
-def _bonus_unconfirmed(bonus: Bonus) -> Bonus:
-    bonus.refresh_from_db()
-    if bonus.sent_at is not None:
-        return bonus
-    text = BONUS_UNCONFIRMED.format(setup=bonus.provider_setup_id,
-                                    started=f"{bonus.paying_started_at:%Y-%m-%d %H:%M:%S}")
-    with transaction.atomic():
-        if Bonus.objects.filter(pk=bonus.pk, sent_at__isnull=True, error="").update(error=text):
-            record_status_event(kind="bonus_unconfirmed", assignment=bonus.assignment,
-                                detail={"bonus_id": bonus.pk,
-                                        "setup_id": bonus.provider_setup_id})
-    bonus.refresh_from_db()
-    return bonus
+def _bonus_claim_given_back(bonus: Bonus) -> None:
+    Bonus.objects.filter(pk=bonus.pk, sent_at__isnull=True).update(paying_started_at=None)
 
 
 @transaction.atomic
 def bonus_resolve(*, bonus_id: int, paid: bool, actor=None) -> Bonus:
-    """A human checked an unconfirmed Prolific bonus on Prolific: ``paid`` marks it sent;
+    """A human checked an unconfirmed bonus on the provider's site: ``paid`` marks it sent;
     otherwise it may be paid again (with the same set-up, which was never paid)."""
     bonus = Bonus.objects.select_for_update().select_related("assignment").get(pk=bonus_id)
     if bonus.sent_at is not None or bonus.paying_started_at is None:
@@ -516,9 +577,24 @@ def bonus_resolve(*, bonus_id: int, paid: bool, actor=None) -> Bonus:
     return bonus
 
 
+@transaction.atomic
+def bonus_check(*, bonus_id: int, actor=None) -> Bonus:
+    """Check an unpaid bonus again now (its job: settle a lost reply from the provider's list
+    of payments, or pay a bonus that was never sent). Refused for a paid one."""
+    bonus = Bonus.objects.select_for_update().select_related("assignment__hit__batch").get(
+        pk=bonus_id)
+    if bonus.sent_at is not None:
+        raise ValidationError(f"bonus {bonus_id} is paid already")
+    record_status_event(kind="bonus_checked", assignment=bonus.assignment, actor=actor,
+                        detail={"bonus_id": bonus.pk})
+    enqueue_after_commit("annotation.tasks.send_bonus", bonus.pk)
+    return bonus
+
+
 def bonus_send(*, bonus_id: int, provider: AnnotationProvider | None = None) -> Bonus:
-    """Pay the bonus once: its token makes a retried SendBonus a no-op at the provider
-    (MTurk); Prolific's two steps are ``_bonus_send_two_step``."""
+    """Pay the bonus once: its token makes a repeated SendBonus a no-op at the provider
+    (MTurk); Prolific's two steps are ``_bonus_send_two_step``. A SendBonus whose reply was
+    lost is settled from MTurk's ListBonusPayments before anything is sent again."""
     bonus = Bonus.objects.select_related("assignment__worker", "assignment__hit__batch").get(
         pk=bonus_id)
     if bonus.sent_at is not None:
@@ -527,25 +603,45 @@ def bonus_send(*, bonus_id: int, provider: AnnotationProvider | None = None) -> 
     provider = provider or provider_for_batch(assignment.hit.batch)
     if getattr(provider, "two_step_bonus", False):
         return _bonus_send_two_step(bonus, provider)
-    try:
-        provider.send_bonus(worker_id=assignment.worker.external_id,
-                            assignment_id=assignment.provider_assignment_id,
-                            amount=Decimal(bonus.amount_cents) / 100, reason=bonus.reason,
-                            unique_request_token=bonus.unique_request_token)
-    except ProviderPermanentError as error:
-        if not _paid_by_an_earlier_attempt(provider, bonus):
-            # Staff read the error: the worker by pseudonym, as everywhere.
-            return _bonus_failed(bonus, str(error).replace(assignment.worker.external_id,
-                                                           assignment.worker.anonymous_id))
-    return _bonus_sent(bonus)
+    for attempt in (1, 2):
+        if bonus.paying_started_at is not None:
+            settled = _bonus_settle(bonus, provider)
+            if settled is not None:
+                return settled  # MTurk lists it: paid by the call whose reply was lost
+        try:
+            provider.send_bonus(worker_id=assignment.worker.external_id,
+                                assignment_id=assignment.provider_assignment_id,
+                                amount=Decimal(bonus.amount_cents) / 100, reason=bonus.reason,
+                                unique_request_token=bonus.unique_request_token)
+        except ProviderPermanentError as error:
+            if not _paid_by_an_earlier_attempt(provider, bonus):
+                # Staff read the error: the worker by pseudonym, as everywhere.
+                return _bonus_failed(bonus, str(error).replace(
+                    assignment.worker.external_id, assignment.worker.anonymous_id))
+        except ProviderTransientError as error:
+            if not error.request_sent:
+                raise
+            # The reply was lost: MTurk may have paid. Its ListBonusPayments is read before
+            # sending once more (the same token: MTurk pays it at most once).
+            Bonus.objects.filter(pk=bonus.pk, sent_at__isnull=True,
+                                 paying_started_at__isnull=True).update(
+                paying_started_at=timezone.now())
+            bonus.refresh_from_db()
+            if attempt == 2:
+                _bonus_outcome_unknown(bonus, human_needed=False)
+                raise
+            continue
+        return _bonus_sent(bonus)
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
 def _paid_by_an_earlier_attempt(provider: AnnotationProvider, bonus: Bonus) -> bool:
-    """A refused SendBonus is also the provider's answer to a token it has paid already (an
-    earlier attempt whose answer was lost). Told apart by the provider's own list of payments,
-    never by the error's wording: it lists more payments of this amount and reason to this
-    worker for this assignment than this app has recorded as sent (a second bonus with the
-    same amount and reason, ``again``, is counted). False when the provider cannot list."""
+    """Whether the provider's own list of payments shows this bonus paid by an earlier call
+    whose reply was lost (MTurk's ListBonusPayments; Prolific's ``bonus_payments`` of the
+    submission). Never read from an error's wording: it lists more payments of this amount
+    (and reason, where the provider reports one) to this worker for this assignment than this
+    app has recorded as sent (a second bonus with the same amount, ``again``, is counted).
+    False when the provider cannot list."""
     try:
         payments = provider.bonus_payments(
             assignment_id=bonus.assignment.provider_assignment_id)
@@ -554,13 +650,17 @@ def _paid_by_an_earlier_attempt(provider: AnnotationProvider, bonus: Bonus) -> b
     if payments is None:
         return False
     amount = Decimal(bonus.amount_cents) / 100
+    # Prolific lists amounts only: then every bonus of this amount counts, whatever its reason.
+    with_reasons = all(payment.reason for payment in payments)
     listed = sum(1 for payment in payments
-                 if payment.worker_id == bonus.assignment.worker.external_id
-                 and payment.amount == amount and payment.reason == bonus.reason)
-    recorded = (Bonus.objects.filter(assignment_id=bonus.assignment_id, sent_at__isnull=False,
-                                     amount_cents=bonus.amount_cents, reason=bonus.reason)
-                .exclude(pk=bonus.pk).count())
-    return listed > recorded
+                 if payment.worker_id in ("", bonus.assignment.worker.external_id)
+                 and payment.amount == amount
+                 and (not with_reasons or payment.reason == bonus.reason))
+    recorded = Bonus.objects.filter(assignment_id=bonus.assignment_id, sent_at__isnull=False,
+                                    amount_cents=bonus.amount_cents).exclude(pk=bonus.pk)
+    if with_reasons:
+        recorded = recorded.filter(reason=bonus.reason)
+    return listed > recorded.count()
 
 
 def worker_sync_block(*, worker_id: int, provider: AnnotationProvider | None = None) -> bool:

@@ -41,8 +41,9 @@ def enqueue_now(task_name: str, *args) -> bool:
                        "job will send it", task_name, args, error)
         return False
     except ProviderError as error:
-        # Inline (no broker) a job runs in the caller and is not retried there: its service
-        # already recorded the error on its row, and a resume or the periodic job retries it.
+        # Inline (no broker) a job runs in the caller, whose provider calls were retried
+        # where they failed; what outlasted that is recorded on its row, which says how to
+        # resume it (nothing runs it again by itself here).
         logger.warning("job %s%r failed inline: %s", task_name, args, error)
         return False
     return True

@@ -68,22 +68,35 @@ def test_launching_without_credentials_says_why_and_the_batch_resumes_or_cancels
     assert again.context["estimate"].hits == 1 and again.context["estimate"].total_cents > 0
 
 
-def test_an_unreachable_endpoint_pauses_publishing_without_retrying_in_the_request(
-        fake, simulator, staff_client, django_capture_on_commit_callbacks):
+def test_a_fault_that_outlasts_the_call_retries_pauses_publishing_and_says_how_to_resume(
+        fake, simulator, staff_client, django_capture_on_commit_callbacks, settings):
     batch_plausibility_project(items=5)
-    simulator.inject_fault("CreateHITWithHITType", error="ServiceFault", count=1)
+    settings.UNPACK_PROVIDER_RETRY_MAX_ATTEMPTS = 3
+    simulator.inject_fault("CreateHITWithHITType", error="ServiceFault", count=3)
     started = time.monotonic()
     launched = confirm_launch(staff_client, django_capture_on_commit_callbacks)
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 5  # bounded, short waits (settings)
     batch = Batch.objects.get()
     assert launched.status_code == 302
+    # Retried where it failed, up to the bound; then the batch says what is true inline.
+    assert simulator.stats()["calls"]["CreateHITWithHITType"] == 3
     assert batch.status == Batch.Status.PUBLISHING and "publishing paused" in batch.error
-    # One attempt: inline, the job does not retry (or sleep) inside the request.
-    assert simulator.stats()["calls"]["CreateHITWithHITType"] == 1
+    assert "will retry" not in batch.error and "nothing retries it here" in batch.error
+    assert f"launch_batch --resume {batch.pk}" in batch.error
     with django_capture_on_commit_callbacks(execute=True):
         staff_client.post(f"/staff/batches/{batch.pk}/resume/")
     batch.refresh_from_db()
     assert (batch.status, batch.error) == (Batch.Status.PUBLISHED, "")
+
+
+def test_a_passing_fault_is_retried_in_place(fake, simulator, staff_client,
+                                             django_capture_on_commit_callbacks):
+    batch_plausibility_project(items=5)
+    simulator.inject_fault("CreateHITWithHITType", error="ServiceFault", count=2)
+    confirm_launch(staff_client, django_capture_on_commit_callbacks)
+    batch = Batch.objects.get()
+    assert (batch.status, batch.error) == (Batch.Status.PUBLISHED, "")
+    assert simulator.stats()["calls"]["CreateHITWithHITType"] == 3
 
 
 @pytest.fixture

@@ -17,10 +17,10 @@ from decimal import Decimal
 import pytest
 
 from annotation.hit_templates import render_external_question
-from annotation.models import Annotation, Assignment
+from annotation.models import Annotation, Assignment, Worker
 from annotation.providers import HitTypeSpec
 from annotation.providers.mturk import MTurkProvider
-from annotation.selectors.providers import assignment_confirmed_by_provider
+from annotation.selectors.providers import SessionCheck, session_check
 from tests.factories import publish_hit, sluice_project
 
 pytestmark = pytest.mark.django_db
@@ -61,15 +61,14 @@ def test_a_vouched_session_holds_the_slot_and_an_invented_one_does_not(
     real = simulator.accept(worker, hit.provider_hit_id)["assignment_id"]
     simulator.external_submit(real, {"summary": "done"})  # now GetAssignment knows it
 
-    assert first_save(client, project, hit, assignment="AINVENTED1",
-                      worker="AFAKE1").status_code == 200
-    assert Assignment.objects.get(provider_assignment_id="AINVENTED1").confirmed_at is None
+    # A session the provider answers "no such assignment" for is refused, nothing written.
+    invented = first_save(client, project, hit, assignment="AINVENTED1", worker="AFAKE1")
+    assert invented.status_code == 403 and invented.json()["error"] == "unknown_session"
+    assert "nothing was saved" in invented.json()["message"]
+    assert not Assignment.objects.exists() and not Worker.objects.exists()
     assert first_save(client, project, hit, assignment=real, worker=worker).status_code == 200
     assert Assignment.objects.get(provider_assignment_id=real).confirmed_at is not None
-    # The HIT's one slot is held by a vouched-for session: a new one is refused.
-    late = first_save(client, project, hit, assignment="AINVENTED2", worker="AFAKE2")
-    assert late.status_code == 409 and late.json()["error"] == "hit_full"
-    assert Annotation.objects.count() == 2
+    assert Annotation.objects.count() == 1
 
 
 def test_answers_are_cached_and_an_unreachable_provider_confirms_nothing(
@@ -81,13 +80,13 @@ def test_answers_are_cached_and_an_unreachable_provider_confirms_nothing(
 
     ids = {"hit": hit, "assignment_id": f"AUNKNOWN{uuid.uuid4().hex[:8].upper()}",
            "worker_id": "ANOBODY"}
-    assert assignment_confirmed_by_provider(**ids) is False
-    assert assignment_confirmed_by_provider(**ids) is False
+    assert session_check(**ids) is SessionCheck.UNKNOWN
+    assert session_check(**ids) is SessionCheck.UNKNOWN
     assert get_assignment_calls() == 1
 
     simulator.inject_fault("GetAssignment", count=100, error="ServiceFault")
     down = dict(ids, assignment_id=f"ADOWN{uuid.uuid4().hex[:8].upper()}")
-    assert assignment_confirmed_by_provider(**down) is False
+    assert session_check(**down) is SessionCheck.UNREACHABLE
     simulator.reset()
 
 

@@ -174,8 +174,7 @@ def test_publish_failing_after_k_hits_then_resumed_creates_no_duplicate(mturk, s
 
 
 def test_throttling_is_retried_by_the_celery_job(mturk, simulator):
-    # The provider makes one attempt per call; each throttle reaches the job, which retries
-    # with backoff (the one retry layer).
+    # Each throttle is retried where it failed, inside the job on the worker.
     simulator.inject_fault("CreateHITWithHITType", count=3)
     batch = launched_batch(batch_plausibility_project(items=5))
     wait_for(batch_status(batch, Batch.Status.PUBLISHED), timeout=60,

@@ -176,3 +176,21 @@ def test_prolific_from_launch_to_export(prolific, client, tmp_path):
                        .values_list("external_id", flat=True))
     assert not participants & {row["worker_id"] for row in rows}
     assert Annotation.objects.filter(source=Annotation.Source.PROLIFIC).count() == 6 * 3 + 1 + 1
+
+
+def test_three_studies_publish_on_the_worker_with_one_call_in_three_throttled(
+        prolific):
+    FakeProlificSimulator(prolific.base_url).throttle_every(3, retry_after=0.05)
+    project = batch_plausibility_project(items=15)
+    options = prolific_options()
+    batch = batch_launch(project=project, options=options,
+                         confirmed_total_cents=batch_plan(project=project,
+                                                          options=options).estimate.total_cents)
+    wait_for(published(batch), timeout=120, what="3 studies published through throttling")
+    wait_for_idle_worker()
+    assert len(prolific.world.studies) == 3
+    calls = prolific.world.calls
+    assert calls["list_studies"] == 1 and calls["list_participant_groups"] == 1
+    total = sum(calls.values())
+    assert total - total // 3 == 1 + 1 + 1 + 3 + 3
+    assert Batch.objects.get(pk=batch.pk).error == ""

@@ -305,7 +305,7 @@ def test_throttling_that_never_ends_is_surfaced_after_bounded_attempts(stubbed):
     provider, stubber, sleeps = stubbed
     for _ in range(3):
         stubber.add_client_error(
-            "get_hit", service_error_code="RequestError", service_message="Rate exceeded"
+            "get_hit", service_error_code="ThrottlingException", service_message="Slow down"
         )
     with pytest.raises(ProviderThrottled):
         provider.get_hit("3HITAAAA")

@@ -11,6 +11,7 @@ from requests.adapters import BaseAdapter
 
 from annotation.fake_prolific import FakeProlific, FakeProlificSimulator
 from annotation.providers.prolific import ProlificConfig, ProlificProvider, StudyTemplate
+from annotation.providers.retry import RetryPolicy
 from tests.factories import study_template
 
 WORKSPACE = "wsp0000000000000000000001"
@@ -43,7 +44,8 @@ def template() -> StudyTemplate:
 def provider(fake_prolific: FakeProlific, template: StudyTemplate) -> ProlificProvider:
     """The real requests client, through the provider, talking to the stand-in."""
     config = ProlificConfig(api_url=fake_prolific.base_url, api_token="test-token",
-                            workspace_id=WORKSPACE, page_size=7)
+                            workspace_id=WORKSPACE, page_size=7,
+                            retry=RetryPolicy.from_settings())  # the tests' short waits
     return ProlificProvider(config, template=template)
 
 
@@ -81,7 +83,8 @@ def recorded(template: StudyTemplate) -> tuple[ProlificProvider, RecordingAdapte
     adapter = RecordingAdapter()
     session = requests.Session()
     session.mount("https://", adapter)
-    config = ProlificConfig(api_token="secret-token", workspace_id=WORKSPACE)
+    config = ProlificConfig(api_token="secret-token", workspace_id=WORKSPACE,
+                            retry=RetryPolicy.from_settings())
     return ProlificProvider(config, template=template, session=session), adapter
 
 

@@ -131,12 +131,14 @@ def test_a_block_reaches_a_study_already_running(provider, simulator):
 
 
 def test_throttling_is_reported_with_retry_after(provider, simulator):
-    simulator.fault("get_study", status=429, retry_after=3)
     hit_id = _publish(provider).hit_id
-    with pytest.raises(ProviderThrottled) as throttled:
+    simulator.fault("get_study", status=429, retry_after=0.05)
+    assert provider.get_hit(hit_id).hit_id == hit_id  # retried where it failed
+    assert simulator.stats()["calls"]["get_study"] == 2
+    simulator.fault("get_study", count=50, status=429, retry_after=0.05)
+    with pytest.raises(ProviderThrottled) as throttled:  # past the bounded retries
         provider.get_hit(hit_id)
-    assert throttled.value.retry_after_seconds == 3
-    assert provider.get_hit(hit_id).hit_id == hit_id  # the next attempt goes through
+    assert throttled.value.retry_after_seconds == 0.05
 
 
 def test_stand_in_refuses_what_prolific_refuses(provider, fake_prolific, template):

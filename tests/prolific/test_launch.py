@@ -131,13 +131,16 @@ def test_a_publish_killed_between_study_created_and_id_stored_resumes_without_a_
         batch.hits.values_list("provider_hit_id", flat=True))
 
 
-def test_a_throttled_create_leaves_the_batch_publishing_and_a_retry_finishes_it(
-        prolific_app, simulator, django_capture_on_commit_callbacks):
-    simulator.fault("create_study", count=1, status=429, retry_after=2)
+def test_a_create_throttled_past_its_retries_leaves_the_batch_publishing_and_a_resume_finishes(
+        prolific_app, simulator, django_capture_on_commit_callbacks, settings):
+    settings.UNPACK_PROVIDER_RETRY_MAX_ATTEMPTS = 2
+    simulator.fault("create_study", count=2, status=429, retry_after=0.01)
     project = batch_plausibility_project(items=8)
     batch = launch_prolific(project, django_capture_on_commit_callbacks)
     assert batch.status == Batch.Status.PUBLISHING
-    assert "will retry" in batch.error
+    # Inline nothing retries later: the batch says so and names the command.
+    assert "will retry" not in batch.error
+    assert f"launch_batch --resume {batch.pk}" in batch.error
     tasks.publish_batch(batch.pk)
     batch.refresh_from_db()
     assert batch.status == Batch.Status.PUBLISHED and not batch.error

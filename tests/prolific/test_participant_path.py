@@ -26,7 +26,7 @@ from django.utils import timezone
 from annotation.models import Annotation, Assignment, Batch, Worker
 from annotation.providers import ProviderThrottled, ProviderTransientError
 from annotation.providers.prolific import ProlificConfig, ProlificProvider, study_url
-from annotation.selectors.providers import assignment_confirmed_by_provider
+from annotation.selectors.providers import SessionCheck, session_check
 from annotation.services.batches.collect import batch_collect
 from tests.factories import (
     BUILDERS,
@@ -385,10 +385,10 @@ def test_a_blocked_participant_is_refused_politely(client, prolific, provider, s
 
 def test_invented_sessions_hold_no_place_and_the_study_is_capped(client, prolific, provider,
                                                                  simulator):
-    """A study's places are its HIT's slots. A session Prolific does not report (invented ids,
-    well formed) is stored provisional and holds none, so invented sessions never lock real
-    participants out; sessions Prolific vouches for hold one each, up to the HIT's
-    ``max_assignments``."""
+    """A study's places are its HIT's slots. A session Prolific does not know (invented ids,
+    well formed: Prolific answers 404) is refused and writes nothing, so invented sessions
+    never lock real participants out; sessions Prolific vouches for hold one each, up to the
+    HIT's ``max_assignments``."""
     project = sluice_project()
     item = project.items.get()
     # Two places at Prolific (one added there, say) but one slot recorded on our side.
@@ -396,9 +396,9 @@ def test_invented_sessions_hold_no_place_and_the_study_is_capped(client, prolifi
     for _ in range(3):
         invented = {"PROLIFIC_PID": new_prolific_id(), "STUDY_ID": hit.provider_hit_id,
                     "SESSION_ID": new_prolific_id()}
-        assert submit(client, project, token_for(client, project, invented),
-                      item.pk).status_code == 200
-    assert Assignment.objects.filter(confirmed_at__isnull=False).count() == 0
+        refused = submit(client, project, token_for(client, project, invented), item.pk)
+        assert refused.status_code == 403 and refused.json()["error"] == "unknown_session"
+    assert not Assignment.objects.exists() and not Worker.objects.exists()
     real = start(simulator, hit)
     assert submit(client, project, token_for(client, project, real), item.pk).status_code == 200
     assert Assignment.objects.get(provider_assignment_id=real["SESSION_ID"]).confirmed_at
@@ -410,7 +410,7 @@ def test_invented_sessions_hold_no_place_and_the_study_is_capped(client, prolifi
     assert "no free place left" in refused.json()["message"]
     assert "Prolific" in refused.json()["message"]
     assert not Worker.objects.filter(external_id=late["PROLIFIC_PID"]).exists()
-    assert Annotation.objects.count() == 4
+    assert Annotation.objects.count() == 1
 
 
 # --- assignment_is_live: one question to Prolific -------------------------------------------
@@ -462,12 +462,10 @@ def test_assignment_is_live_tries_once_and_lets_the_caller_decide(api, provider,
     # Through the cached selector an unreachable Prolific confirms nothing, and is asked again
     # next time (errors are not cached); a yes is cached.
     simulator.fault("get_submission", count=1, status=503)
-    assert assignment_confirmed_by_provider(hit=hit, assignment_id=ids["SESSION_ID"],
-                                            worker_id=ids["PROLIFIC_PID"]) is False
-    assert assignment_confirmed_by_provider(hit=hit, assignment_id=ids["SESSION_ID"],
-                                            worker_id=ids["PROLIFIC_PID"]) is True
-    assert assignment_confirmed_by_provider(hit=hit, assignment_id=ids["SESSION_ID"],
-                                            worker_id=ids["PROLIFIC_PID"]) is True
+    check = {"hit": hit, "assignment_id": ids["SESSION_ID"], "worker_id": ids["PROLIFIC_PID"]}
+    assert session_check(**check) is SessionCheck.UNREACHABLE
+    assert session_check(**check) is SessionCheck.CONFIRMED
+    assert session_check(**check) is SessionCheck.CONFIRMED
     assert submission_calls(simulator) == 4
 
 

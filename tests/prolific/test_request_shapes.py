@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from decimal import Decimal
 from urllib.parse import parse_qs, urlsplit
 
@@ -181,18 +182,52 @@ def test_block_and_unblock_go_through_the_blocklist_group(recorded):
     assert adapter.body(1) == adapter.body(2) == {"participant_ids": ["p1"]}
 
 
-def test_429_becomes_throttled_with_retry_after_and_is_not_retried_here(recorded):
+def test_429_is_retried_where_it_failed_never_sooner_than_retry_after(recorded):
     provider, adapter = recorded
+    sleeps: list[float] = []
+    provider._sleep = sleeps.append
     adapter.answer(429, {"error": {"status": 429, "title": "Too many requests"}},
                    {"Retry-After": "7"})
+    adapter.answer(200, {"id": "s1", "status": "ACTIVE"})
+    assert provider.get_study("s1").id == "s1"
+    assert len(adapter.requests) == 2 and sleeps == [7.0]
+
+
+def test_429_past_the_bounded_retries_is_raised_with_retry_after(recorded, settings):
+    settings.UNPACK_PROVIDER_RETRY_MAX_ATTEMPTS = 3
+    from annotation.providers.retry import RetryPolicy
+
+    provider, adapter = recorded
+    provider.config = replace(provider.config, retry=RetryPolicy.from_settings())
+    provider._sleep = lambda _seconds: None
+    for _ in range(3):
+        adapter.answer(429, {"error": {"status": 429, "title": "Too many requests"}},
+                       {"Retry-After": "7"})
     with pytest.raises(ProviderThrottled) as throttled:
         provider.get_study("s1")
     assert throttled.value.retry_after_seconds == 7.0
-    assert len(adapter.requests) == 1  # one retry layer: the Celery task
+    assert len(adapter.requests) == 3
 
 
-def test_errors_map_to_the_provider_error_classes(recorded):
+def test_a_post_whose_reply_was_lost_is_not_sent_again_blindly(recorded):
+    """A 5xx after a POST (the outcome unknown) is not repeated by the call retry; a GET is."""
     provider, adapter = recorded
+    adapter.answer(503, {"error": {"status": 503, "title": "Service unavailable"}})
+    with pytest.raises(ProviderTransientError):
+        provider.pay_bonus("setup1")
+    assert len(adapter.requests) == 1
+    adapter.answer(503, {"error": {"status": 503, "title": "Service unavailable"}})
+    adapter.answer(200, {"id": "s1", "status": "ACTIVE"})
+    assert provider.get_study("s1").id == "s1"
+    assert len(adapter.requests) == 3
+
+
+def test_errors_map_to_the_provider_error_classes(recorded, settings):
+    settings.UNPACK_PROVIDER_RETRY_MAX_ATTEMPTS = 1
+    from annotation.providers.retry import RetryPolicy
+
+    provider, adapter = recorded
+    provider.config = replace(provider.config, retry=RetryPolicy.from_settings())
     adapter.answer(503, {"error": {"status": 503, "title": "Service unavailable"}})
     with pytest.raises(ProviderTransientError):
         provider.get_study("s1")
@@ -205,11 +240,14 @@ def test_errors_map_to_the_provider_error_classes(recorded):
 
 def test_a_dropped_connection_is_transient(template):
     from annotation.providers.prolific import ProlificConfig, ProlificProvider
+    from annotation.providers.retry import RetryPolicy
 
     provider = ProlificProvider(ProlificConfig(api_url="http://127.0.0.1:9", api_token="t",
-                                               connect_timeout_seconds=0.5))
-    with pytest.raises(ProviderTransientError):
+                                               connect_timeout_seconds=0.5,
+                                               retry=RetryPolicy.from_settings()))
+    with pytest.raises(ProviderTransientError) as refused:
         provider.get_study("s1")
+    assert refused.value.request_sent is False  # refused: nothing reached Prolific
 
 
 def test_no_token_is_a_clear_permanent_error():

@@ -11,6 +11,7 @@ import pytest
 from django.test import Client
 
 from annotation.models import Annotation, Assignment, Worker
+from annotation.selectors.providers import SessionCheck
 from tests.factories import prolific_study_hit, publish_hit, sluice_project
 from tests.security.test_mturk_trust import submit, token_for
 
@@ -32,8 +33,9 @@ def rows() -> tuple[int, int, int]:
 
 def confirming():
     """The provider's check of a new session, counted (it is an API call per session)."""
-    return mock.patch("frontend.annotate_views.provider_selectors."
-                      "assignment_confirmed_by_provider", return_value=False)
+    # Unreachable: the answer is kept provisionally, as before the provider could refuse it.
+    return mock.patch("frontend.annotate_views.provider_selectors.session_check",
+                      return_value=SessionCheck.UNREACHABLE)
 
 
 def test_forged_mturk_sessions_from_one_address_stop_at_its_limit():

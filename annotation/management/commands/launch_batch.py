@@ -9,11 +9,14 @@ from __future__ import annotations
 
 from decimal import Decimal, InvalidOperation
 
+from celery import current_app
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
+from django.db import transaction
 
 from annotation.models import Batch, Project
+from annotation.providers.retry import RetryWait, retry_waits_reported_to
 from annotation.services.audit import command_line
 from annotation.services.batches.common import DEFAULT_LOCALES
 from annotation.services.batches.decide import parse_duration_seconds
@@ -24,7 +27,7 @@ from annotation.services.batches.plan import (
     batch_launch,
     batch_plan,
 )
-from annotation.services.batches.publish import batch_resume
+from annotation.services.batches.publish import batch_resume, resume_command
 
 from ..actor import add_actor_argument, os_login, resolve_actor
 
@@ -160,8 +163,10 @@ class Command(BaseCommand):
             return
         actor = resolve_actor(options, "launch_batches")
         try:
-            batch = batch_launch(project=project, options=launch,
-                                 confirmed_total_cents=estimate.total_cents, created_by=actor)
+            with retry_waits_reported_to(self._show_wait):
+                batch = batch_launch(project=project, options=launch,
+                                     confirmed_total_cents=estimate.total_cents,
+                                     created_by=actor)
         except ValidationError as error:
             raise CommandError("; ".join(error.messages)) from error
         batch.refresh_from_db()
@@ -171,21 +176,41 @@ class Command(BaseCommand):
         if not Batch.objects.filter(pk=batch_id).exists():
             raise CommandError(f"no batch {batch_id}")
         try:
-            batch = batch_resume(batch_id=batch_id, actor=actor)
+            with retry_waits_reported_to(self._show_wait):
+                batch = batch_resume(batch_id=batch_id, actor=actor)
         except ValidationError as error:
             raise CommandError("; ".join(error.messages)) from error
         self._report(batch, done=f"batch {batch.pk}: publishing resumed")
 
+    def _show_wait(self, wait: RetryWait) -> None:
+        """Inline, the publishing job runs in this command: say when it waits, and why."""
+        self.stdout.write(wait.describe())
+        self.stdout.flush()
+
     def _report(self, batch: Batch, *, done: str) -> None:
-        """Say how publishing ended; a batch that could not publish exits non-zero. Inline (no
-        broker) the job has run already; with a worker it is queued."""
+        """Say how publishing ended; a batch that did not publish everything inline exits
+        non-zero. Inline (no broker) the job has run already, and nothing runs it again by
+        itself: the message names the resume command. With a worker it is queued."""
         published = batch.hits.filter(provider_hit_id__isnull=False).count()
         progress = f"{published}/{batch.hits.count()} HITs published"
-        if batch.status == Batch.Status.FAILED or batch.error:
-            raise CommandError(f"{done}, but publishing did not finish ({batch.status}, "
-                               f"{progress}): {batch.error}")
+        if batch.status == Batch.Status.FAILED:
+            raise CommandError(f"{done}, but publishing failed ({progress}): {batch.error}; "
+                               f"fix the cause, then `{resume_command(batch.pk)}`")
         if batch.status == Batch.Status.PUBLISHED:
             self.stdout.write(self.style.SUCCESS(f"{done}: published, {progress}"))
-        else:
-            self.stdout.write(self.style.SUCCESS(
-                f"{done} ({batch.status}, {progress}); publishing runs as a Celery job"))
+            return
+        if batch.error:  # the batch's own words say what happens next (publish.py)
+            raise CommandError(f"{done}, but publishing did not finish ({batch.status}, "
+                               f"{progress}): {batch.error}")
+        if current_app.conf.task_always_eager and transaction.get_connection().in_atomic_block:
+            # Called inside a transaction (a script, a test): the inline job runs at its commit.
+            self.stdout.write(f"{done} ({batch.status}, {progress}); publishing runs inline "
+                              "when the surrounding transaction commits")
+            return
+        if current_app.conf.task_always_eager:
+            raise CommandError(f"{done}, but publishing stopped ({batch.status}, {progress}); "
+                               f"nothing runs it again by itself here: "
+                               f"`{resume_command(batch.pk)}`")
+        self.stdout.write(self.style.SUCCESS(
+            f"{done} ({batch.status}, {progress}); publishing runs as a Celery job on the "
+            "worker, which retries throttled calls"))

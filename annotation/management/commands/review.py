@@ -16,6 +16,7 @@ from django.core.management.base import BaseCommand, CommandError
 from annotation.models import Annotation, Bonus, Flag, Worker
 from annotation.pseudonyms import is_pseudonym
 from annotation.selectors.batches import assignment_by_reference, assignments_pending_review
+from annotation.selectors.bonuses import bonus_report
 from annotation.services import decisions
 from annotation.services.audit import command_line
 
@@ -23,7 +24,8 @@ from ..actor import add_actor_argument, os_login, resolve_actor
 
 #: The ``annotation.roles`` action of each subcommand that decides (``list`` only reads).
 ACTION_OF = {"approve": "decide_assignments", "reject": "decide_assignments",
-             "bonus": "decide_assignments", "approve-answer": "decide_annotations",
+             "bonus": "decide_assignments", "bonus-check": "decide_assignments",
+             "approve-answer": "decide_annotations",
              "reject-answer": "decide_annotations", "block": "decide_workers",
              "unblock": "decide_workers", "dismiss": "decide_flags"}
 
@@ -83,11 +85,15 @@ class Command(BaseCommand):
         outcome.add_argument("--paid", action="store_true", help="it was paid: mark it sent")
         outcome.add_argument("--not-paid", action="store_true",
                              help="it was not paid: pay it (once)")
+        check = actions.add_parser(
+            "bonus-check", help="check an unpaid bonus again now: settle a lost reply from the "
+                                "provider's list of payments, or pay one never sent")
+        check.add_argument("bonus", type=int, help="the bonus id")
         dismiss = actions.add_parser("dismiss", help="dismiss flags (the work is fine)")
         dismiss.add_argument("flags", nargs="+", type=int, help="flag ids")
         dismiss.add_argument("--note", default="")
         for deciding in (approve, reject, bonus, approve_answer, reject_answer, block, unblock,
-                         dismiss):
+                         dismiss, check):
             add_actor_argument(deciding)
 
     def handle(self, *args, **options):
@@ -196,12 +202,21 @@ class Command(BaseCommand):
             assignment_id=self._assignment(options["assignment"]).pk,
             amount_cents=int(dollars * 100), reason=options["reason"], again=options["again"],
             actor=self.actor)
-        bonus = outcome.bonus
-        if outcome.resent:
-            self.stdout.write(f"bonus {bonus.pk}: ${bonus.amount_cents / 100:.2f} was not paid "
-                              "yet; sent again (it is paid once)")
-        else:
-            self.stdout.write(f"bonus {bonus.pk}: ${dollars:.2f} queued")
+        self._say_bonus(outcome.bonus.pk)
+
+    def _say_bonus(self, bonus_id: int) -> None:
+        """What became of the bonus (its job has run inline, or is queued for a worker);
+        exits non-zero unless it is paid or in a worker's hands."""
+        done, text = bonus_report(bonus_id)
+        if not done:
+            raise CommandError(text)
+        self.stdout.write(text)
+
+    def _bonus_check(self, options):
+        if not Bonus.objects.filter(pk=options["bonus"]).exists():
+            raise CommandError(f"no bonus {options['bonus']}")
+        decisions.bonus_check(bonus_id=options["bonus"], actor=self.actor)
+        self._say_bonus(options["bonus"])
 
     def _bonus_resolve(self, options):
         if not Bonus.objects.filter(pk=options["bonus"]).exists():

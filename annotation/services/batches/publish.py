@@ -191,12 +191,33 @@ def requester_annotation_for(hit: Hit) -> str:
     return f"unpack batch {hit.batch_id} {hit.unique_request_token}"
 
 
+def resume_command(batch_id: int) -> str:
+    """The command that resumes publishing batch ``batch_id``."""
+    return f"python manage.py launch_batch --resume {batch_id}"
+
+
 def _record_retryable_error(batch: Batch, error: ProviderError) -> None:
-    """Say on the batch why publishing paused; it stays publishing (the job retries, the
-    periodic resume job or "Resume publishing" start it again)."""
+    """Say on the batch why publishing stopped and what happens next; it stays publishing.
+
+    The provider has already retried the call where it failed (``providers/retry.py``), so
+    the error means those retries ran out. With a worker, the job retries later (and the
+    periodic resume job after that). Inline (no broker: the embedded default) nothing runs
+    later by itself, so the message names the command and the button that resume it."""
+    from celery import current_app
+
+    published = Hit.objects.filter(batch_id=batch.pk, provider_hit_id__isnull=False).count()
+    total = Hit.objects.filter(batch_id=batch.pk).count()
+    what = (f"publishing paused at {published}/{total} HITs published: "
+            f"{error.operation or 'provider'}: {error}")
+    if current_app.conf.task_always_eager:
+        text = (f"{what}; the provider's retries ran out and nothing retries it here (jobs "
+                f"run inline, with no worker): resume with `{resume_command(batch.pk)}` or "
+                "Resume publishing on the batch page")
+    else:
+        text = (f"{what}; the provider's retries ran out: the job tries again with backoff, "
+                "then the periodic resume job")
     Batch.objects.filter(pk=batch.pk, status=Batch.Status.PUBLISHING).update(
-        error=f"publishing paused, will retry: {error.operation or 'provider'}: {error}",
-        updated_at=timezone.now())
+        error=text, updated_at=timezone.now())
 
 
 def _fail_publish(batch: Batch, hit: Hit | None, error: ProviderPermanentError) -> None:
@@ -217,7 +238,8 @@ def batch_publish(*, batch_id: int, provider: AnnotationProvider | None = None) 
     Safe to call again at any point, even twice at once: a Hit holding ``provider_hit_id`` is
     skipped, and a HIT whose create answer was lost is recovered by its UniqueRequestToken (the
     provider resolves MTurk's duplicate-token error to the existing HIT). Throttled/transient
-    provider errors are noted on the batch and propagate (the job retries with backoff); a
+    provider errors are retried by the provider where they failed; once its retries run out
+    they are noted on the batch and propagate (a worker's job retries with backoff); a
     permanent one marks the HIT and the batch failed with the reason in ``.error``. A batch
     cancelled meanwhile stops at the next HIT.
     """
