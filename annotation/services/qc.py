@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 from django.db import transaction
 
-from qc import aggregation, agreement, cleaning, flags, textmetrics
+from qc import aggregation, agreement, cleaning, flags, textmetrics, timing
 
 from ..models import Annotation, Flag, Project, TaskKind
 from ..selectors import qc as qc_selectors
@@ -233,7 +233,7 @@ def flag_candidates(project: Project, settings: flags.FlagSettings) -> list[Flag
                                                  settings))
     timings = qc_selectors.timing_rows(project=project)
     if timings:
-        add(ANNOTATION, flags.checked_timing_flags(timings, settings))
+        add(ANNOTATION, timing.page_timing_flags(timings, settings))
     # One flag per annotation, naming every warning the worker overrode (stored warnings are
     # {"code", "message"} objects; the flag's fingerprint is per annotation and reason).
     add(ANNOTATION, flags.overridden_warning_flags(
