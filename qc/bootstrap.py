@@ -79,12 +79,106 @@ def bootstrap_interval(ratings, statistic: Callable[[RatingTable], float], *,
                     int(n_resamples - defined.size))
 
 
-def fleiss_kappa_interval(ratings, **options) -> Interval:
-    """:func:`bootstrap_interval` of Fleiss' kappa."""
-    return bootstrap_interval(ratings, lambda table: fleiss_kappa(table).kappa, **options)
+# --- fast paths: the same resamples as weights on per-item contributions ---------------------
+#
+# A resample is a vector of how often each item was drawn (the same generator calls as
+# :func:`resample_items`, so the same draws); Fleiss' kappa and Krippendorff's alpha (nominal,
+# ordinal) are sums of per-item terms, so each resample's statistic is a weighted sum: a matrix
+# product over a block of resamples instead of rebuilding a table each time.
+
+#: Resamples computed together (memory: BLOCK x items weights).
+BLOCK = 100
+#: Above this many per-item coincidence cells, the generic path is used instead.
+MAX_CELLS = 20_000_000
 
 
-def krippendorff_alpha_interval(ratings, level: str = "ordinal", **options) -> Interval:
-    """:func:`bootstrap_interval` of Krippendorff's alpha at ``level``."""
-    return bootstrap_interval(ratings, lambda table: krippendorff_alpha(table, level),
-                              **options)
+def _draw_weights(rng: np.random.Generator, n_items: int, n_resamples: int) -> np.ndarray:
+    weights = np.empty((n_resamples, n_items))
+    for k in range(n_resamples):
+        weights[k] = np.bincount(rng.integers(0, n_items, n_items), minlength=n_items)
+    return weights
+
+
+def _percentile_interval(estimate: float, values: np.ndarray, confidence: float) -> Interval:
+    defined = values[np.isfinite(values)]
+    if defined.size == 0:
+        low = high = float("nan")
+    else:
+        tail = (1 - confidence) / 2 * 100
+        low, high = (float(v) for v in np.percentile(defined, [tail, 100 - tail]))
+    return Interval(estimate, low, high, confidence, len(values),
+                    int(len(values) - defined.size))
+
+
+def _dense_counts(table: RatingTable) -> np.ndarray:
+    counts = np.zeros((len(table.items), len(table.labels)))
+    np.add.at(counts, (table.item_codes, table.label_codes), 1.0)
+    return counts
+
+
+def fleiss_kappa_interval(ratings, *, n_resamples: int = 1000, confidence: float = 0.95,
+                          seed: int = 0) -> Interval:
+    """:func:`bootstrap_interval` of Fleiss' kappa (same draws, computed as weighted sums)."""
+    table = as_table(ratings)
+    estimate = fleiss_kappa(table).kappa
+    if len(table.items) == 0:
+        return bootstrap_interval(table, lambda t: fleiss_kappa(t).kappa,
+                                  n_resamples=n_resamples, confidence=confidence, seed=seed)
+    counts = _dense_counts(table)
+    n_i = counts.sum(axis=1)
+    usable = n_i >= 2
+    per_item = np.where(usable, (np.square(counts).sum(axis=1) - n_i)
+                        / np.maximum(n_i * (n_i - 1), 1), 0.0)
+    rng = np.random.default_rng(seed)
+    values = []
+    for start in range(0, n_resamples, BLOCK):
+        weights = _draw_weights(rng, len(n_i), min(BLOCK, n_resamples - start)) * usable
+        items = weights.sum(axis=1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            observed = weights @ per_item / items
+            shares = (weights @ counts) / (weights @ n_i)[:, None]
+            expected = np.square(shares).sum(axis=1)
+            kappa = np.where((items > 0) & (expected < 1.0),
+                             (observed - expected) / (1.0 - expected), np.nan)
+        values.append(kappa)
+    return _percentile_interval(float(estimate), np.concatenate(values), confidence)
+
+
+def krippendorff_alpha_interval(ratings, level: str = "ordinal", *, n_resamples: int = 1000,
+                                confidence: float = 0.95, seed: int = 0) -> Interval:
+    """:func:`bootstrap_interval` of Krippendorff's alpha at ``level`` (nominal and ordinal:
+    same draws, computed as weighted sums of per-item coincidences)."""
+    table = as_table(ratings)
+    n_labels = len(table.labels)
+    if level == "interval" or len(table.items) == 0 or \
+            len(table.items) * n_labels * n_labels > MAX_CELLS:
+        return bootstrap_interval(table, lambda t: krippendorff_alpha(t, level),
+                                  n_resamples=n_resamples, confidence=confidence, seed=seed)
+    estimate = krippendorff_alpha(table, level)
+    counts = _dense_counts(table)
+    m_u = counts.sum(axis=1)
+    pairable = m_u >= 2
+    contributions = (counts[:, :, None] * counts[:, None, :]
+                     - counts[:, :, None] * np.eye(n_labels)[None])
+    contributions /= np.where(pairable, m_u - 1, 1.0)[:, None, None]
+    contributions[~pairable] = 0.0
+    flat = contributions.reshape(len(m_u), n_labels * n_labels)
+    index = np.arange(n_labels)
+    low, high = np.minimum.outer(index, index), np.maximum.outer(index, index)
+    rng = np.random.default_rng(seed)
+    values = []
+    for start in range(0, n_resamples, BLOCK):
+        weights = _draw_weights(rng, len(m_u), min(BLOCK, n_resamples - start))
+        for coincidences in (weights @ flat).reshape(-1, n_labels, n_labels):
+            n_c = coincidences.sum(axis=1)
+            if level == "nominal":
+                distance = 1.0 - np.eye(n_labels)
+            else:
+                cumulative = np.concatenate([[0.0], np.cumsum(n_c)])
+                between = cumulative[high + 1] - cumulative[low]
+                distance = np.square(between - (n_c[low] + n_c[high]) / 2.0)
+            expected = float((np.outer(n_c, n_c) * distance).sum())
+            observed = float((coincidences * distance).sum())
+            values.append(float("nan") if expected == 0.0 or n_c.sum() == 0 else
+                          1.0 - (n_c.sum() - 1.0) * observed / expected)
+    return _percentile_interval(float(estimate), np.array(values), confidence)

@@ -18,6 +18,7 @@ import numpy as np
 
 from qc import livechecks
 from qc.agreement import as_table, worker_consensus_agreement
+from qc.worker_models import METHODS as AGGREGATION_METHODS
 
 # The scale factor that makes the median absolute deviation estimate a normal's std.
 MAD_TO_STD = 1.4826
@@ -67,6 +68,10 @@ class FlagSettings:
       items they answered (``min_gold_items`` answered at least).
     - ``rewrite_warning_codes``: live-check codes that, found again on the server, flag an
       annotation (pronouns and ambiguous words left in rewrites by default).
+    - ``aggregation``: how QC aggregates answers (``qc.worker_models``): ``plain`` (mean or
+      majority vote, the default) or ``model`` (Dawid-Skene, the bias/noise rating model or
+      the most supported text, used only where the gold items show it at least as accurate
+      as plain; the report says which was used and why).
     """
 
     min_items_per_worker: int = 5
@@ -80,6 +85,7 @@ class FlagSettings:
     max_gold_failure_rate: float = 0.25
     min_gold_items: int = 1
     rewrite_warning_codes: tuple[str, ...] = ("rewrite_pronoun_left", "rewrite_ambiguous_words")
+    aggregation: str = "plain"
 
     @classmethod
     def from_dict(cls, overrides: Mapping[str, Any] | None) -> FlagSettings:
@@ -103,6 +109,11 @@ class FlagSettings:
             elif isinstance(default, bool):
                 if not isinstance(value, bool):
                     raise ValueError(f"{name}: must be true or false")
+                converted[name] = value
+            elif name == "aggregation":
+                if value not in AGGREGATION_METHODS:
+                    raise ValueError(f"aggregation: must be one of "
+                                     f"{', '.join(AGGREGATION_METHODS)}")
                 converted[name] = value
             elif isinstance(default, int | float):
                 converted[name] = _threshold(name, value, whole=isinstance(default, int))

@@ -33,6 +33,7 @@ from qc import aggregation, agreement, cleaning, flags, textmetrics, timing
 
 from ..models import Annotation, Flag, Project, TaskKind
 from ..selectors import qc as qc_selectors
+from . import qc_models
 from .splits import describe_cross_split_contexts, sluice_cross_split_contexts
 
 WORKER = "worker"
@@ -343,6 +344,10 @@ def project_qc_run(*, project: Project, store_flags: bool = True) -> dict:
         report["aggregation"] = decontext_aggregation(project)
     else:
         report["agreement"] = text_agreement(project)
+    report["worker_quality"] = qc_models.worker_quality(project=project, settings=settings)
+    intervals = qc_models.agreement_intervals(project=project)
+    if intervals:  # ratings and categories: bootstrap 95% intervals per split
+        report["agreement"]["intervals_by_split"] = intervals
     if project.kind == TaskKind.SLUICE:
         report["cleaning"] = sluice_cleaning_report(project)
         leaks = sluice_cross_split_contexts(project)

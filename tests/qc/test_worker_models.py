@@ -246,3 +246,19 @@ def test_bootstrap_intervals_cover_the_estimate_and_match_a_naive_resampling():
     undefined = bootstrap_interval([(1, 1, "a"), (1, 2, "a")], lambda t: float("nan"),
                                    n_resamples=5)
     assert undefined.n_undefined == 5 and undefined.to_dict()["low"] is None
+
+
+@pytest.mark.parametrize("level", ["nominal", "ordinal"])
+def test_fast_intervals_equal_the_generic_resampling(level):
+    """The weighted-sum paths draw the same resamples as ``resample_items`` and give the same
+    intervals (unequal raters per item, items with a single rating)."""
+    rng = np.random.default_rng(8)
+    rows = [(i, w, int(rng.integers(1, 6))) for i in range(40)
+            for w in range(int(rng.integers(1, 6)))]
+    fast = krippendorff_alpha_interval(rows, level, n_resamples=150, seed=4)
+    slow = bootstrap_interval(rows, lambda t: krippendorff_alpha(t, level), n_resamples=150,
+                              seed=4)
+    assert (fast.low, fast.high) == pytest.approx((slow.low, slow.high))
+    fast = fleiss_kappa_interval(rows, n_resamples=150, seed=4)
+    slow = bootstrap_interval(rows, lambda t: fleiss_kappa(t).kappa, n_resamples=150, seed=4)
+    assert (fast.low, fast.high) == pytest.approx((slow.low, slow.high))
