@@ -300,22 +300,29 @@ def plain_means(rows) -> dict:
 def aggregate_ratings(rows: Iterable, *, requested: str, gold: Mapping,
                       classify: Callable[[float], Any]) -> tuple[dict, Choice, RatingModel]:
     """Scores per item by the chosen method (the safety rule judges ``classify``-ed scores
-    against ``classify``-ed gold scores), the choice, and the model (worker estimates)."""
+    against ``classify``-ed gold scores; a gold answer may list several accepted scores), the
+    choice, and the model (worker estimates)."""
     rows = list(rows)
     plain = plain_means(rows)
     model = bias_noise_ratings(rows)
     choice = choose_output(
         requested=requested, model_name=BIAS_NOISE, plain_name=MEAN,
         model_output=model.scores, plain_output=plain, gold=gold,
-        correct=lambda score, expected: classify(score) == classify(float(expected)))
+        correct=lambda score, expected: classify(score) in {
+            classify(float(value)) for value in _accepted(expected)})
     return (model.scores if choice.used == MODEL else plain), choice, model
+
+
+def _accepted(expected) -> tuple:
+    """A gold answer as the tuple of accepted answers (a list/set of them, or one)."""
+    if isinstance(expected, list | tuple | set | frozenset):
+        return tuple(expected)
+    return (expected,)
 
 
 def _matches(label, expected) -> bool:
     """A label matches a gold answer: equal, or one of a list/set of accepted answers."""
-    if isinstance(expected, list | tuple | set | frozenset):
-        return label in expected
-    return label == expected
+    return label in _accepted(expected)
 
 
 def aggregate_categories(rows: Iterable, *, requested: str, gold: Mapping,

@@ -32,12 +32,6 @@ DECONTEXT_PREFERENCE = ("DONE", "UNNECESSARY", "IMPOSSIBLE")
 TEXT_KINDS = (TaskKind.REWRITE, TaskKind.SLUICE, TaskKind.SPLIT_REPHRASE)
 
 
-def _rating_class_matches(score: float, expected) -> bool:
-    accepted = expected if isinstance(expected, tuple) else (expected,)
-    return aggregation.plausibility_label(score) in {
-        aggregation.plausibility_label(float(value)) for value in accepted}
-
-
 def _text_matches(text: str, expected) -> bool:
     accepted = expected if isinstance(expected, tuple) else (expected,)
     return textmetrics.sentence_match(text, [str(value) for value in accepted])
