@@ -41,6 +41,8 @@ CATEGORY_PRIORS = np.array([0.55, 0.30, 0.15])
 POOLS = {"none": 0.0, "10%": 0.1, "20%": 0.2, "30%": 0.3, "40%": 0.4}
 GOLD_SHARE = 0.05
 REDUNDANCY = 5
+#: The cheaper adaptive policy: 3 judgements, up to 5 (never more than fixed-5 costs).
+CHEAP_POLICY = RedundancyPolicy(start=3, maximum=5)
 
 
 def claire_truth(folder: Path = CLAIRE) -> tuple[np.ndarray, np.ndarray]:
@@ -149,11 +151,14 @@ def rating_run(seed: int, truth_scores, truth_labels, pool: str, spam: float, n_
         fixed_rows, requested=MODEL, gold=gold, classify=lambda s: plausibility_labels([s])[0])
     plain = {i: float(np.mean(ratings[i, :REDUNDANCY])) for i in range(n_items)}
     model = bias_noise_ratings(fixed_rows).scores
-    counts = adaptive_counts(ratings, policy, numeric=True)
-    adaptive = {i: float(np.mean(ratings[i, :counts[i]])) for i in range(n_items)}
-    return {"plain": metrics(plain), "model": metrics(model), "chosen": metrics(chosen_scores),
-            "fell_back": choice.fell_back, "adaptive": metrics(adaptive),
-            "adaptive_judgements": float(counts.mean())}
+    result = {"plain": metrics(plain), "model": metrics(model),
+              "chosen": metrics(chosen_scores), "fell_back": choice.fell_back}
+    for name, adaptive_policy in (("adaptive", policy), ("adaptive5", CHEAP_POLICY)):
+        counts = adaptive_counts(ratings, adaptive_policy, numeric=True)
+        result[name] = metrics({i: float(np.mean(ratings[i, :counts[i]]))
+                                for i in range(n_items)})
+        result[f"{name}_judgements"] = float(counts.mean())
+    return result
 
 
 def category_run(seed: int, n_items: int, pool: str, spam: float, n_workers: int,
@@ -179,11 +184,14 @@ def category_run(seed: int, n_items: int, pool: str, spam: float, n_workers: int
                                                     preference=preference)
     plain = majority_labels(fixed_rows, preference)
     model = dawid_skene(fixed_rows).labels
-    counts = adaptive_counts(answers, policy, numeric=False)
-    adaptive = majority_labels(rows_of(chosen, labels, counts=counts), preference)
-    return {"plain": accuracy(plain), "model": accuracy(model), "chosen": accuracy(chosen_labels),
-            "fell_back": choice.fell_back, "adaptive": accuracy(adaptive),
-            "adaptive_judgements": float(counts.mean())}
+    result = {"plain": accuracy(plain), "model": accuracy(model),
+              "chosen": accuracy(chosen_labels), "fell_back": choice.fell_back}
+    for name, adaptive_policy in (("adaptive", policy), ("adaptive5", CHEAP_POLICY)):
+        counts = adaptive_counts(answers, adaptive_policy, numeric=False)
+        result[name] = accuracy(majority_labels(rows_of(chosen, labels, counts=counts),
+                                                preference))
+        result[f"{name}_judgements"] = float(counts.mean())
+    return result
 
 
 def summarise(runs: list[dict]) -> dict:
@@ -224,22 +232,25 @@ def main() -> None:
         return
     print(f"{args.seeds} seeds, {len(truth_scores)} CLAIRE dev fillers / {args.items} "
           f"categorical items, {args.workers} workers, {REDUNDANCY} judgements an item "
-          f"(adaptive: {policy.start} up to {policy.maximum})")
+          f"(adaptive: {policy.start} up to {policy.maximum}, or up to "
+          f"{CHEAP_POLICY.maximum})")
     print("ratings: class accuracy % (Spearman)")
     print(f"{'spammers':24} {'mean':>14} {'bias/noise':>14} {'chosen':>14} {'fallback':>8} "
-          f"{'adaptive mean':>14} {'judgements':>10}")
+          f"{'mean, 3->7':>14} {'judgements':>10} {'mean, 3->5':>14} {'judgements':>10}")
     for name, row in report["ratings"].items():
         print(f"{name:24} " + " ".join(f"{row[k][0]:6.1f} ({row[k][1]:.3f})"
                                        for k in ("plain", "model", "chosen"))
-              + f" {row['fell_back']:8.0%} {row['adaptive'][0]:6.1f} ({row['adaptive'][1]:.3f})"
-              f" {row['adaptive_judgements']:10.2f}")
+              + f" {row['fell_back']:8.0%} "
+              + " ".join(f"{row[k][0]:6.1f} ({row[k][1]:.3f}) {row[k + '_judgements']:10.2f}"
+                         for k in ("adaptive", "adaptive5")))
     print("categorical: accuracy %")
     print(f"{'spammers':24} {'vote':>7} {'DS':>7} {'chosen':>7} {'fallback':>8} "
-          f"{'adaptive vote':>14} {'judgements':>10}")
+          f"{'vote, 3->7':>10} {'judgements':>10} {'vote, 3->5':>10} {'judgements':>10}")
     for name, row in report["categorical"].items():
         print(f"{name:24} {row['plain']:7.1f} {row['model']:7.1f} {row['chosen']:7.1f} "
-              f"{row['fell_back']:8.0%} {row['adaptive']:14.1f} "
-              f"{row['adaptive_judgements']:10.2f}")
+              f"{row['fell_back']:8.0%} {row['adaptive']:10.1f} "
+              f"{row['adaptive_judgements']:10.2f} {row['adaptive5']:10.1f} "
+              f"{row['adaptive5_judgements']:10.2f}")
     print(f"{report['seconds']}s")
 
 
