@@ -18,6 +18,7 @@ import numpy as np
 
 from qc import livechecks
 from qc.agreement import as_table, worker_consensus_agreement
+from qc.redundancy import RedundancyPolicy
 from qc.worker_models import METHODS as AGGREGATION_METHODS
 
 # The scale factor that makes the median absolute deviation estimate a normal's std.
@@ -72,6 +73,10 @@ class FlagSettings:
       majority vote, the default) or ``model`` (Dawid-Skene, the bias/noise rating model or
       the most supported text, used only where the gold items show it at least as accurate
       as plain; the report says which was used and why).
+    - ``adaptive_redundancy``: None (fixed redundancy, the default) or a
+      ``qc.redundancy.RedundancyPolicy`` as an object (e.g. ``{"start": 3, "maximum": 7}``):
+      batch planning asks for ``start`` judgements an item, then one more where the current
+      ones disagree, up to ``maximum``.
     """
 
     min_items_per_worker: int = 5
@@ -86,6 +91,7 @@ class FlagSettings:
     min_gold_items: int = 1
     rewrite_warning_codes: tuple[str, ...] = ("rewrite_pronoun_left", "rewrite_ambiguous_words")
     aggregation: str = "plain"
+    adaptive_redundancy: dict | None = None
 
     @classmethod
     def from_dict(cls, overrides: Mapping[str, Any] | None) -> FlagSettings:
@@ -110,6 +116,12 @@ class FlagSettings:
                 if not isinstance(value, bool):
                     raise ValueError(f"{name}: must be true or false")
                 converted[name] = value
+            elif name == "adaptive_redundancy":
+                try:
+                    converted[name] = None if value is None else (
+                        RedundancyPolicy.from_dict(value).to_dict())
+                except ValueError as error:
+                    raise ValueError(f"adaptive_redundancy: {error}") from None
             elif name == "aggregation":
                 if value not in AGGREGATION_METHODS:
                     raise ValueError(f"aggregation: must be one of "
