@@ -18,6 +18,8 @@ import numpy as np
 
 from qc import livechecks
 from qc.agreement import as_table, worker_consensus_agreement
+from qc.redundancy import RedundancyPolicy
+from qc.worker_models import METHODS as AGGREGATION_METHODS
 
 # The scale factor that makes the median absolute deviation estimate a normal's std.
 MAD_TO_STD = 1.4826
@@ -57,7 +59,8 @@ class FlagSettings:
       standard deviations below / above the batch median (3.5 is Iglewicz and Hoaglin's
       cut-off for modified z-scores).
     - ``min_duration_seconds``: durations are clamped up to this before taking logs, so
-      zero or clock-skewed durations stay finite.
+      zero or clock-skewed durations stay finite; a tenth of a second, well below any human
+      answer, so that a 300 ms clicker keeps their true (very low) score.
     - ``max_claim_over_server`` / ``claim_slack_seconds``: flag work whose browser-reported
       duration is more than ``max_claim_over_server`` times the server's own measure plus
       ``claim_slack_seconds`` (network and clock jitter): a claim of more time than the
@@ -66,6 +69,14 @@ class FlagSettings:
       items they answered (``min_gold_items`` answered at least).
     - ``rewrite_warning_codes``: live-check codes that, found again on the server, flag an
       annotation (pronouns and ambiguous words left in rewrites by default).
+    - ``aggregation``: how QC aggregates answers (``qc.worker_models``): ``plain`` (mean or
+      majority vote, the default) or ``model`` (Dawid-Skene, the bias/noise rating model or
+      the most supported text, used only where the gold items show it at least as accurate
+      as plain; the report says which was used and why).
+    - ``adaptive_redundancy``: None (fixed redundancy, the default) or a
+      ``qc.redundancy.RedundancyPolicy`` as an object (e.g. ``{"start": 3, "maximum": 7}``):
+      batch planning asks for ``start`` judgements an item, then one more where the current
+      ones disagree, up to ``maximum``.
     """
 
     min_items_per_worker: int = 5
@@ -73,12 +84,14 @@ class FlagSettings:
     max_worker_deviation_z: float = 3.0
     fast_z: float = 3.5
     slow_z: float = 3.5
-    min_duration_seconds: float = 1.0
+    min_duration_seconds: float = 0.1
     max_claim_over_server: float = 1.5
     claim_slack_seconds: float = 2.0
     max_gold_failure_rate: float = 0.25
     min_gold_items: int = 1
     rewrite_warning_codes: tuple[str, ...] = ("rewrite_pronoun_left", "rewrite_ambiguous_words")
+    aggregation: str = "plain"
+    adaptive_redundancy: dict | None = None
 
     @classmethod
     def from_dict(cls, overrides: Mapping[str, Any] | None) -> FlagSettings:
@@ -102,6 +115,17 @@ class FlagSettings:
             elif isinstance(default, bool):
                 if not isinstance(value, bool):
                     raise ValueError(f"{name}: must be true or false")
+                converted[name] = value
+            elif name == "adaptive_redundancy":
+                try:
+                    converted[name] = None if value is None else (
+                        RedundancyPolicy.from_dict(value).to_dict())
+                except ValueError as error:
+                    raise ValueError(f"adaptive_redundancy: {error}") from None
+            elif name == "aggregation":
+                if value not in AGGREGATION_METHODS:
+                    raise ValueError(f"aggregation: must be one of "
+                                     f"{', '.join(AGGREGATION_METHODS)}")
                 converted[name] = value
             elif isinstance(default, int | float):
                 converted[name] = _threshold(name, value, whole=isinstance(default, int))
@@ -235,58 +259,16 @@ def timing_flags_from_arrays(
                     _plain(target_ids[k]),
                     reason,
                     float(z_scores[k]),
-                    f"took {seconds[k]:.0f}s against a batch median of "
-                    f"{median_seconds:.0f}s (robust z {z_scores[k]:.1f})",
+                    f"took {_seconds(seconds[k])} against a batch median of "
+                    f"{_seconds(median_seconds)} (robust z {z_scores[k]:.1f})",
                 )
             )
     return flags
 
 
-class TimingRow(NamedTuple):
-    """One piece of work's durations, in seconds; None where unknown.
-
-    ``claimed_seconds`` is what the browser reported; ``server_seconds`` what the server saw
-    pass between serving the item (or the worker's previous answer, if later) and the answer
-    arriving, an upper bound of the working time the browser cannot change."""
-
-    target_id: Any
-    claimed_seconds: float | None
-    server_seconds: float | None
-
-
-def worked_seconds(row: TimingRow) -> float | None:
-    """The duration the timing rules judge: the server's own measure caps the browser's
-    claim (a browser may report less, never more, than the server saw pass)."""
-    known = [value for value in (row.claimed_seconds, row.server_seconds) if value is not None]
-    return min(known) if known else None
-
-
-def checked_timing_flags(
-    rows: Iterable[TimingRow], settings: FlagSettings = DEFAULT_SETTINGS
-) -> list[Flag]:
-    """Timing flags of ONE batch that do not take the browser's word.
-
-    ``too_fast`` / ``too_slow`` (:func:`timing_flags_from_arrays`) judge
-    :func:`worked_seconds`; ``timing_mismatch`` flags a claim of more time than the server saw
-    pass (above ``max_claim_over_server`` times the server's seconds plus
-    ``claim_slack_seconds``), score = the seconds claimed beyond what the server saw.
-    """
-    rows = [TimingRow(*row) for row in rows]
-    judged = [(row.target_id, worked) for row in rows
-              if (worked := worked_seconds(row)) is not None]
-    flags = timing_flags(judged, settings)
-    for row in rows:
-        if row.claimed_seconds is None or row.server_seconds is None:
-            continue
-        allowed = row.server_seconds * settings.max_claim_over_server \
-            + settings.claim_slack_seconds
-        if row.claimed_seconds > allowed:
-            flags.append(Flag(
-                _plain(row.target_id), TIMING_MISMATCH,
-                float(row.claimed_seconds - row.server_seconds),
-                f"the browser reported {row.claimed_seconds:.0f}s of work; the server saw "
-                f"{row.server_seconds:.1f}s pass between serving the item and the answer"))
-    return flags
+def _seconds(value: float) -> str:
+    """Seconds for a flag's detail: tenths below ten seconds (a 0.3 s answer is not "0s")."""
+    return f"{value:.1f}s" if value < 10 else f"{value:.0f}s"
 
 
 def _plain(value):

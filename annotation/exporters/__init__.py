@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..models import Project
+from .aggregated import AggregatedExporter, aggregation_is_on
 from .base import Exporter, ExportError, WrittenFile
 from .canard import CanardExporter
 from .claire import ClaireExporter
@@ -32,7 +33,10 @@ def export_project(*, project: Project, format_name: str, out_dir: Path) -> list
         raise ExportError(
             f"unknown export format {format_name!r}; choose from {', '.join(sorted(EXPORTERS))}"
         ) from None
-    return exporter_class(project).write(Path(out_dir))
+    written = exporter_class(project).write(Path(out_dir))
+    if aggregation_is_on(project):  # beside the dataset; its own files never change
+        written += AggregatedExporter(project).write(Path(out_dir))
+    return written
 
 
 __all__ = ["EXPORTERS", "ExportError", "export_project"]

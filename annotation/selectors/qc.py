@@ -28,7 +28,7 @@ from itertools import islice
 
 from django.db.models import Count, Q, QuerySet
 
-from qc.flags import TimingRow
+from qc.timing import PageTimingRow
 
 from ..models import (
     Annotation,
@@ -130,34 +130,33 @@ def text_rows(*, project: Project) -> list[tuple[int, int, int, str, bool]]:
     )
 
 
-def timing_rows(*, project: Project) -> list[TimingRow]:
-    """``TimingRow(annotation_id, claimed seconds, server seconds)`` of annotations with a
-    duration the browser claimed or one the server measured, in id order.
+def timing_rows(*, project: Project) -> list[PageTimingRow]:
+    """``qc.timing.PageTimingRow`` of annotations with a duration the browser claimed or one
+    the server can measure, in id order (times as POSIX seconds).
 
-    The server's seconds run from the later of the item's ``served_at`` and the same worker's
-    previous answer in the project (nobody works on two items at once: a page serving several
-    items, like an MTurk HIT's, is answered one after the other) to ``submitted_at``; None
-    where the server did not record when it served the item."""
-    rows = list(
+    A page is an assignment's answers served at the same ``served_at`` (an MTurk HIT or a
+    Prolific session, answered at once or question by question); a local answer is a page of
+    its own (the work queue serves each item on its own lease). A revision (going back) is
+    marked: it has no lease, and QC does not judge a correction's speed."""
+    rows = (
         qc_annotations(project=project)
         .filter(Q(duration_ms__isnull=False) | Q(served_at__isnull=False))
-        .order_by("worker_id", "submitted_at", "id")
-        .values_list("id", "worker_id", "duration_ms", "served_at", "submitted_at")
+        .order_by("id")
+        .values_list("id", "assignment_id", "duration_ms", "served_at", "submitted_at",
+                     "supersedes_id")
     )
-    timed = []
-    previous_worker, previous_submit = None, None
-    for annotation_id, worker_id, duration_ms, served_at, submitted_at in rows:
-        if worker_id != previous_worker:
-            previous_worker, previous_submit = worker_id, None
-        server_seconds = None
-        if served_at is not None and submitted_at is not None:
-            started = max(served_at, previous_submit) if previous_submit else served_at
-            server_seconds = max((submitted_at - started).total_seconds(), 0.0)
-        if submitted_at is not None:
-            previous_submit = submitted_at
-        claimed = duration_ms / 1000.0 if duration_ms is not None else None
-        timed.append(TimingRow(annotation_id, claimed, server_seconds))
-    return sorted(timed, key=lambda row: row.target_id)
+    return [
+        PageTimingRow(
+            annotation_id,
+            (assignment_id, served_at) if assignment_id is not None else None,
+            duration_ms / 1000.0 if duration_ms is not None else None,
+            served_at.timestamp() if served_at is not None else None,
+            submitted_at.timestamp() if submitted_at is not None else None,
+            supersedes_id is not None,
+        )
+        for annotation_id, assignment_id, duration_ms, served_at, submitted_at, supersedes_id
+        in rows
+    ]
 
 
 def overridden_warning_rows(*, project: Project) -> list[tuple[int, list]]:

@@ -29,10 +29,11 @@ from dataclasses import dataclass
 import numpy as np
 from django.db import transaction
 
-from qc import aggregation, agreement, cleaning, flags, textmetrics
+from qc import aggregation, agreement, cleaning, flags, textmetrics, timing
 
 from ..models import Annotation, Flag, Project, TaskKind
 from ..selectors import qc as qc_selectors
+from . import qc_models
 from .splits import describe_cross_split_contexts, sluice_cross_split_contexts
 
 WORKER = "worker"
@@ -233,7 +234,7 @@ def flag_candidates(project: Project, settings: flags.FlagSettings) -> list[Flag
                                                  settings))
     timings = qc_selectors.timing_rows(project=project)
     if timings:
-        add(ANNOTATION, flags.checked_timing_flags(timings, settings))
+        add(ANNOTATION, timing.page_timing_flags(timings, settings))
     # One flag per annotation, naming every warning the worker overrode (stored warnings are
     # {"code", "message"} objects; the flag's fingerprint is per annotation and reason).
     add(ANNOTATION, flags.overridden_warning_flags(
@@ -343,6 +344,10 @@ def project_qc_run(*, project: Project, store_flags: bool = True) -> dict:
         report["aggregation"] = decontext_aggregation(project)
     else:
         report["agreement"] = text_agreement(project)
+    report["worker_quality"] = qc_models.worker_quality(project=project, settings=settings)
+    intervals = qc_models.agreement_intervals(project=project)
+    if intervals:  # ratings and categories: bootstrap 95% intervals per split
+        report["agreement"]["intervals_by_split"] = intervals
     if project.kind == TaskKind.SLUICE:
         report["cleaning"] = sluice_cleaning_report(project)
         leaks = sluice_cross_split_contexts(project)

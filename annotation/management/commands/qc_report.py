@@ -51,7 +51,7 @@ def render(report: dict) -> str:
                                              sorted(report["items_per_split"].items())),
              f"annotations: {report['annotations']}", "", "Agreement"]
     for key, value in report["agreement"].items():
-        if key != "per_worker":
+        if key not in ("per_worker", "intervals_by_split"):
             lines.append(f"  {key}: {_number(value) if not isinstance(value, dict) else value}")
     workers = report["agreement"].get("per_worker") or []
     if workers:
@@ -60,10 +60,12 @@ def render(report: dict) -> str:
         for row in workers:
             lines.append(f"    {row['worker']:>6}  {row['n_compared']:>5}  "
                          f"{_number(row['agreement']):>9}  {_number(row['mean_abs_deviation'])}")
+    lines += _interval_lines(report["agreement"].get("intervals_by_split") or {})
     if "aggregation" in report:
         lines += ["", "Aggregation"]
         lines += [f"  {key}: {_number(value) if not isinstance(value, dict) else value}"
                   for key, value in report["aggregation"].items()]
+    lines += _worker_quality_lines(report.get("worker_quality") or {})
     if "cleaning" in report:
         lines += ["", "Cleaning (applied by export_data --format sluice)"]
         for split, counts in report["cleaning"].items():
@@ -79,3 +81,28 @@ def render(report: dict) -> str:
     lines.append("  by status: " + (", ".join(f"{k} {v}" for k, v in
                                              sorted(report["flags_by_status"].items())) or "none"))
     return "\n".join(lines)
+
+
+def _interval_lines(intervals: dict) -> list[str]:
+    """Bootstrap 95% intervals per split (resampling items)."""
+    lines = []
+    for split, statistics in intervals.items():
+        for name, interval in statistics.items():
+            lines.append(f"  {split} {name}: {_number(interval['estimate'])} "
+                         f"[{_number(interval['low'])}, {_number(interval['high'])}] "
+                         f"(95% bootstrap over items, {interval['n_resamples']} resamples)")
+    return lines
+
+
+def _worker_quality_lines(quality: dict) -> list[str]:
+    """Which aggregation was used and why, and the least reliable workers."""
+    if not quality.get("n_items"):
+        return []
+    used = quality["model"] if quality["used"] == "model" else quality["plain"]
+    lines = ["", "Worker quality", f"  aggregation used: {used} ({quality['reason']})"]
+    if quality.get("labels"):
+        lines.append("  labels: " + ", ".join(f"{label} {n}" for label, n in
+                                               quality["labels"].items()))
+    lines.append("  estimated reliability (least reliable first): " + ", ".join(
+        f"{row['worker']} {row['reliability']:.2f}" for row in quality["workers"]))
+    return lines

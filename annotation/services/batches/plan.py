@@ -30,6 +30,7 @@ from ...models import (
 from ...providers import (
     QualificationRequirementSpec,
 )
+from ..adaptive import adaptive_targets
 from ..jobs import JobQueueUnavailable, check_job_queue, enqueue_after_commit
 from .common import (
     ACTIVE_BATCH_STATUSES,
@@ -326,7 +327,8 @@ def batch_plan(*, project: Project, options: LaunchOptions) -> BatchPlan:
     """Which items go into which HITs with how many assignments, and what it costs. Reads only.
 
     Assignments wanted per item = ``options.assignments`` or the project's redundancy for the
-    item's split, minus what the item already has (see ``_coverage_by_item``). Items needing the
+    item's split (with adaptive redundancy: ``services.adaptive``'s target, from the item's
+    counted answers), minus what the item already has (see ``_coverage_by_item``). Items needing the
     same number are packed ``items_per_hit`` to a HIT in (group, position) order; a rewriting
     dialogue is one HIT of its own however long. A need above 9 becomes several HITs over the
     same items (10 -> 5 + 5) so no HIT pays MTurk's 10+-assignment surcharge.
@@ -334,9 +336,13 @@ def batch_plan(*, project: Project, options: LaunchOptions) -> BatchPlan:
     options.validate()
     items = _selected_items(project, options)
     coverage = _coverage_by_item([item.pk for item in items])
+    # An adaptive project (services.adaptive) asks per item; an explicit number overrides it.
+    adaptive = None if options.assignments else adaptive_targets(
+        project=project, item_ids=[item.pk for item in items])
 
     def needed(item: Item) -> int:
-        wanted = options.assignments or project.redundancy_for(item.split)
+        wanted = (adaptive[item.pk] if adaptive is not None
+                  else options.assignments or project.redundancy_for(item.split))
         return max(0, wanted - coverage.get(item.pk, 0))
 
     skipped: list[int] = []

@@ -28,6 +28,8 @@
 // the server's own template), so "Next item" swaps it in without loading a page; when the
 // answer says there is none (or carried nothing), the link is followed as a plain page load.
 
+import { createActiveTimer, watchSection } from "./timing.js";
+
 const config = JSON.parse(document.getElementById("task-config").textContent);
 const page = document.getElementById("task-page");
 const csrfInput = document.querySelector("input[name=csrfmiddlewaretoken]");
@@ -53,6 +55,8 @@ let shared = {};
 // What the last submit answer said comes next: undefined (nothing said), null (none left) or
 // {item, html}.
 let pendingNext;
+// Each item's active time (timing.js): the duration_ms its answer reports.
+const activeTimer = createActiveTimer();
 
 function draftKey(itemId) {
   return `unpack:draft:${config.draft_scope}:${config.project}:${itemId}`;
@@ -146,6 +150,7 @@ const FIRST_FIELD = "input:not([type=hidden]):not(:disabled), textarea:not(:disa
 function focusCurrent() {
   const entry = currentEntry();
   if (!entry || config.preview || document.querySelector("dialog[open]")) return;
+  activeTimer.attend(entry); // shown and ready: its clock runs (sliders take no focus)
   const field = entry.section.querySelector(FIRST_FIELD);
   if (field) field.focus({ preventScroll: true });
 }
@@ -208,6 +213,7 @@ function countSaved(status) {
 
 function markSaved(entry, response) {
   entry.saved = true;
+  activeTimer.release(entry);
   localStorage.removeItem(draftKey(entry.itemId));
   entry.section.classList.add("saved");
   entry.widget.disable();
@@ -314,7 +320,7 @@ async function save(entry) {
     client_warnings: warnings,
     overridden_warnings: warnings,
     started_at: entry.startedAt,
-    duration_ms: Date.now() - Date.parse(entry.startedAt),
+    duration_ms: activeTimer.activeMs(entry),
   };
   if (config.task_token) body.task_token = config.task_token;
   if (editMode) body.replaces = config.stored.annotation_id;
@@ -524,6 +530,7 @@ async function submitAll() {
     return;
   }
   finishButton.disabled = true;
+  activeTimer.stop(); // Submit pressed: the work is done, the saves are not work
   setSubmitStatus("Saving\u2026");
   for (const entry of open) {
     await save(entry);
@@ -634,6 +641,7 @@ function mountItem(section, item, saved) {
     box.querySelector(".problem-note").value = note || "";
   }
   if (draft?.state && !(stored && !stored.editable)) entry.widget.restore(draft.state);
+  watchSection(activeTimer, section, entry);
   entry.saveButton.addEventListener("click", () => save(entry));
   section.querySelector(".report-item")?.addEventListener("click", () => reportItem(entry));
   // Leaving the item settles its input. Not when the focus moves within it (to Save, whose

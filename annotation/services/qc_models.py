@@ -1,0 +1,124 @@
+"""Worker-quality aggregation and agreement intervals for the QC report.
+
+``worker_quality`` runs the project's aggregation method (``flag_settings["aggregation"]``:
+``plain`` or ``model``) through ``qc.worker_models``: Dawid-Skene on decontext categories, the
+bias/noise model on 1-5 ratings, the most supported answer on free text; the safety rule
+(``qc.worker_models.choose_output``) keeps the plain mean/vote unless the gold items show the
+model at least as accurate. The result names the method used and why, and lists each worker's
+estimated reliability (least reliable first).
+
+``agreement_intervals`` gives bootstrap 95% intervals (resampling items) of Fleiss' kappa and
+Krippendorff's alpha per split.
+
+Reads only (``annotation.selectors``); nothing is written here.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+
+from qc import aggregation, bootstrap, textmetrics, worker_models
+from qc.flags import FlagSettings
+
+from ..models import Project, TaskKind
+from ..selectors import qc as qc_selectors
+from ..selectors import qc_models as model_selectors
+
+#: Workers listed in the report (least reliable first).
+REPORT_WORKERS = 20
+#: Bootstrap resamples per interval.
+BOOTSTRAP_RESAMPLES = 1000
+DECONTEXT_PREFERENCE = ("DONE", "UNNECESSARY", "IMPOSSIBLE")
+TEXT_KINDS = (TaskKind.REWRITE, TaskKind.SLUICE, TaskKind.SPLIT_REPHRASE)
+
+
+def _text_matches(text: str, expected) -> bool:
+    accepted = expected if isinstance(expected, tuple) else (expected,)
+    return textmetrics.sentence_match(text, [str(value) for value in accepted])
+
+
+def _workers(reliability: dict, **extra: dict) -> list[dict]:
+    rows = [{"worker": int(worker), "reliability": round(float(value), 4),
+             **{name: round(float(values[worker]), 4) for name, values in extra.items()}}
+            for worker, value in reliability.items()]
+    rows.sort(key=lambda row: (row["reliability"], row["worker"]))
+    return rows[:REPORT_WORKERS]
+
+
+def aggregated_outputs(*, project: Project, settings: FlagSettings) -> tuple[dict, dict]:
+    """``(output per item id, the report part)`` for the project's aggregation method."""
+    gold = model_selectors.gold_answers(project=project)
+    requested = settings.aggregation
+    if project.kind == TaskKind.PLAUSIBILITY:
+        rows = qc_selectors.rating_rows(project=project)
+        if not rows:
+            return {}, {"requested": requested, "n_items": 0}
+        scores, choice, model = worker_models.aggregate_ratings(
+            rows, requested=requested, gold=gold, classify=aggregation.plausibility_label)
+        output = {item: (aggregation.plausibility_label(score), score)
+                  for item, score in scores.items()}
+        labels = Counter(label for label, _ in output.values())
+        workers = _workers(model.reliability, bias=model.bias, noise=model.noise)
+    elif project.kind == TaskKind.DECONTEXT:
+        rows = qc_selectors.category_rows(project=project)
+        if not rows:
+            return {}, {"requested": requested, "n_items": 0}
+        chosen, choice, model = worker_models.aggregate_categories(
+            rows, requested=requested, gold=gold, preference=DECONTEXT_PREFERENCE)
+        output = {item: (label, model.posterior[item] if choice.used == worker_models.MODEL
+                         else None) for item, label in chosen.items()}
+        labels = Counter(chosen.values())
+        workers = _workers(model.reliability)
+    elif project.kind in TEXT_KINDS:
+        rows = [(item_id, worker_id, text) for _, item_id, worker_id, text, skipped in
+                qc_selectors.text_rows(project=project) if not skipped and text.strip()]
+        if not rows:
+            return {}, {"requested": requested, "n_items": 0}
+        model = worker_models.most_supported_texts(rows)
+        first: dict = {}
+        for item_id, _, text in rows:
+            first.setdefault(item_id, text)
+        choice = worker_models.choose_output(
+            requested=requested, model_name=worker_models.TEXT_SUPPORT,
+            plain_name="first_answer", model_output=model.texts, plain_output=first,
+            gold=gold, correct=_text_matches)
+        texts = model.texts if choice.used == worker_models.MODEL else first
+        output = {item: (text, model.support[item]) for item, text in texts.items()}
+        labels = Counter()
+        workers = _workers(model.reliability)
+    else:
+        return {}, {"requested": requested, "n_items": 0}
+    report = {**choice.to_dict(), "n_items": len(output),
+              "labels": dict(sorted(labels.items())), "workers": workers}
+    if not labels:
+        del report["labels"]
+    return output, report
+
+
+def worker_quality(*, project: Project, settings: FlagSettings) -> dict:
+    """The report part of :func:`aggregated_outputs`."""
+    return aggregated_outputs(project=project, settings=settings)[1]
+
+
+def agreement_intervals(*, project: Project, n_resamples: int = BOOTSTRAP_RESAMPLES) -> dict:
+    """split -> {statistic: interval dict} for ratings (Fleiss' kappa, Krippendorff's alpha
+    ordinal) and categories (Fleiss' kappa, Krippendorff's alpha nominal)."""
+    if project.kind == TaskKind.PLAUSIBILITY:
+        rows, level = qc_selectors.rating_rows(project=project), "ordinal"
+    elif project.kind == TaskKind.DECONTEXT:
+        rows, level = qc_selectors.category_rows(project=project), "nominal"
+    else:
+        return {}
+    split_of = model_selectors.item_splits(project=project)
+    by_split: dict[str, list] = defaultdict(list)
+    for row in rows:
+        by_split[split_of[row[0]]].append(row)
+    return {
+        split: {
+            "fleiss_kappa": bootstrap.fleiss_kappa_interval(
+                split_rows, n_resamples=n_resamples).to_dict(),
+            f"krippendorff_alpha_{level}": bootstrap.krippendorff_alpha_interval(
+                split_rows, level, n_resamples=n_resamples).to_dict(),
+        }
+        for split, split_rows in sorted(by_split.items())
+    }

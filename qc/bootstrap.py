@@ -1,0 +1,184 @@
+"""Bootstrap confidence intervals of agreement, resampling items.
+
+Agreement statistics are computed over items (units); their uncertainty comes from which items
+happened to be annotated, so the resampling unit is the item: each resample draws as many
+items as there are, with replacement, and keeps every rating of each drawn item (an item drawn
+twice counts as two units). The interval is the percentile interval of the statistic over the
+resamples (Efron & Tibshirani 1993, ch. 13); resamples where the statistic is undefined (NaN:
+no pairable unit, no variation) are left out and counted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from qc.agreement import RatingTable, as_table, fleiss_kappa, krippendorff_alpha
+
+
+@dataclass(frozen=True)
+class Interval:
+    """``estimate`` on the data as given, the ``low``-``high`` percentile interval at
+    ``confidence``, over ``n_resamples`` resamples (``n_undefined`` of them gave NaN)."""
+
+    estimate: float
+    low: float
+    high: float
+    confidence: float
+    n_resamples: int
+    n_undefined: int
+
+    def to_dict(self) -> dict:
+        def finite(value: float) -> float | None:
+            return float(value) if np.isfinite(value) else None
+
+        return {"estimate": finite(self.estimate), "low": finite(self.low),
+                "high": finite(self.high), "confidence": self.confidence,
+                "n_resamples": self.n_resamples, "n_undefined": self.n_undefined}
+
+
+def resample_items(table: RatingTable, rng: np.random.Generator) -> RatingTable:
+    """One bootstrap resample of ``table``'s items (see the module docstring)."""
+    n_items = len(table.items)
+    order = np.argsort(table.item_codes, kind="stable")
+    per_item = np.bincount(table.item_codes, minlength=n_items)
+    starts = np.concatenate([[0], np.cumsum(per_item)[:-1]])
+    drawn = rng.integers(0, n_items, n_items)
+    sizes = per_item[drawn]
+    new_items = np.repeat(np.arange(n_items), sizes)
+    offsets = np.arange(sizes.sum()) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+    rows = order[np.repeat(starts[drawn], sizes) + offsets]
+    return RatingTable(new_items, table.worker_codes[rows], table.label_codes[rows],
+                       np.arange(n_items), table.workers, table.labels)
+
+
+def bootstrap_interval(ratings, statistic: Callable[[RatingTable], float], *,
+                       n_resamples: int = 1000, confidence: float = 0.95,
+                       seed: int = 0) -> Interval:
+    """Percentile bootstrap interval of ``statistic`` over item resamples of ``ratings``
+    (rows ``(item_id, worker_id, label)`` or a RatingTable). Deterministic for a ``seed``."""
+    if n_resamples < 1 or not 0 < confidence < 1:
+        raise ValueError("n_resamples must be positive and confidence within (0, 1)")
+    table = as_table(ratings)
+    estimate = float(statistic(table))
+    if len(table.items) == 0:
+        return Interval(estimate, float("nan"), float("nan"), confidence, n_resamples,
+                        n_resamples)
+    rng = np.random.default_rng(seed)
+    values = np.array([statistic(resample_items(table, rng)) for _ in range(n_resamples)],
+                      dtype=np.float64)
+    defined = values[np.isfinite(values)]
+    if defined.size == 0:
+        low = high = float("nan")
+    else:
+        tail = (1 - confidence) / 2 * 100
+        low, high = (float(v) for v in np.percentile(defined, [tail, 100 - tail]))
+    return Interval(estimate, low, high, confidence, n_resamples,
+                    int(n_resamples - defined.size))
+
+
+# --- fast paths: the same resamples as weights on per-item contributions ---------------------
+#
+# A resample is a vector of how often each item was drawn (the same generator calls as
+# :func:`resample_items`, so the same draws); Fleiss' kappa and Krippendorff's alpha (nominal,
+# ordinal) are sums of per-item terms, so each resample's statistic is a weighted sum: a matrix
+# product over a block of resamples instead of rebuilding a table each time.
+
+#: Resamples computed together (memory: BLOCK x items weights).
+BLOCK = 100
+#: Above this many per-item coincidence cells, the generic path is used instead.
+MAX_CELLS = 20_000_000
+
+
+def _draw_weights(rng: np.random.Generator, n_items: int, n_resamples: int) -> np.ndarray:
+    weights = np.empty((n_resamples, n_items))
+    for k in range(n_resamples):
+        weights[k] = np.bincount(rng.integers(0, n_items, n_items), minlength=n_items)
+    return weights
+
+
+def _percentile_interval(estimate: float, values: np.ndarray, confidence: float) -> Interval:
+    defined = values[np.isfinite(values)]
+    if defined.size == 0:
+        low = high = float("nan")
+    else:
+        tail = (1 - confidence) / 2 * 100
+        low, high = (float(v) for v in np.percentile(defined, [tail, 100 - tail]))
+    return Interval(estimate, low, high, confidence, len(values),
+                    int(len(values) - defined.size))
+
+
+def _dense_counts(table: RatingTable) -> np.ndarray:
+    counts = np.zeros((len(table.items), len(table.labels)))
+    np.add.at(counts, (table.item_codes, table.label_codes), 1.0)
+    return counts
+
+
+def fleiss_kappa_interval(ratings, *, n_resamples: int = 1000, confidence: float = 0.95,
+                          seed: int = 0) -> Interval:
+    """:func:`bootstrap_interval` of Fleiss' kappa (same draws, computed as weighted sums)."""
+    table = as_table(ratings)
+    estimate = fleiss_kappa(table).kappa
+    if len(table.items) == 0:
+        return bootstrap_interval(table, lambda t: fleiss_kappa(t).kappa,
+                                  n_resamples=n_resamples, confidence=confidence, seed=seed)
+    counts = _dense_counts(table)
+    n_i = counts.sum(axis=1)
+    usable = n_i >= 2
+    per_item = np.where(usable, (np.square(counts).sum(axis=1) - n_i)
+                        / np.maximum(n_i * (n_i - 1), 1), 0.0)
+    rng = np.random.default_rng(seed)
+    values = []
+    for start in range(0, n_resamples, BLOCK):
+        weights = _draw_weights(rng, len(n_i), min(BLOCK, n_resamples - start)) * usable
+        items = weights.sum(axis=1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            observed = weights @ per_item / items
+            shares = (weights @ counts) / (weights @ n_i)[:, None]
+            expected = np.square(shares).sum(axis=1)
+            kappa = np.where((items > 0) & (expected < 1.0),
+                             (observed - expected) / (1.0 - expected), np.nan)
+        values.append(kappa)
+    return _percentile_interval(float(estimate), np.concatenate(values), confidence)
+
+
+def krippendorff_alpha_interval(ratings, level: str = "ordinal", *, n_resamples: int = 1000,
+                                confidence: float = 0.95, seed: int = 0) -> Interval:
+    """:func:`bootstrap_interval` of Krippendorff's alpha at ``level`` (nominal and ordinal:
+    same draws, computed as weighted sums of per-item coincidences)."""
+    table = as_table(ratings)
+    n_labels = len(table.labels)
+    if level == "interval" or len(table.items) == 0 or \
+            len(table.items) * n_labels * n_labels > MAX_CELLS:
+        return bootstrap_interval(table, lambda t: krippendorff_alpha(t, level),
+                                  n_resamples=n_resamples, confidence=confidence, seed=seed)
+    estimate = krippendorff_alpha(table, level)
+    counts = _dense_counts(table)
+    m_u = counts.sum(axis=1)
+    pairable = m_u >= 2
+    contributions = (counts[:, :, None] * counts[:, None, :]
+                     - counts[:, :, None] * np.eye(n_labels)[None])
+    contributions /= np.where(pairable, m_u - 1, 1.0)[:, None, None]
+    contributions[~pairable] = 0.0
+    flat = contributions.reshape(len(m_u), n_labels * n_labels)
+    index = np.arange(n_labels)
+    low, high = np.minimum.outer(index, index), np.maximum.outer(index, index)
+    rng = np.random.default_rng(seed)
+    values = []
+    for start in range(0, n_resamples, BLOCK):
+        weights = _draw_weights(rng, len(m_u), min(BLOCK, n_resamples - start))
+        for coincidences in (weights @ flat).reshape(-1, n_labels, n_labels):
+            n_c = coincidences.sum(axis=1)
+            if level == "nominal":
+                distance = 1.0 - np.eye(n_labels)
+            else:
+                cumulative = np.concatenate([[0.0], np.cumsum(n_c)])
+                between = cumulative[high + 1] - cumulative[low]
+                distance = np.square(between - (n_c[low] + n_c[high]) / 2.0)
+            expected = float((np.outer(n_c, n_c) * distance).sum())
+            observed = float((coincidences * distance).sum())
+            values.append(float("nan") if expected == 0.0 or n_c.sum() == 0 else
+                          1.0 - (n_c.sum() - 1.0) * observed / expected)
+    return _percentile_interval(float(estimate), np.array(values), confidence)

@@ -1,0 +1,340 @@
+"""Aggregation with worker-quality models, and the safety rule that decides whether to use one.
+
+Pure numpy over rows ``(item_id, worker_id, label)``:
+
+- :func:`dawid_skene` -- categorical answers (decontext categories, CLAIRE classes, sluice
+  skip): one confusion matrix per worker, class priors, EM from the majority vote
+  (Dawid & Skene 1979).
+- :func:`bias_noise_ratings` -- 1-5 ratings: ``rating = truth + worker bias + noise`` with a
+  noise variance per worker; the truth is each item's precision-weighted mean of the
+  bias-corrected ratings (alternating estimates, shrunk towards no bias and the common
+  noise for workers with few ratings). Dawid-Skene on classes and majority vote both lose to
+  the plain mean on clean ratings; this model does not.
+- :func:`most_supported_texts` -- free text: per item, the answer most supported by the
+  others (sentence chrF against the rest, weighted by the other writers' scores), and each
+  worker's score (their answers' mean support).
+
+**The safety rule** (:func:`choose_output`): workers who collude on the same wrong answer fool
+every consensus model. A model's output is used only where, on the project's gold items, it is
+at least as accurate as the plain mean/vote; otherwise (or without gold items to check on)
+the plain output is used and the choice says why.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from qc.agreement import as_table
+
+PLAIN = "plain"
+MODEL = "model"
+METHODS = (PLAIN, MODEL)
+DAWID_SKENE = "dawid_skene"
+BIAS_NOISE = "bias_noise"
+TEXT_SUPPORT = "text_support"
+MEAN = "mean"
+MAJORITY_VOTE = "majority_vote"
+
+
+@dataclass(frozen=True)
+class CategoricalModel:
+    """Dawid-Skene estimates: ``labels[item]``, ``posterior[item]`` (of that label),
+    ``reliability[worker]`` (probability of a right answer under the class priors),
+    ``priors[label]``, ``iterations`` run."""
+
+    labels: dict
+    posterior: dict
+    reliability: dict
+    priors: dict
+    iterations: int
+
+
+def dawid_skene(rows, *, max_iterations: int = 100, tolerance: float = 1e-6,
+                smoothing: float = 1.0, diagonal_prior: float = 3.0) -> CategoricalModel:
+    """Dawid-Skene EM. ``smoothing`` is a pseudo-count added to every confusion cell (a
+    worker seen on few items keeps a usable matrix). Starts from the (soft) majority vote."""
+    table = as_table(rows)
+    n_items, n_workers, n_labels = len(table.items), len(table.workers), len(table.labels)
+    items, workers, labels = table.item_codes, table.worker_codes, table.label_codes
+    truth = np.zeros((n_items, n_labels))
+    np.add.at(truth, (items, labels), 1.0)
+    truth /= truth.sum(axis=1, keepdims=True)
+    iterations = 0
+    for iterations in range(1, max_iterations + 1):  # noqa: B007 (reported)
+        priors = truth.mean(axis=0) + 1e-12
+        confusion = np.full((n_workers, n_labels, n_labels), float(smoothing))
+        confusion[:, np.arange(n_labels), np.arange(n_labels)] += diagonal_prior
+        # confusion[w, true j, given l] += P(item i is j) for each answer l of w on i
+        np.add.at(confusion, (workers, slice(None), labels), truth[items])
+        confusion /= confusion.sum(axis=2, keepdims=True)
+        log_truth = np.tile(np.log(priors), (n_items, 1))
+        np.add.at(log_truth, items, np.log(confusion[workers, :, labels]))
+        log_truth -= log_truth.max(axis=1, keepdims=True)
+        new_truth = np.exp(log_truth)
+        new_truth /= new_truth.sum(axis=1, keepdims=True)
+        change = np.abs(new_truth - truth).max()
+        truth = new_truth
+        if change < tolerance:
+            break
+    winners = truth.argmax(axis=1)
+    label_values = table.labels.tolist()
+    item_ids = table.items.tolist()
+    reliability = (confusion[:, np.arange(n_labels), np.arange(n_labels)] * priors).sum(
+        axis=1) / priors.sum()
+    return CategoricalModel(
+        labels={item: label_values[k] for item, k in zip(item_ids, winners.tolist(),
+                                                         strict=True)},
+        posterior={item: float(p) for item, p in zip(item_ids, truth.max(axis=1).tolist(),
+                                                     strict=True)},
+        reliability={worker: float(r) for worker, r in zip(table.workers.tolist(),
+                                                           reliability.tolist(), strict=True)},
+        priors={label: float(p) for label, p in zip(label_values, priors / priors.sum(),
+                                                    strict=True)},
+        iterations=iterations,
+    )
+
+
+@dataclass(frozen=True)
+class RatingModel:
+    """Bias/noise estimates: ``scores[item]`` (estimated true rating, within the scale),
+    ``bias[worker]`` (how much higher than the truth they rate), ``noise[worker]`` (standard
+    deviation of their ratings around truth + bias), ``reliability[worker]`` (the share of the
+    weight an average rater gets: 1 for typical noise, towards 0 for noisy workers)."""
+
+    scores: dict
+    bias: dict
+    noise: dict
+    reliability: dict
+    iterations: int
+
+
+def bias_noise_ratings(rows, *, scale: tuple[float, float] = (1.0, 5.0),
+                       max_iterations: int = 50, tolerance: float = 1e-6,
+                       bias_prior: float = 3.0, noise_prior: float = 5.0) -> RatingModel:
+    """Estimate ``rating = truth + bias[worker] + noise`` by alternating updates.
+
+    ``bias_prior`` / ``noise_prior`` are pseudo-counts: a worker's bias is shrunk towards 0 as
+    if they had ``bias_prior`` more ratings with no bias, their noise variance towards the
+    common one as if they had ``noise_prior`` more ratings at it. Biases are centred on the
+    median worker's (the scale's level is the typical worker's, not the biased ones').
+    """
+    table = as_table(rows)
+    values = table.label_values().astype(np.float64)
+    items, workers = table.item_codes, table.worker_codes
+    n_items, n_workers = len(table.items), len(table.workers)
+    per_worker = np.bincount(workers, minlength=n_workers).astype(np.float64)
+    per_item = np.bincount(items, minlength=n_items).astype(np.float64)
+    truth = np.bincount(items, values, minlength=n_items) / np.maximum(per_item, 1)
+    bias = np.zeros(n_workers)
+    weight = np.ones(n_workers)
+    iterations = 0
+    for iterations in range(1, max_iterations + 1):  # noqa: B007 (reported)
+        residual = values - truth[items]
+        bias = np.bincount(workers, residual, minlength=n_workers) / (per_worker + bias_prior)
+        bias -= np.median(bias)
+        error = values - bias[workers] - truth[items]
+        common = float(np.mean(error ** 2)) if len(error) else 1.0
+        common = max(common, 1e-3)
+        variance = (np.bincount(workers, error ** 2, minlength=n_workers)
+                    + noise_prior * common) / (per_worker + noise_prior)
+        weight = 1.0 / variance
+        weighted = weight[workers]
+        new_truth = np.bincount(items, weighted * (values - bias[workers]), minlength=n_items) \
+            / np.bincount(items, weighted, minlength=n_items)
+        new_truth = np.clip(new_truth, *scale)
+        change = float(np.abs(new_truth - truth).max()) if n_items else 0.0
+        truth = new_truth
+        if change < tolerance:
+            break
+    typical = float(np.median(weight)) if n_workers else 1.0
+    worker_ids = table.workers.tolist()
+    return RatingModel(
+        scores=dict(zip(table.items.tolist(), truth.tolist(), strict=True)),
+        bias=dict(zip(worker_ids, bias.tolist(), strict=True)),
+        noise=dict(zip(worker_ids, np.sqrt(1.0 / weight).tolist(), strict=True)),
+        reliability=dict(zip(worker_ids, np.minimum(weight / typical, 1.0).tolist(),
+                             strict=True)),
+        iterations=iterations,
+    )
+
+
+@dataclass(frozen=True)
+class TextModel:
+    """``texts[item]`` (the chosen answer), ``support[item]`` (its support, 0-1) and
+    ``reliability[worker]`` (the mean support of the worker's answers, 0-1)."""
+
+    texts: dict
+    support: dict
+    reliability: dict
+
+
+def _chrf(hypothesis: str, reference: str) -> float:
+    from qc.textmetrics import sentence_chrf  # sacrebleu-compatible chrF (β = 3)
+
+    return sentence_chrf(hypothesis, [reference]).f_score / 100.0
+
+
+def most_supported_texts(rows, *, rounds: int = 2,
+                         similarity: Callable[[str, str], float] = _chrf) -> TextModel:
+    """Per item, the answer with the highest weighted mean similarity to the other answers
+    (weights: the other writers' scores; equal in the first round), and per worker the mean
+    support of their answers. An item with one answer keeps it (support 0: nothing to
+    compare with). ``similarity`` is symmetric-enough text similarity in 0-1 (chrF)."""
+    by_item: dict[Any, list[tuple[Any, str]]] = defaultdict(list)
+    for item_id, worker_id, text in rows:
+        by_item[item_id].append((worker_id, str(text)))
+    pair_scores: dict[Any, np.ndarray] = {}
+    for item_id, answers in by_item.items():
+        n = len(answers)
+        matrix = np.zeros((n, n))
+        for a in range(n):
+            for b in range(n):
+                if a != b:
+                    matrix[a, b] = similarity(answers[a][1], answers[b][1])
+        pair_scores[item_id] = matrix
+    reliability: dict = {}
+    support_of: dict = {}
+    for _ in range(max(rounds, 1)):
+        totals: dict = defaultdict(list)
+        support_of = {}
+        for item_id, answers in by_item.items():
+            matrix = pair_scores[item_id]
+            weights = np.array([reliability.get(worker, 1.0) for worker, _ in answers])
+            support = np.zeros(len(answers))
+            for a in range(len(answers)):
+                others = np.arange(len(answers)) != a
+                if others.any() and weights[others].sum() > 0:
+                    support[a] = float(np.average(matrix[a, others], weights=weights[others]))
+            support_of[item_id] = support
+            for (worker, _), value in zip(answers, support, strict=True):
+                if len(answers) > 1:
+                    totals[worker].append(value)
+        reliability = {worker: float(np.mean(values)) for worker, values in totals.items()}
+    texts, best_support = {}, {}
+    for item_id, answers in by_item.items():
+        best = int(np.argmax(support_of[item_id]))
+        texts[item_id] = answers[best][1]
+        best_support[item_id] = float(support_of[item_id][best])
+    return TextModel(texts, best_support, reliability)
+
+
+# --- the safety rule ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Choice:
+    """Which output the safety rule chose and why (JSON-friendly through :meth:`to_dict`)."""
+
+    requested: str
+    used: str
+    model: str
+    plain: str
+    reason: str
+    gold_items: int = 0
+    model_gold_accuracy: float | None = None
+    plain_gold_accuracy: float | None = None
+    details: dict = field(default_factory=dict)
+
+    @property
+    def fell_back(self) -> bool:
+        return self.requested == MODEL and self.used != MODEL
+
+    def to_dict(self) -> dict:
+        return {"requested": self.requested, "used": self.used, "model": self.model,
+                "plain": self.plain, "fell_back": self.fell_back, "reason": self.reason,
+                "gold_items": self.gold_items,
+                "model_gold_accuracy": self.model_gold_accuracy,
+                "plain_gold_accuracy": self.plain_gold_accuracy, **self.details}
+
+
+def gold_accuracy(output: Mapping, gold: Mapping,
+                  correct: Callable[[Any, Any], bool]) -> tuple[int, float | None]:
+    """(gold items with an output, share of them where ``correct(output, gold)``)."""
+    checked = [correct(output[item], answer) for item, answer in gold.items() if item in output]
+    return len(checked), (float(np.mean(checked)) if checked else None)
+
+
+def choose_output(*, requested: str, model_name: str, plain_name: str, model_output: Mapping,
+                  plain_output: Mapping, gold: Mapping,
+                  correct: Callable[[Any, Any], bool]) -> Choice:
+    """The safety rule: the model's output when ``requested`` is ``model`` and, on the gold
+    items answered, it is at least as accurate as the plain output; else the plain one."""
+    if requested not in METHODS:
+        raise ValueError(f"aggregation must be one of {', '.join(METHODS)}, not {requested!r}")
+    n_gold, model_accuracy = gold_accuracy(model_output, gold, correct)
+    _, plain_accuracy = gold_accuracy(plain_output, gold, correct)
+    common = {"requested": requested, "model": model_name, "plain": plain_name,
+              "gold_items": n_gold, "model_gold_accuracy": model_accuracy,
+              "plain_gold_accuracy": plain_accuracy}
+    if requested == PLAIN:
+        return Choice(used=PLAIN, reason="plain aggregation was asked for", **common)
+    if n_gold == 0:
+        return Choice(used=PLAIN, reason=(
+            f"no gold item has answers, so {model_name} could not be checked against "
+            f"{plain_name}: {plain_name} is used"), **common)
+    if model_accuracy >= plain_accuracy:
+        return Choice(used=MODEL, reason=(
+            f"{model_name} is at least as accurate as {plain_name} on {n_gold} gold items "
+            f"({model_accuracy:.0%} against {plain_accuracy:.0%})"), **common)
+    return Choice(used=PLAIN, reason=(
+        f"{model_name} is less accurate than {plain_name} on {n_gold} gold items "
+        f"({model_accuracy:.0%} against {plain_accuracy:.0%}), so {plain_name} is used"),
+        **common)
+
+
+def plain_means(rows) -> dict:
+    """Mean rating per item."""
+    sums: dict = defaultdict(float)
+    counts: dict = defaultdict(int)
+    for item_id, _, rating in rows:
+        sums[item_id] += float(rating)
+        counts[item_id] += 1
+    return {item: sums[item] / counts[item] for item in sums}
+
+
+def aggregate_ratings(rows: Iterable, *, requested: str, gold: Mapping,
+                      classify: Callable[[float], Any]) -> tuple[dict, Choice, RatingModel]:
+    """Scores per item by the chosen method (the safety rule judges ``classify``-ed scores
+    against ``classify``-ed gold scores; a gold answer may list several accepted scores), the
+    choice, and the model (worker estimates)."""
+    rows = list(rows)
+    plain = plain_means(rows)
+    model = bias_noise_ratings(rows)
+    choice = choose_output(
+        requested=requested, model_name=BIAS_NOISE, plain_name=MEAN,
+        model_output=model.scores, plain_output=plain, gold=gold,
+        correct=lambda score, expected: classify(score) in {
+            classify(float(value)) for value in _accepted(expected)})
+    return (model.scores if choice.used == MODEL else plain), choice, model
+
+
+def _accepted(expected) -> tuple:
+    """A gold answer as the tuple of accepted answers (a list/set of them, or one)."""
+    if isinstance(expected, list | tuple | set | frozenset):
+        return tuple(expected)
+    return (expected,)
+
+
+def _matches(label, expected) -> bool:
+    """A label matches a gold answer: equal, or one of a list/set of accepted answers."""
+    return label in _accepted(expected)
+
+
+def aggregate_categories(rows: Iterable, *, requested: str, gold: Mapping,
+                         preference=None) -> tuple[dict, Choice, CategoricalModel]:
+    """Labels per item by the chosen method, the choice and the Dawid-Skene model."""
+    from qc.aggregation import majority_labels
+
+    rows = list(rows)
+    plain = majority_labels(rows, preference)
+    model = dawid_skene(rows)
+    choice = choose_output(requested=requested, model_name=DAWID_SKENE,
+                           plain_name=MAJORITY_VOTE, model_output=model.labels,
+                           plain_output=plain, gold=gold,
+                           correct=_matches)
+    return (model.labels if choice.used == MODEL else plain), choice, model

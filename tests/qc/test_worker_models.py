@@ -1,0 +1,264 @@
+"""Worker-quality aggregation, the safety rule, adaptive redundancy and bootstrap intervals.
+
+crowd-kit (Toloka's reference implementation) is not installed: with its dependencies
+(transformers, pyarrow, scikit-learn, nltk) it is far heavier than the rest of the dev
+environment. Dawid-Skene is cross-checked instead against a plain-Python reimplementation of
+crowd-kit's ``DawidSkene`` EM (``_m_step`` / ``_e_step``: majority-vote start, priors from the
+posteriors, per-worker confusion matrices) and against hand-computed cases.
+"""
+
+from collections import defaultdict
+
+import numpy as np
+import pytest
+
+from qc.agreement import RatingTable, fleiss_kappa, krippendorff_alpha
+from qc.bootstrap import (
+    bootstrap_interval,
+    fleiss_kappa_interval,
+    krippendorff_alpha_interval,
+    resample_items,
+)
+from qc.redundancy import RedundancyPolicy, needs_more
+from qc.worker_models import (
+    MODEL,
+    PLAIN,
+    aggregate_categories,
+    aggregate_ratings,
+    bias_noise_ratings,
+    choose_output,
+    dawid_skene,
+    most_supported_texts,
+)
+
+
+def reference_dawid_skene(rows, *, n_iter=100, smoothing=0.0, diagonal=0.0):
+    """crowd-kit's DawidSkene EM, in plain Python (plus our pseudo-counts)."""
+    items = sorted({row[0] for row in rows})
+    labels = sorted({row[2] for row in rows})
+    by_item = defaultdict(list)
+    for item, worker, label in rows:
+        by_item[item].append((worker, label))
+    probas = {i: {j: sum(label == j for _, label in by_item[i]) / len(by_item[i])
+                  for j in labels} for i in items}
+    workers = sorted({row[1] for row in rows})
+    for _ in range(n_iter):
+        priors = {j: sum(probas[i][j] for i in items) / len(items) for j in labels}
+        errors = {(w, j, k): smoothing + (diagonal if j == k else 0.0)
+                  for w in workers for j in labels for k in labels}
+        for item, worker, label in rows:
+            for j in labels:
+                errors[(worker, j, label)] += probas[item][j]
+        for w in workers:
+            for j in labels:
+                total = sum(errors[(w, j, k)] for k in labels)
+                for k in labels:
+                    errors[(w, j, k)] /= total
+        new = {}
+        for i in items:
+            logs = {j: np.log(priors[j]) for j in labels}
+            for worker, label in by_item[i]:
+                for j in labels:
+                    logs[j] += np.log(errors[(worker, j, label)])
+            top = max(logs.values())
+            unnorm = {j: np.exp(v - top) for j, v in logs.items()}
+            new[i] = {j: v / sum(unnorm.values()) for j, v in unnorm.items()}
+        probas = new
+    return {i: max(labels, key=lambda j: probas[i][j]) for i in items}, probas
+
+
+def simulated_categories(seed=0, n_items=300, n_workers=20, per_item=5):
+    rng = np.random.default_rng(seed)
+    truth = rng.choice(3, n_items, p=[0.5, 0.3, 0.2])
+    accuracy = rng.uniform(0.5, 0.95, n_workers)
+    accuracy[:4] = 1 / 3  # random clickers
+    rows = []
+    for item in range(n_items):
+        for worker in rng.choice(n_workers, per_item, replace=False):
+            right = rng.random() < accuracy[worker]
+            label = truth[item] if right else (truth[item] + rng.integers(1, 3)) % 3
+            rows.append((item, int(worker), "ABC"[label]))
+    return rows, ["ABC"[t] for t in truth]
+
+
+def test_dawid_skene_matches_a_reimplementation_of_crowd_kits_em():
+    rows, _ = simulated_categories()
+    model = dawid_skene(rows, smoothing=1.0, diagonal_prior=3.0, tolerance=0.0,
+                        max_iterations=30)
+    labels, probas = reference_dawid_skene(rows, n_iter=30, smoothing=1.0, diagonal=3.0)
+    assert model.labels == labels
+    assert all(model.posterior[i] == pytest.approx(max(probas[i].values()), abs=1e-9)
+               for i in labels)
+
+
+def test_dawid_skene_beats_the_vote_with_random_clickers_and_ranks_them_last():
+    rows, truth = simulated_categories(seed=1)
+    model = dawid_skene(rows)
+    from qc.aggregation import majority_labels
+
+    vote = majority_labels(rows)
+    accuracy = np.mean([model.labels[i] == truth[i] for i in range(len(truth))])
+    assert accuracy > np.mean([vote[i] == truth[i] for i in range(len(truth))])
+    worst = sorted(model.reliability, key=model.reliability.get)[:4]
+    assert sorted(worst) == [0, 1, 2, 3]
+
+
+def test_dawid_skene_hand_case_trusts_the_worker_who_agrees_with_the_others():
+    """Workers a and b agree on 10 items, c answers the opposite; on item 99 only a and c
+    answered, disagreeing: a's answer wins (a vote would tie)."""
+    rows = [(i, w, "yes" if i % 2 else "no") for i in range(10) for w in "ab"]
+    rows += [(i, "c", "no" if i % 2 else "yes") for i in range(10)]
+    rows += [(99, "a", "yes"), (99, "c", "no")]
+    model = dawid_skene(rows)
+    assert model.labels[99] == "yes"
+    assert model.reliability["a"] > 0.7 > 0.5 > model.reliability["c"]
+
+
+def test_bias_noise_corrects_a_biased_rater_and_discounts_a_noisy_one():
+    rng = np.random.default_rng(0)
+    truth = rng.uniform(1.5, 4.5, 200)
+    rows = []
+    for item, score in enumerate(truth):
+        for worker in range(4):
+            rows.append((item, f"ok{worker}", float(score + rng.normal(0, 0.2))))
+        rows.append((item, "lenient", float(score + 1.0 + rng.normal(0, 0.2))))
+        rows.append((item, "noisy", float(rng.uniform(1, 5))))
+    model = bias_noise_ratings(rows, scale=(0.0, 6.0))
+    assert model.bias["lenient"] == pytest.approx(1.0, abs=0.1)
+    assert model.noise["noisy"] > 5 * model.noise["ok0"]
+    estimate = np.array([model.scores[i] for i in range(200)])
+    means = np.array([np.mean([r[2] for r in rows if r[0] == i]) for i in range(200)])
+    assert np.abs(estimate - truth).mean() < 0.15 < np.abs(means - truth).mean()
+
+
+def test_bias_noise_on_a_clean_crowd_is_the_mean():
+    rows = [(i, w, float(1 + (i + w) % 5)) for i in range(50) for w in range(5)]
+    model = bias_noise_ratings(rows)
+    assert all(model.scores[i] == pytest.approx(3.0, abs=0.05) for i in range(50))
+
+
+def test_most_supported_text_and_writer_scores():
+    answers = {
+        "w1": "Why did Frank Zappa leave the band?",
+        "w2": "Why did Frank Zappa leave the Mothers?",
+        "w3": "Why did Zappa leave the band?",
+        "paster": "As an AI language model, I cannot answer that question.",
+    }
+    rows = [(item, worker, text) for item in range(3) for worker, text in answers.items()]
+    model = most_supported_texts(rows)
+    assert model.texts[0] in {answers["w1"], answers["w3"]}
+    assert min(model.reliability, key=model.reliability.get) == "paster"
+    assert most_supported_texts([(1, "only", "alone")]).texts == {1: "alone"}
+
+
+def test_the_safety_rule_falls_back_when_the_model_loses_on_gold():
+    model = {1: "A", 2: "A", 3: "B"}
+    plain = {1: "A", 2: "B", 3: "B"}
+    same = lambda a, b: a == b  # noqa: E731
+    choice = choose_output(requested=MODEL, model_name="dawid_skene",
+                           plain_name="majority_vote", model_output=model,
+                           plain_output=plain, gold={2: "B", 3: "B"}, correct=same)
+    assert choice.used == PLAIN and choice.fell_back
+    assert "less accurate than majority_vote on 2 gold items (50% against 100%)" in \
+        choice.reason
+    kept = choose_output(requested=MODEL, model_name="m", plain_name="p", model_output=model,
+                         plain_output=plain, gold={1: "A", 2: "A"}, correct=same)
+    assert kept.used == MODEL and not kept.fell_back and kept.to_dict()["gold_items"] == 2
+    nogold = choose_output(requested=MODEL, model_name="m", plain_name="p",
+                           model_output=model, plain_output=plain, gold={}, correct=same)
+    assert nogold.used == PLAIN and "no gold item has answers" in nogold.reason
+    with pytest.raises(ValueError, match="aggregation must be one of"):
+        choose_output(requested="magic", model_name="m", plain_name="p", model_output={},
+                      plain_output={}, gold={}, correct=same)
+
+
+def test_colluding_copiers_fool_the_model_and_the_rule_keeps_the_vote():
+    rng = np.random.default_rng(5)
+    truth = rng.choice(["A", "B", "C"], 400)
+    pasted = np.where(rng.random(400) < 0.4, truth, "C")  # one shared wrong answer
+    rows = []
+    for item in range(400):
+        for worker in rng.choice(10, 5, replace=False):
+            if worker < 4:
+                label = pasted[item]
+            else:
+                label = truth[item] if rng.random() < 0.7 else rng.choice(["A", "B", "C"])
+            rows.append((item, int(worker), str(label)))
+    gold = {item: str(truth[item]) for item in range(40)}
+    labels, choice, _ = aggregate_categories(rows, requested=MODEL, gold=gold)
+    from qc.aggregation import majority_labels
+
+    vote = majority_labels(rows)
+    assert choice.fell_back and labels == vote
+    ratings, rchoice, _ = aggregate_ratings([(i, w, 3.0) for i, w, _ in rows],
+                                            requested=PLAIN, gold={}, classify=round)
+    assert rchoice.used == PLAIN and set(ratings.values()) == {3.0}
+
+
+def test_adaptive_redundancy_rule():
+    policy = RedundancyPolicy()
+    assert needs_more(["A", "A"], policy, numeric=False)  # below start
+    assert not needs_more(["A", "A", "A"], policy, numeric=False)
+    assert needs_more(["A", "A", "B"], policy, numeric=False)
+    assert not needs_more(["A", "A", "B", "A"], policy, numeric=False)
+    assert not needs_more(["A", "B", "C", "A", "B", "C", "A"], policy, numeric=False)  # max
+    assert not needs_more([5, 5, 5], policy, numeric=True)  # far from 4 and 2.5
+    assert needs_more([5, 3, 4], policy, numeric=True)  # mean 4, on a boundary
+    assert not needs_more([4, 4, 3, 3], policy, numeric=True)  # mean 3.5: 0.5 > se 0.29
+    assert RedundancyPolicy.from_dict({"start": 2, "maximum": 5}).maximum == 5
+    for bad in ({"start": 9}, {"start": 1.5}, {"typo": 1}, {"min_sd": True}):
+        with pytest.raises(ValueError):
+            RedundancyPolicy.from_dict(bad)
+
+
+def test_bootstrap_resamples_whole_items():
+    rows = [(i, w, (i + w) % 3) for i in range(30) for w in range(4)]
+    rows += [(100, 0, 1)]  # an item with one rating
+    table = RatingTable.from_rows(rows)
+    sample = resample_items(table, np.random.default_rng(1))
+    per_item = np.bincount(sample.item_codes)
+    assert len(per_item) == len(table.items) and set(per_item) <= {1, 4}
+    assert sample.n_ratings == per_item.sum()
+
+
+def test_bootstrap_intervals_cover_the_estimate_and_match_a_naive_resampling():
+    rng = np.random.default_rng(2)
+    truth = rng.integers(1, 6, 80)
+    rows = [(i, w, int(np.clip(truth[i] + rng.integers(-1, 2), 1, 5)))
+            for i in range(80) for w in range(4)]
+    kappa = fleiss_kappa_interval(rows, n_resamples=200, seed=3)
+    assert kappa.low < kappa.estimate < kappa.high
+    assert kappa.estimate == pytest.approx(fleiss_kappa(rows).kappa)
+    alpha = krippendorff_alpha_interval(rows, "ordinal", n_resamples=200, seed=3)
+    assert alpha.low < alpha.estimate < alpha.high
+    assert alpha.estimate == pytest.approx(krippendorff_alpha(rows, "ordinal"))
+    # The same draws through plain rows: every rating of each drawn item, renamed per draw.
+    draws = np.random.default_rng(3)
+    naive = []
+    for _ in range(200):
+        picked = draws.integers(0, 80, 80)
+        naive.append(fleiss_kappa([(n, w, label) for n, item in enumerate(picked)
+                                   for (i, w, label) in rows if i == item]).kappa)
+    assert kappa.low == pytest.approx(np.percentile(naive, 2.5))
+    assert kappa.high == pytest.approx(np.percentile(naive, 97.5))
+    assert fleiss_kappa_interval(rows, n_resamples=50, seed=3) == \
+        fleiss_kappa_interval(rows, n_resamples=50, seed=3)
+    undefined = bootstrap_interval([(1, 1, "a"), (1, 2, "a")], lambda t: float("nan"),
+                                   n_resamples=5)
+    assert undefined.n_undefined == 5 and undefined.to_dict()["low"] is None
+
+
+@pytest.mark.parametrize("level", ["nominal", "ordinal"])
+def test_fast_intervals_equal_the_generic_resampling(level):
+    """The weighted-sum paths draw the same resamples as ``resample_items`` and give the same
+    intervals (unequal raters per item, items with a single rating)."""
+    rng = np.random.default_rng(8)
+    rows = [(i, w, int(rng.integers(1, 6))) for i in range(40)
+            for w in range(int(rng.integers(1, 6)))]
+    fast = krippendorff_alpha_interval(rows, level, n_resamples=150, seed=4)
+    slow = bootstrap_interval(rows, lambda t: krippendorff_alpha(t, level), n_resamples=150,
+                              seed=4)
+    assert (fast.low, fast.high) == pytest.approx((slow.low, slow.high))
+    fast = fleiss_kappa_interval(rows, n_resamples=150, seed=4)
+    slow = bootstrap_interval(rows, lambda t: fleiss_kappa(t).kappa, n_resamples=150, seed=4)
+    assert (fast.low, fast.high) == pytest.approx((slow.low, slow.high))
