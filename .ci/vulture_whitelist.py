@@ -274,3 +274,4 @@ _.supersedes  # Annotation.supersedes, the version a changed answer replaces (re
 sync_assignment_decisions  # Celery task, enqueued by name (annotation/tasks.py)
 _._bonus_resolve  # review subcommand, dispatched by name (annotation/management/commands/review.py)
 approved  # serializer field, read by drf-spectacular (annotation/api/decisions.py)
+open_flags  # selectors/qc.py: no caller since the queue reads pages (selectors/review_queue.py); kept only because another branch edits that module — delete it at merge

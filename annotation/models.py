@@ -777,14 +777,12 @@ class ProjectCount(models.Model):
     item or an answer — the submit's hand-written SQL, imports' bulk inserts, collections,
     deletions and the cascades of a deleted project — keeps the count in the statement that
     changes the rows, so no code path can forget it. PostgreSQL: one statement-level trigger per
-    INSERT/DELETE adds the statement's rows per project into one of ``SHARDS`` rows chosen by
+    INSERT/DELETE adds the statement's rows per project into one of 8 rows (``shard``) chosen by
     the backend's pid, so concurrent submits do not queue on one counter row; SQLite (writers
     are serialised) keeps shard 0. A project's total is the sum of its shards
     (``annotation.selectors.projects.project_list_with_progress``). Neither an item's nor an
     answer's project ever changes, so an UPDATE needs no trigger.
     """
-
-    SHARDS = 8
 
     project = models.ForeignKey(Project, on_delete=models.DO_NOTHING, db_constraint=False,
                                 db_index=False, related_name="+")
