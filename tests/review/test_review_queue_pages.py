@@ -44,7 +44,7 @@ def small_pages(monkeypatch):
 def test_every_grouping_pages_through_each_group_once_with_totals(staff_client, small_pages):
     project, rows = flagged_rewrites(3)
     # a second flag on the first answer: one row, both flags, under the answer grouping
-    assignment, annotation, _, _ = rows[0]
+    _, annotation, _, _ = rows[0]
     Flag.objects.create(project=project, annotation=annotation, worker=annotation.worker,
                         reason="copy_of_input", score=0.5, detail="copied",
                         fingerprint=f"copy_of_input:annotation:{annotation.pk}")
@@ -83,7 +83,7 @@ def test_one_row_per_answer_lists_all_its_flags(staff_client):
 
 
 def test_decisions_from_a_later_page_go_back_to_it(staff_client, small_pages):
-    project, rows = flagged_rewrites(3)
+    project, _ = flagged_rewrites(3)
     first = staff_client.get(f"/staff/review/{project.slug}/").content.decode()
     later = f"/staff/review/{project.slug}/" + next_link(first)
     page = staff_client.get(later).content.decode()
