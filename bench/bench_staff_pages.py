@@ -1,7 +1,7 @@
 """Bench the staff pages at scale: home, review list, review queue, admin, API lists, splits.
 
 Builds (``--build``) one CLAIRE-like plausibility project in the PostgreSQL database of
-``DATABASE_URL`` the way the app stores it: ``N / 5`` fillers (items) in clozes of five, each
+``DATABASE_URL`` (a database for the bench alone: a build removes every project in it) the way the app stores it: ``N / 5`` fillers (items) in clozes of five, each
 rated by 5 workers of 2,000 through MTurk (one batch, HITs of 10 items, 5 submitted assignments
 per HIT), and open QC flags on about 1.1% of the answers (a second flag on every 1,000th
 answer, and worker-level flags on 20 workers): ~11,300 open flags at 1,000,000 answers. The
@@ -41,13 +41,16 @@ RATINGS_PER_ITEM = 5
 
 
 def build(answers: int) -> None:
-    """The project, from nothing (an earlier bench project of the slug is deleted first)."""
+    """The project, from nothing: every project of the database is removed first."""
     from django.db import connection
 
     items = answers // RATINGS_PER_ITEM
     hits = (items + ITEMS_PER_HIT - 1) // ITEMS_PER_HIT
     steps = [
-        ("DELETE FROM annotation_project WHERE slug = %(slug)s", "old project"),
+        # A bench database of its own: every project in it goes (TRUNCATE: fast, cascading)
+        ("TRUNCATE annotation_project CASCADE", "old projects"),
+        ("DO $$ BEGIN IF to_regclass('annotation_projectcount') IS NOT NULL THEN "
+         "TRUNCATE annotation_projectcount; END IF; END $$", "old project counts"),
         ("INSERT INTO annotation_project (slug, name, kind, instructions, redundancy, "
          "reward_cents, live_check_settings, flag_settings, created_at) VALUES (%(slug)s, "
          "'CLAIRE bench', 'plausibility', '', '{\"train\": 5, \"dev\": 5, \"test\": 5}', 5, "

@@ -47,6 +47,8 @@ from ..models import (
     HitItem,
     Item,
     ItemLease,
+    Project,
+    ProjectCount,
     StatusEvent,
     TargetSentence,
     Worker,
@@ -60,7 +62,8 @@ ANNOTATOR_MODELS: tuple[type[Model], ...] = (Item, Annotation, Worker, Assignmen
 #: 1 row of ``annotation_flag`` with 11,299 in it (issue 21).
 STAFF_MODELS: tuple[type[Model], ...] = (
     Flag, StatusEvent, ClozeItem, ClozeFiller, Document, TargetSentence, Dialogue,
-    DialogueTurn, ComplexSentence, HitItem, Batch, Bonus, ItemLease, Session)
+    DialogueTurn, ComplexSentence, HitItem, Batch, Bonus, ItemLease, Session, Project,
+    ProjectCount)
 #: Every table whose statistics the app refreshes.
 HOT_MODELS: tuple[type[Model], ...] = ANNOTATOR_MODELS + STAFF_MODELS
 #: Changed rows below this never trigger an ANALYZE (autovacuum's analyze threshold is 50; a

@@ -122,3 +122,17 @@ def test_the_queue_runs_the_same_queries_for_2_or_40_flagged_assignments(
     with django_assert_num_queries(len(small.captured_queries)):
         page = staff_client.get(url).content.decode()
     assert len(GROUP.findall(page)) == review_queue.PAGE_GROUPS
+
+
+def test_the_unflagged_work_is_counted_to_a_bound_and_says_so(staff_client, monkeypatch):
+    from frontend import review
+    from tests.review.test_review_pages import submitted_unflagged
+
+    project, _ = submitted_unflagged(3)
+    monkeypatch.setattr(review, "UNFLAGGED_COUNTED", 2)
+    page = staff_client.get(f"/staff/review/{project.slug}/").content.decode()
+    assert "Approve all the submitted assignments without an open flag (more than 2)" in page
+    assert "Approve the 3" not in page
+    monkeypatch.setattr(review, "UNFLAGGED_COUNTED", 3)
+    page = staff_client.get(f"/staff/review/{project.slug}/").content.decode()
+    assert "Approve the 3 submitted assignments without an open flag" in page
