@@ -339,8 +339,14 @@ class AnnotationAdmin(ScaledChangeListMixin, ReadOnlyWorkMixin, ReadOnlyRawMixin
         term = search_term.strip()
         if not term:
             return queryset, False
-        match = (django_models.Q(worker__in=models.Worker.objects.filter(external_id=term))
-                 | django_models.Q(item__in=models.Item.objects.filter(external_id=term)))
+        # The ids first (two small reads): an OR of subqueries is planned as a scan of every
+        # answer; an OR of id lists is one index range per column.
+        worker_ids = list(models.Worker.objects.filter(external_id=term)
+                          .values_list("pk", flat=True))
+        item_ids = list(models.Item.objects.filter(external_id=term)
+                        .values_list("pk", flat=True)[:1000])
+        match = (django_models.Q(worker_id__in=worker_ids)
+                 | django_models.Q(item_id__in=item_ids))
         if term.isdigit() and int(term) < 2**63:
             match |= django_models.Q(pk=int(term))
         return queryset.filter(match), False
@@ -377,6 +383,9 @@ class FlagAdmin(ScaledChangeListMixin, ReadOnlyWorkMixin, ReadOnlyRawMixin, admi
     # worker and annotation are nullable: Django's automatic select_related skips them and
     # the list read each row's in a query of its own.
     list_select_related = ("project", "worker", "annotation")
+    # Newest first, by primary key: the page is an index range (by score, every flag was
+    # joined to its answer and sorted before the first 100 were shown).
+    ordering = ("-id",)
     raw_id_fields = ("annotation", "worker", "assignment", "reviewed_by")
     actions = ["dismiss"]
 
