@@ -147,6 +147,7 @@ def build(answers: int) -> None:
     params = {"slug": SLUG, "workers": WORKERS, "items": items, "hits": hits,
               "per_hit": ITEMS_PER_HIT}
     with connection.cursor() as cursor:
+        cursor.execute("SELECT set_config('statement_timeout', '0', false)")  # --timeout: pages
         for sql, what in steps:
             started = time.perf_counter()
             cursor.execute(sql, params)
