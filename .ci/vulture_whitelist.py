@@ -276,3 +276,4 @@ _._bonus_resolve  # review subcommand, dispatched by name (annotation/management
 approved  # serializer field, read by drf-spectacular (annotation/api/decisions.py)
 _._bonus_check  # review subcommand, dispatched by name (annotation/management/commands/review.py)
 _.close_connection  # BaseHTTPRequestHandler's flag, read by http.server (the stand-ins' withheld replies)
+open_flags  # selectors/qc.py: no caller since the queue reads pages (selectors/review_queue.py); kept only because another branch edits that module — delete it at merge

@@ -13,6 +13,7 @@ from django.db import models as django_models
 from django.template.response import TemplateResponse
 
 from . import models
+from .admin_scale import ScaledChangeListMixin
 from .roles import decision_action, may, may_see_worker_ids
 from .services import decisions
 from .services.annotations import item_filled_marks_kept
@@ -230,7 +231,7 @@ class FactAdmin(admin.ModelAdmin):
 
 
 @admin.register(models.Item)
-class ItemAdmin(admin.ModelAdmin):
+class ItemAdmin(ScaledChangeListMixin, admin.ModelAdmin):
     list_display = ("external_id", "project", "split", "group_key", "is_gold", "created_at")
     list_filter = ("project", "split", "is_gold")
     search_fields = ("external_id", "group_key")
@@ -254,6 +255,7 @@ class SplitManifestAdmin(ReadOnlyRawMixin, admin.ModelAdmin):
 @admin.register(models.Worker)
 class WorkerAdmin(RawWorkerIdsMixin, ReadOnlyWorkMixin, admin.ModelAdmin):
     list_display = ("external_id", "pseudonym", "provider", "user", "is_blocked", "created_at")
+    list_select_related = ("user",)  # nullable: Django's automatic select_related skips it
     list_filter = ("provider", "is_blocked")
     search_fields = ("external_id", "user__username")
     raw_id_fields = ("user",)
@@ -320,7 +322,8 @@ class HitAdmin(ReadOnlyWorkMixin, admin.ModelAdmin):
 
 
 @admin.register(models.Assignment)
-class AssignmentAdmin(RawWorkerIdsMixin, ReadOnlyWorkMixin, ReadOnlyRawMixin, admin.ModelAdmin):
+class AssignmentAdmin(RawWorkerIdsMixin, ScaledChangeListMixin, ReadOnlyWorkMixin,
+                      ReadOnlyRawMixin, admin.ModelAdmin):
     list_display = ("provider_assignment_id", "hit", "worker", "status", "submitted_at")
     list_filter = ("status",)
     search_fields = ("provider_assignment_id", "worker__external_id", "hit__provider_hit_id")
@@ -362,14 +365,40 @@ class BonusAdmin(ReadOnlyWorkMixin, admin.ModelAdmin):
 
 
 @admin.register(models.Annotation)
-class AnnotationAdmin(RawWorkerIdsMixin, ReadOnlyWorkMixin, ReadOnlyRawMixin, admin.ModelAdmin):
+class AnnotationAdmin(RawWorkerIdsMixin, ScaledChangeListMixin, ReadOnlyWorkMixin,
+                      ReadOnlyRawMixin, admin.ModelAdmin):
     list_display = ("id", "project", "item", "worker", "source", "category", "rating",
                     "skipped", "review_status", "submitted_at")
     list_filter = ("project", "source", "category", "skipped", "review_status")
-    search_fields = ("text", "worker__external_id", "item__external_id")
+    # Whole values on indexed columns (get_search_results): a substring of a million answers'
+    # text is a scan of all of them per search.
+    search_fields = ("=id", "=worker__external_id", "=item__external_id")
+    search_help_text = ("An answer id, a worker's id (e.g. an MTurk WorkerId) or an item's id "
+                        "in its dataset, whole.")
     list_select_related = ("project", "item", "worker")
     raw_id_fields = ("item", "worker", "assignment")
     actions = ["approve", "reject"]
+
+    def get_search_results(self, request, queryset, search_term):
+        """Exact matches through indexes: the answer id (primary key), the workers and items
+        of that external id (subqueries: each index probe, then the answers' own indexes)."""
+        term = search_term.strip()
+        if not term:
+            return queryset, False
+        # The ids first (two small reads): an OR of subqueries is planned as a scan of every
+        # answer; an OR of id lists is one index range per column.
+        # A raw worker id finds answers only for the roles that may see raw ids (a reviewer
+        # could otherwise map a WorkerId to its answers).
+        worker_ids = (list(models.Worker.objects.filter(external_id=term)
+                           .values_list("pk", flat=True))
+                      if may_see_worker_ids(request.user) else [])
+        item_ids = list(models.Item.objects.filter(external_id=term)
+                        .values_list("pk", flat=True)[:1000])
+        match = (django_models.Q(worker_id__in=worker_ids)
+                 | django_models.Q(item_id__in=item_ids))
+        if term.isdigit() and int(term) < 2**63:
+            match |= django_models.Q(pk=int(term))
+        return queryset.filter(match), False
 
     def has_delete_permission(self, request, obj=None):
         # Deleting a hostile or broken answer is cleanup, not a decision (Django's own rule).
@@ -393,12 +422,20 @@ class AnnotationAdmin(RawWorkerIdsMixin, ReadOnlyWorkMixin, ReadOnlyRawMixin, ad
 
 
 @admin.register(models.Flag)
-class FlagAdmin(RawWorkerIdsMixin, ReadOnlyWorkMixin, ReadOnlyRawMixin, admin.ModelAdmin):
+class FlagAdmin(RawWorkerIdsMixin, ScaledChangeListMixin, ReadOnlyWorkMixin, ReadOnlyRawMixin,
+                admin.ModelAdmin):
     list_display = ("id", "project", "reason", "score", "status", "worker", "annotation",
                     "created_at")
     list_filter = ("project", "reason", "status")
-    search_fields = ("reason", "detail", "worker__external_id")
-    list_select_related = ("project", "worker")
+    # Whole values: a reason, a worker's id; no substring scan of every flag's detail.
+    search_fields = ("=reason", "=worker__external_id")
+    search_help_text = "A reason (e.g. too_fast) or a worker's id, whole."
+    # worker and annotation are nullable: Django's automatic select_related skips them and
+    # the list read each row's in a query of its own.
+    list_select_related = ("project", "worker", "annotation")
+    # Newest first, by primary key: the page is an index range (by score, every flag was
+    # joined to its answer and sorted before the first 100 were shown).
+    ordering = ("-id",)
     raw_id_fields = ("annotation", "worker", "assignment", "reviewed_by")
     actions = ["dismiss"]
 
@@ -418,8 +455,11 @@ class QualificationAdmin(admin.ModelAdmin):
 
 
 @admin.register(models.StatusEvent)
-class StatusEventAdmin(ReadOnlyWorkMixin, ReadOnlyRawMixin, admin.ModelAdmin):
+class StatusEventAdmin(ScaledChangeListMixin, ReadOnlyWorkMixin, ReadOnlyRawMixin,
+                       admin.ModelAdmin):
     list_display = ("at", "kind", "batch", "hit", "assignment", "worker", "flag", "actor",
                     "old_status", "new_status")
+    # Every one is nullable: without this, one query per row and column.
+    list_select_related = ("batch", "hit", "assignment", "worker", "flag", "actor")
     list_filter = ("kind",)
     raw_id_fields = ("batch", "hit", "assignment", "worker", "annotation", "flag", "actor")

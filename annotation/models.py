@@ -767,3 +767,33 @@ class StatusEvent(models.Model):
         return f"{self.kind}: {self.old_status}→{self.new_status}"
 
 
+
+
+class ProjectCount(models.Model):
+    """How many items and answers a project has: the home page's and the review list's totals,
+    read in one index probe per project instead of counting 1,000,000 answers per request.
+
+    Kept by database triggers (migration 0023_h21_pages), not by Python: every writer of an
+    item or an answer — the submit's hand-written SQL, imports' bulk inserts, collections,
+    deletions and the cascades of a deleted project — keeps the count in the statement that
+    changes the rows, so no code path can forget it. PostgreSQL: one statement-level trigger per
+    INSERT/DELETE adds the statement's rows per project into one of 8 rows (``shard``) chosen by
+    the backend's pid, so concurrent submits do not queue on one counter row; SQLite (writers
+    are serialised) keeps shard 0. A project's total is the sum of its shards
+    (``annotation.selectors.projects.project_list_with_progress``). Neither an item's nor an
+    answer's project ever changes, so an UPDATE needs no trigger.
+    """
+
+    project = models.ForeignKey(Project, on_delete=models.DO_NOTHING, db_constraint=False,
+                                db_index=False, related_name="+")
+    shard = models.PositiveSmallIntegerField()
+    items = models.BigIntegerField(default=0)
+    annotations = models.BigIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["project", "shard"], name="uniq_project_count"),
+        ]
+
+    def __str__(self) -> str:
+        return f"project {self.project_id} shard {self.shard}: {self.items}/{self.annotations}"

@@ -11,7 +11,6 @@ import io
 import math
 import tempfile
 import zipfile
-from collections import OrderedDict
 from collections.abc import Callable
 from itertools import pairwise
 from pathlib import Path
@@ -19,7 +18,7 @@ from pathlib import Path
 from diff_match_patch import diff_match_patch
 from django.contrib import messages
 from django.core.exceptions import ValidationError
-from django.http import HttpResponse
+from django.http import HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.html import escape, format_html
 from django.utils.http import url_has_allowed_host_and_scheme
@@ -32,6 +31,7 @@ from annotation.roles import page_requires
 from annotation.selectors import batches as review_selectors
 from annotation.selectors import projects as project_selectors
 from annotation.selectors import qc as qc_selectors
+from annotation.selectors import review_queue
 from annotation.selectors.bonuses import bonus_report
 from annotation.services import decisions
 from annotation.services.qc import project_qc_run
@@ -243,37 +243,73 @@ def time_plot(seconds: list[float]) -> SafeString:
 
 
 #: How many unflagged submitted assignments the review page lists one by one.
-UNFLAGGED_SHOWN = 50
+UNFLAGGED_SHOWN = 20
+#: The page counts the unflagged submitted assignments up to this many ("more than" past it):
+#: counting 100,000 of them for every page view took a second (issue 21).
+UNFLAGGED_COUNTED = 1000
+
+
+def answer_rows(flags: list[Flag], earlier_turns: dict) -> list[dict]:
+    """One row per flagged answer with every flag on it (``row["flags"]``), highest first; a
+    flag on no answer (a worker, an assignment) is a row of its own."""
+    rows: dict[tuple, dict] = {}
+    for flag in flags:
+        key = ("answer", flag.annotation_id) if flag.annotation_id else ("flag", flag.pk)
+        row = rows.get(key)
+        if row is None:
+            row = rows[key] = flag_view(flag, earlier_turns)
+            row["flags"] = []
+        row["flags"].append(flag)
+    return list(rows.values())
+
+
+def queue_group_view(group: review_queue.QueueGroup, by: str, earlier_turns: dict) -> dict:
+    """A group of the queue page as the template shows it: its label, the assignment or worker
+    its decisions act on, its totals and its rows."""
+    rows = answer_rows(group.flags, earlier_turns)
+    first = rows[0] if rows else {"assignment": None, "worker": None, "annotation": None}
+    view = {"key": group.key, "rows": rows, "flag_total": group.flag_total,
+            "answer_total": group.answer_total, "shown": len(group.flags)}
+    if by == "worker":
+        worker = first["worker"] or (first["annotation"].worker if first["annotation"] else None)
+        view.update(worker=worker,
+                    label=f"worker {worker.anonymous_id}" if worker else "no worker")
+    elif by == "hit":
+        assignment = first["assignment"]
+        hit = assignment.hit if assignment else None
+        view.update(assignment=assignment,
+                    label=(f"HIT {hit} · assignment {assignment}" if assignment
+                           else "work outside a HIT (local or imported) and worker-level flags"))
+    else:
+        annotation = first["annotation"]
+        view.update(assignment=first["assignment"] if annotation else None,
+                    label=(f"answer {annotation.pk} · worker {annotation.worker.anonymous_id}"
+                           if annotation else f"{first['flags'][0].reason} (no answer)"))
+    return view
 
 
 @page_requires("see_work")
 def queue(request, slug: str):
-    """Open flags grouped by HIT (default) or by worker, highest score first; above them the
+    """A page of open flags grouped by HIT (default), by worker or by answer, the groups of
+    highest score first, each with its totals (``selectors.review_queue``); above them the
     submitted assignments without a flag, each with its decisions."""
     project = get_object_or_404(Project, slug=slug)
-    group_by = "worker" if request.GET.get("by") == "worker" else "hit"
-    groups: OrderedDict = OrderedDict()
-    flags = list(qc_selectors.open_flags(project=project))
+    group_by = request.GET.get("by", "hit")
+    if group_by not in review_queue.GROUPINGS:
+        group_by = "hit"
+    try:
+        after = (review_queue.Cursor.parse(request.GET["after"])
+                 if request.GET.get("after") else None)
+    except review_queue.BadCursor as error:
+        return HttpResponseBadRequest(str(error), content_type="text/plain")
+    page = review_queue.open_flag_page(project=project, by=group_by, after=after)
+    flags = [flag for group in page.groups for flag in group.flags]
     earlier_turns = previous_turns(flags) if project.kind == "sluice" else {}
-    for flag in flags:
-        row = flag_view(flag, earlier_turns)
-        if group_by == "worker":
-            worker = row["worker"] or (row["annotation"].worker if row["annotation"] else None)
-            key = ("worker", worker.pk if worker else 0)
-            label = f"worker {worker.anonymous_id}" if worker else "no worker"
-            extra = {"worker": worker}
-        else:
-            assignment = row["assignment"]
-            hit = assignment.hit if assignment else None
-            key = ("hit", hit.pk if hit else 0, assignment.pk if assignment else 0)
-            label = (f"HIT {hit} · assignment {assignment}" if assignment
-                     else "work outside a HIT (local or imported) and worker-level flags")
-            extra = {"assignment": assignment}
-        group = groups.setdefault(key, {"label": label, "rows": [], **extra})
-        group["rows"].append(row)
+    groups = [queue_group_view(group, group_by, earlier_turns) for group in page.groups]
     from annotation.providers.prolific import REJECTION_CATEGORIES
 
     unflagged_ids = review_selectors.unflagged_submitted_assignment_ids(project=project)
+    unflagged_count = unflagged_ids[:UNFLAGGED_COUNTED + 1].count()
     # Each submitted assignment without a flag, with its answers, so one can be rejected,
     # bonused or its worker blocked here too (not only approved in bulk).
     unflagged = list(Assignment.objects.filter(pk__in=unflagged_ids[:UNFLAGGED_SHOWN])
@@ -283,9 +319,11 @@ def queue(request, slug: str):
         for annotation in assignment.annotations.all():
             annotation.answer = answer_of(annotation)
     return render(request, "frontend/review/queue.html", {
-        "project": project, "groups": list(groups.values()), "group_by": group_by,
+        "project": project, "groups": groups, "group_by": group_by, "page": page,
+        "after": after, "next_after": str(page.next_cursor) if page.next_cursor else None,
         "flag_counts": qc_selectors.flag_counts(project=project),
-        "unflagged_count": unflagged_ids.count(),
+        "unflagged_count": min(unflagged_count, UNFLAGGED_COUNTED),
+        "unflagged_more": unflagged_count > UNFLAGGED_COUNTED,
         "unflagged": unflagged,
         "rejection_categories": sorted(REJECTION_CATEGORIES),
     })

@@ -14,6 +14,7 @@ from ..models import Annotation, Project
 from ..roles import may
 from ..selectors import projects as project_selectors
 from ..services.projects import project_get_or_create, project_update
+from .pagination import KeysetPagination
 from .permissions import action_permission
 from .serializers import AnnotationSerializer, ItemSerializer, ProjectSerializer
 
@@ -46,13 +47,15 @@ class ProjectViewSet(viewsets.ModelViewSet):
 
 
 class ItemViewSet(viewsets.ReadOnlyModelViewSet):
-    """Items, filterable with ``?project=<slug>&split=<split>``; staff only.
+    """Items, filterable with ``?project=<slug>&split=<split>``; staff only. Paged by id
+    (``?after=``, ``annotation.api.pagination.KeysetPagination``).
 
     Items are created by importers and moved between splits by split manifests, never here.
     """
 
     serializer_class = ItemSerializer
     permission_classes = [action_permission(GET="see_items")]
+    pagination_class = KeysetPagination
 
     def get_queryset(self):
         items = project_selectors.item_list(split=self.request.query_params.get("split"))
@@ -63,12 +66,13 @@ class ItemViewSet(viewsets.ReadOnlyModelViewSet):
 
 
 class AnnotationViewSet(viewsets.ReadOnlyModelViewSet):
-    """Annotations, filterable with ``?project=<slug>``. Workers see only their own; staff
-    see all. Annotations are written by the task pages and MTurk collection, and reviewed in
-    the review queue, never edited here."""
+    """Annotations, filterable with ``?project=<slug>``, paged by id (``?after=``). Workers
+    see only their own; staff see all. Annotations are written by the task pages and MTurk
+    collection, and reviewed in the review queue, never edited here."""
 
     serializer_class = AnnotationSerializer
     permission_classes = [permissions.IsAuthenticated]
+    pagination_class = KeysetPagination
 
     def get_queryset(self):
         if getattr(self, "swagger_fake_view", False):  # drf-spectacular reading the types

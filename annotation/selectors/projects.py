@@ -3,15 +3,22 @@ them (select_related / annotate), so hot views run a fixed number of queries."""
 
 from __future__ import annotations
 
-from django.db.models import Count, QuerySet
+from django.db.models import OuterRef, QuerySet, Subquery, Sum
+from django.db.models.functions import Coalesce
 
-from ..models import Annotation, Item, Project, Worker
+from ..models import Annotation, Item, Project, ProjectCount, Worker
 
 
 def project_list_with_progress() -> QuerySet[Project]:
+    """Every project with ``item_count`` and ``annotation_count`` (every answer row, problem
+    reports and older versions too): read from ``ProjectCount``, the counts the database's
+    triggers keep, so the statement reads a few rows per project at any size (counting
+    1,000,000 answers took 0.4 s a page; joining items to answers never finished, issue 21)."""
+    shards = ProjectCount.objects.filter(project=OuterRef("pk")).order_by().values("project")
     return Project.objects.annotate(
-        item_count=Count("items", distinct=True),
-        annotation_count=Count("annotations", distinct=True),
+        item_count=Coalesce(Subquery(shards.annotate(n=Sum("items")).values("n")), 0),
+        annotation_count=Coalesce(Subquery(shards.annotate(n=Sum("annotations")).values("n")),
+                                  0),
     ).order_by("slug")
 
 

@@ -56,6 +56,7 @@ from ..providers import (
 from .annotations import annotations_set_review_status
 from .audit import close_open_flags, record_status_event
 from .batches.common import REMOTE_ASSIGNMENT_STATUS, new_request_token, provider_for_batch
+from .batching import chunks
 from .jobs import enqueue_after_commit
 
 logger = logging.getLogger(__name__)
@@ -160,7 +161,8 @@ def assignments_approve(*, assignment_ids, actor=None, message: str = "") -> lis
     ids = sorted({int(assignment_id) for assignment_id in assignment_ids})
     if not ids:
         raise ValidationError({"assignments": "choose at least one assignment"})
-    found = set(Assignment.objects.filter(pk__in=ids).values_list("pk", flat=True))
+    found = {pk for chunk in chunks(ids)  # chunks: ids may outnumber a statement's parameters
+             for pk in Assignment.objects.filter(pk__in=chunk).values_list("pk", flat=True)}
     if set(ids) - found:
         raise ValidationError({"assignments": f"no assignment {sorted(set(ids) - found)[:20]}"})
     decided = [_decide_assignment(assignment_id=assignment_id, approve=True,
@@ -396,8 +398,10 @@ def assignments_sync_decisions(*, assignment_ids, provider: AnnotationProvider |
                                ) -> int:
     """Send the approvals of ``assignments_approve``: Prolific's in one bulk call per batch
     provider, any other one by one (``assignment_sync_decision``). The number synced."""
-    assignments = list(Assignment.objects.select_related("hit__batch").filter(
-        pk__in=list(assignment_ids), decision_synced=False, status=Assignment.Status.APPROVED))
+    assignments = [assignment for chunk in chunks(sorted(set(assignment_ids)))
+                   for assignment in Assignment.objects.select_related("hit__batch").filter(
+                       pk__in=chunk, decision_synced=False,
+                       status=Assignment.Status.APPROVED)]
     synced = 0
     bulk = []
     for assignment in assignments:

@@ -26,13 +26,14 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from django.db import transaction
-from django.db.models import Count
+from django.db.models import Exists, OuterRef
 
 from qc import cleaning
 from qc import splits as qc_splits
 
 from ..models import Annotation, ComplexSentence, Item, Project, SplitManifest, TaskKind
 from .annotations import item_filled_marks_kept
+from .batching import chunks
 from .statistics import planner_statistics_refresh
 
 RULES = ("group", "websplit", "canard", "sluice")
@@ -167,10 +168,11 @@ def project_split(*, project: Project, rule: str, seed: int, fractions: dict | N
     current_split = dict(Item.objects.filter(project=project).values_list("id", "split"))
     moved = {item_id: split for item_id, split in item_splits.items()
              if current_split.get(item_id) != split}
-    annotated_moves = (
-        Item.objects.filter(id__in=list(moved)).annotate(n=Count("annotations"))
-        .filter(n__gt=0).count() if moved else 0
-    )
+    # In chunks: a split may move more items than a statement takes parameters.
+    annotated_moves = sum(
+        Item.objects.filter(id__in=chunk)
+        .filter(Exists(Annotation.objects.filter(item_id=OuterRef("pk")))).count()
+        for chunk in chunks(sorted(moved)))
     if annotated_moves and not force:
         raise SplitRefused(
             f"{annotated_moves} item(s) with annotations would move to another split; "
@@ -185,9 +187,8 @@ def project_split(*, project: Project, rule: str, seed: int, fractions: dict | N
                   .values_list("item_id", flat=True).distinct()) if moved else set()
     with item_filled_marks_kept(counted.intersection(moved)):
         for split, item_ids in by_split.items():
-            for start in range(0, len(item_ids), UPDATE_BATCH):
-                Item.objects.filter(id__in=item_ids[start:start + UPDATE_BATCH]).update(
-                    split=split)
+            for chunk in chunks(item_ids, UPDATE_BATCH):
+                Item.objects.filter(id__in=chunk).update(split=split)
     if moved:
         # The work queue's plans depend on how items spread over splits.
         transaction.on_commit(lambda: planner_statistics_refresh(of=[Item]))

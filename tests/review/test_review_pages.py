@@ -53,9 +53,10 @@ def test_queue_and_dashboard_run_a_fixed_number_of_queries(staff_client,
                                                            django_assert_num_queries):
     project, items = canard_sample()
     flagged_rewrites(2, (project, items))
-    # session, user, project, open flags with everything rendered, flag counts, submitted
-    # assignments without an open flag (the bulk approve button), and those assignments
-    with django_assert_num_queries(7) as small:
+    # session, user, project, the page of flag groups with their totals, the page's flags
+    # with everything rendered, flag counts, submitted assignments without an open flag (the
+    # bulk approve button), and those assignments
+    with django_assert_num_queries(8) as small:
         staff_client.get(f"/staff/review/{project.slug}/")
     # session, user, project, progress, flag counts, durations (no ratings for rewrites)
     with django_assert_num_queries(6) as small_dashboard:
