@@ -7,33 +7,29 @@ of HTML built here (the diff and the SVG plots) escape every text they include.
 
 from __future__ import annotations
 
-import io
 import math
-import tempfile
-import zipfile
 from collections import OrderedDict
 from collections.abc import Callable
 from itertools import pairwise
-from pathlib import Path
 
 from diff_match_patch import diff_match_patch
 from django.contrib import messages
 from django.core.exceptions import ValidationError
-from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.html import escape, format_html
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_POST
 
-from annotation.exporters import EXPORTERS, ExportError, export_project
-from annotation.models import Annotation, Assignment, DialogueTurn, Flag, Project, Worker
+from annotation.exporters import EXPORTERS
+from annotation.models import Annotation, Assignment, DialogueTurn, Flag, Job, Project, Worker
 from annotation.roles import page_requires
 from annotation.selectors import batches as review_selectors
 from annotation.selectors import projects as project_selectors
 from annotation.selectors import qc as qc_selectors
-from annotation.services import decisions
-from annotation.services.qc import project_qc_run
+from annotation.services import decisions, staff_jobs
+from annotation.services.jobs import JobQueueUnavailable
+from frontend.staff_jobs import qc_summary
 from qc import agreement
 
 GAP = "______"
@@ -299,34 +295,39 @@ def _back(request, slug: str):
     return redirect(target)
 
 
-def qc_summary(report: dict) -> str:
-    """One line for the reviewer: what this QC run found and what it did to the stored flags."""
-    raised = report.get("flags_raised", {})
-    stored = report.get("flags_stored", {})
-    by_reason = ", ".join(f"{reason} {count}" for reason, count in raised.items())
-    open_now = report.get("flags_by_status", {}).get("open", 0)
-    return (f"QC ran on {report['annotations']} annotations: "
-            f"{sum(raised.values())} flags raised"
-            f"{f' ({by_reason})' if by_reason else ''}; "
-            f"{stored.get('created', 0)} new, {stored.get('still_raised', 0)} kept, "
-            f"{stored.get('removed_stale_open', 0)} cleared; {open_now} open now.")
+def _start_job(request, *, kind: str, project: Project, params: dict):
+    """Start a staff job from a page (``services.staff_jobs.job_start``): ``(job, None)``,
+    or ``(None, why it could not start)``."""
+    try:
+        started = staff_jobs.job_start(kind=kind, project=project, user=request.user,
+                                       params=params)
+    except (staff_jobs.JobRefused, JobQueueUnavailable) as error:
+        return None, str(error)
+    if not started.created:
+        messages.info(request, f"This {started.job.get_kind_display()} is already "
+                               f"{started.job.state} (job {started.job.pk}); it was not "
+                               "started a second time.")
+    return started.job, None
 
 
 @page_requires("decide_flags")
 @require_POST
 def qc_run(request, slug: str):
-    """Run QC for the project now and store its flags (``services.qc.project_qc_run``).
+    """Start QC for the project as a job (``services.staff_jobs``, kind ``qc``).
 
-    Called directly, not through Celery: annotation.tasks has no QC task, and the QC is
-    vectorised (1,000,000 ratings in under 2 s, see docs/qc.md), so a request can afford it.
-    """
+    The request only starts it: with a worker, the reviewer goes to the job's page, which
+    follows its progress and shows the report; inline (no broker) the job has finished when
+    ``job_start`` returns, so the reviewer goes back to the page with its summary."""
     project = get_object_or_404(Project, slug=slug)
-    try:
-        report = project_qc_run(project=project)
-    except ValueError as error:  # e.g. an unknown key in the project's flag_settings
-        messages.error(request, f"QC did not run: {error}")
+    job, refused = _start_job(request, kind=Job.Kind.QC, project=project, params={})
+    if job is None:
+        messages.error(request, f"QC did not run: {refused}")
+    elif job.state == Job.State.DONE:
+        messages.success(request, qc_summary(job.result))
+    elif job.state == Job.State.FAILED:
+        messages.error(request, f"QC did not run: {job.error}")
     else:
-        messages.success(request, qc_summary(report))
+        return redirect("staff_jobs:detail", job_id=job.pk)
     return _back(request, slug)
 
 
@@ -472,34 +473,24 @@ def dashboard(request, slug: str):
 
 @page_requires("see_work")
 def export(request, slug: str):
-    """GET: the formats this project exports to. GET with ``format``: the export's files as one
-    zip (what ``manage.py export_data`` writes), built in a temporary folder."""
+    """GET: the formats this project exports to. POST with ``format``: start the export as a
+    job (``services.staff_jobs``, kind ``export``: what ``manage.py export_data`` writes, as
+    one zip on disk) and go to the job's page, which offers the download when it is done."""
     project = get_object_or_404(Project, slug=slug)
     formats = [exporter for exporter in EXPORTERS.values()
                if not exporter.kinds or project.kind in exporter.kinds]
-    chosen = request.GET.get("format")
-    if chosen is None:
+    if request.method != "POST":
         # Plain values: a template would call the exporter classes, not read them.
         return render(request, "frontend/review/export.html", {
             "project": project,
             "formats": [{"name": exporter.format_name, "every_kind": not exporter.kinds}
                         for exporter in formats]})
-    if chosen not in {exporter.format_name for exporter in formats}:
-        messages.error(request, f"{project.name} has no export format {chosen!r}.")
+    job, refused = _start_job(request, kind=Job.Kind.EXPORT, project=project,
+                              params={"format": request.POST.get("format", "")})
+    if job is None:
+        messages.error(request, refused)
         return redirect("review:export", slug=slug)
-    with tempfile.TemporaryDirectory() as folder:
-        try:
-            written = export_project(project=project, format_name=chosen, out_dir=Path(folder))
-        except ExportError as error:
-            messages.error(request, f"The export failed: {error}")
-            return redirect("review:export", slug=slug)
-        archive = io.BytesIO()
-        with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as bundle:
-            for file in written:
-                bundle.write(file.path, arcname=Path(file.path).relative_to(folder))
-    response = HttpResponse(archive.getvalue(), content_type="application/zip")
-    response["Content-Disposition"] = f'attachment; filename="{project.slug}-{chosen}.zip"'
-    return response
+    return redirect("staff_jobs:detail", job_id=job.pk)
 
 
 @page_requires("see_work")

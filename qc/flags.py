@@ -289,6 +289,31 @@ def checked_timing_flags(
     return flags
 
 
+def checked_timing_flags_from_arrays(
+    target_ids, claimed_seconds, server_seconds, settings: FlagSettings = DEFAULT_SETTINGS
+) -> list[Flag]:
+    """:func:`checked_timing_flags` over aligned arrays (NaN where a duration is unknown):
+    the same flags in the same order, without a Python object per row."""
+    target_ids = np.asarray(target_ids)
+    claimed = np.asarray(claimed_seconds, dtype=np.float64)
+    server = np.asarray(server_seconds, dtype=np.float64)
+    if not (len(target_ids) == len(claimed) == len(server)):
+        raise ValueError("target_ids, claimed_seconds and server_seconds must align")
+    worked = np.fmin(claimed, server)  # the smaller known one; NaN when neither is known
+    judged = ~np.isnan(worked)
+    flags = timing_flags_from_arrays(target_ids[judged], worked[judged], settings)
+    both = ~np.isnan(claimed) & ~np.isnan(server)
+    allowed = server * settings.max_claim_over_server + settings.claim_slack_seconds
+    with np.errstate(invalid="ignore"):
+        over = np.flatnonzero(both & (claimed > allowed))
+    for k in over.tolist():
+        flags.append(Flag(
+            _plain(target_ids[k]), TIMING_MISMATCH, float(claimed[k] - server[k]),
+            f"the browser reported {claimed[k]:.0f}s of work; the server saw "
+            f"{server[k]:.1f}s pass between serving the item and the answer"))
+    return flags
+
+
 def _plain(value):
     """numpy scalar -> Python scalar, so flag rows are JSON-friendly."""
     return value.item() if isinstance(value, np.generic) else value
