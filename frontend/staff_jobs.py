@@ -16,6 +16,7 @@ from django.core.exceptions import PermissionDenied
 from django.http import FileResponse, Http404, JsonResponse
 from django.shortcuts import get_object_or_404, render
 from django.urls import path, reverse
+from django.views.decorators.http import require_GET
 
 from annotation.models import Job
 from annotation.roles import may, page_requires
@@ -73,6 +74,7 @@ def _figures(section: dict | None) -> list[tuple[str, object]]:
 
 
 @page_requires("see_work")
+@require_GET
 def job_detail(request, job_id: int):
     job = _job_for(request, job_id)
     context = {"job": job, "project": job.project, "progress": progress_of(job)}
@@ -85,11 +87,13 @@ def job_detail(request, job_id: int):
 
 
 @page_requires("see_work")
+@require_GET
 def job_progress(request, job_id: int):
     return JsonResponse(progress_of(_job_for(request, job_id)))
 
 
 @page_requires("see_work")
+@require_GET
 def job_download(request, job_id: int):
     job = _job_for(request, job_id)
     if job.state != Job.State.DONE or not job.result_path:
