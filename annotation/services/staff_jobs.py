@@ -173,9 +173,9 @@ class DatabaseProgress:
     """The ``progress`` callback of a running job: writes at most every ``every`` seconds
     (and always the last step, ``done == total``)."""
 
-    def __init__(self, job_id: int, *, every: float = PROGRESS_EVERY_SECONDS) -> None:
+    def __init__(self, job_id: int, *, every: float | None = None) -> None:
         self.job_id = job_id
-        self.every = every
+        self.every = PROGRESS_EVERY_SECONDS if every is None else every
         self._last = float("-inf")
 
     def __call__(self, done: int, total: int | None = None, message: str = "") -> None:
