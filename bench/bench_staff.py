@@ -182,6 +182,13 @@ class Served:
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         self.worker = None
         self.base = f"http://127.0.0.1:{port}"
+        try:
+            self._log_in()
+        except BaseException:
+            self.close()
+            raise
+
+    def _log_in(self) -> None:
         import requests
 
         self.http = requests.Session()
@@ -195,8 +202,9 @@ class Served:
         assert page.ok, page.status_code
         self.http.post(f"{self.base}/accounts/login/", data={
             "username": "bench", "password": PASSWORD,
-            "csrfmiddlewaretoken": self.http.cookies["csrftoken"]},
-            headers={"Referer": f"{self.base}/accounts/login/"})
+            "csrfmiddlewaretoken": self.http.cookies["csrftoken"],
+            "next": f"/staff/review/{SLUG}/dashboard/"},
+            headers={"Referer": f"{self.base}/accounts/login/"}, allow_redirects=False)
         assert "sessionid" in self.http.cookies, "login failed"
 
     def start_worker(self) -> None:
