@@ -274,3 +274,12 @@ _.supersedes  # Annotation.supersedes, the version a changed answer replaces (re
 sync_assignment_decisions  # Celery task, enqueued by name (annotation/tasks.py)
 _._bonus_resolve  # review subcommand, dispatched by name (annotation/management/commands/review.py)
 approved  # serializer field, read by drf-spectacular (annotation/api/decisions.py)
+# Staff jobs (issue 21): the task Celery runs by name, Job fields the job page's template reads,
+# and qc.flags' row-based timing rule that tests drive (the app passes arrays).
+run_staff_job  # unused function (annotation/tasks.py)
+requested_by  # unused variable (annotation/models.py, Job)
+finished_at  # unused variable (annotation/models.py, Job)
+checked_timing_flags  # unused function (qc/flags.py)
+worked_seconds  # unused function (qc/flags.py)
+timing_flags  # unused function (qc/flags.py): the row-based rule tests drive
+rating_rows  # unused function (annotation/selectors/qc.py): tests read the rows QC sees with it

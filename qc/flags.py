@@ -272,21 +272,16 @@ def checked_timing_flags(
     ``claim_slack_seconds``), score = the seconds claimed beyond what the server saw.
     """
     rows = [TimingRow(*row) for row in rows]
-    judged = [(row.target_id, worked) for row in rows
-              if (worked := worked_seconds(row)) is not None]
-    flags = timing_flags(judged, settings)
-    for row in rows:
-        if row.claimed_seconds is None or row.server_seconds is None:
-            continue
-        allowed = row.server_seconds * settings.max_claim_over_server \
-            + settings.claim_slack_seconds
-        if row.claimed_seconds > allowed:
-            flags.append(Flag(
-                _plain(row.target_id), TIMING_MISMATCH,
-                float(row.claimed_seconds - row.server_seconds),
-                f"the browser reported {row.claimed_seconds:.0f}s of work; the server saw "
-                f"{row.server_seconds:.1f}s pass between serving the item and the answer"))
-    return flags
+    target_ids = np.empty(len(rows), dtype=object)
+    target_ids[:] = [row.target_id for row in rows]
+    nan = float("nan")
+    return checked_timing_flags_from_arrays(
+        target_ids,
+        np.array([nan if row.claimed_seconds is None else row.claimed_seconds for row in rows],
+                 dtype=np.float64),
+        np.array([nan if row.server_seconds is None else row.server_seconds for row in rows],
+                 dtype=np.float64),
+        settings)
 
 
 def checked_timing_flags_from_arrays(
