@@ -276,4 +276,8 @@ _._bonus_resolve  # review subcommand, dispatched by name (annotation/management
 approved  # serializer field, read by drf-spectacular (annotation/api/decisions.py)
 _._bonus_check  # review subcommand, dispatched by name (annotation/management/commands/review.py)
 _.close_connection  # BaseHTTPRequestHandler's flag, read by http.server (the stand-ins' withheld replies)
-open_flags  # selectors/qc.py: no caller since the queue reads pages (selectors/review_queue.py); kept only because another branch edits that module — delete it at merge
+# Staff jobs (issue 21): the task Celery runs by name, Job fields the job page's template reads,
+run_staff_job  # unused function (annotation/tasks.py)
+requested_by  # unused variable (annotation/models.py, Job)
+finished_at  # unused variable (annotation/models.py, Job)
+rating_rows  # unused function (annotation/selectors/qc.py): tests read the rows QC sees with it

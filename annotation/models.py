@@ -797,3 +797,65 @@ class ProjectCount(models.Model):
 
     def __str__(self) -> str:
         return f"project {self.project_id} shard {self.shard}: {self.items}/{self.annotations}"
+
+
+class Job(models.Model):
+    """Long staff work run in the background with its progress: QC, exports, splits, imports.
+
+    Written only by ``annotation.services.staff_jobs`` (see docs/jobs.md): a page or a command
+    calls ``job_start``, a Celery task (inline without a broker) runs it, the runner reports
+    progress and the job ends ``done`` with its ``result`` (and ``result_path`` for a
+    download) or ``failed`` with its ``error``. At most one job of a kind, project and
+    parameters is queued or running at a time (``uniq_active_job``): two clicks start one job.
+    """
+
+    class Kind(models.TextChoices):
+        QC = "qc", "quality control"
+        EXPORT = "export", "export"
+        SPLITS = "splits", "train/dev/test split"
+        IMPORT = "import", "import"
+
+    class State(models.TextChoices):
+        QUEUED = "queued", "queued"
+        RUNNING = "running", "running"
+        DONE = "done", "done"
+        FAILED = "failed", "failed"
+
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    project = models.ForeignKey(Project, null=True, blank=True, on_delete=models.CASCADE,
+                                related_name="jobs")
+    requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
+                                     on_delete=models.SET_NULL, related_name="+")
+    state = models.CharField(max_length=10, choices=State.choices, default=State.QUEUED)
+    params = models.JSONField(default=dict, blank=True)
+    # sha256 of the canonical JSON of ``params``: what "the same job" means in the constraint.
+    params_key = models.CharField(max_length=64)
+    progress_done = models.PositiveBigIntegerField(default=0)
+    progress_total = models.PositiveBigIntegerField(null=True, blank=True)
+    progress_message = models.CharField(max_length=300, blank=True)
+    result = models.JSONField(null=True, blank=True)
+    # A file the job wrote for download (an export's zip), under UNPACK_JOB_FILES_DIR.
+    result_path = models.CharField(max_length=500, blank=True)
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    # Touched by every progress report: a running job whose heartbeat stopped has died.
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["kind", "project", "params_key"],
+                condition=Q(state__in=("queued", "running")),
+                name="uniq_active_job"),
+        ]
+        indexes = [models.Index(fields=["project", "kind", "state"], name="job_project_kind")]
+
+    def __str__(self) -> str:
+        return f"{self.kind} job {self.pk} ({self.state})"
+
+    @property
+    def active(self) -> bool:
+        return self.state in (self.State.QUEUED, self.State.RUNNING)

@@ -383,6 +383,12 @@ if "{code}" not in PROLIFIC_COMPLETION_URL:
 PROLIFIC_SERVICE_FEE_PERCENT = os.environ.get("PROLIFIC_SERVICE_FEE_PERCENT", "33.3")
 PROLIFIC_VAT_PERCENT = os.environ.get("PROLIFIC_VAT_PERCENT", "0")
 PROLIFIC_MIN_HOURLY_REWARD_CENTS = int(os.environ.get("PROLIFIC_MIN_HOURLY_REWARD_CENTS", "800"))
+# Where staff jobs (annotation.services.staff_jobs) write the files they offer for download
+# (an export's zip), one folder per job; it must be shared by the web processes and the workers.
+UNPACK_JOB_FILES_DIR = Path(os.environ.get("UNPACK_JOB_FILES_DIR", BASE_DIR / "var" / "jobs"))
+# A running staff job reports progress at least this often; one silent for longer has died
+# (its worker was killed) and a new start replaces it.
+UNPACK_JOB_STALE_SECONDS = int(os.environ.get("UNPACK_JOB_STALE_SECONDS", "600"))
 # Public base URL of this app, used in ExternalQuestion URLs sent to MTurk and Prolific study URLs.
 UNPACK_PUBLIC_URL = os.environ.get("UNPACK_PUBLIC_URL", "http://127.0.0.1:8000")
 

@@ -23,7 +23,7 @@ from django.core.exceptions import ValidationError
 
 from .providers import ProviderThrottled, ProviderTransientError
 from .selectors.outbox import unfinished_work
-from .services import decisions, statistics
+from .services import decisions, staff_jobs, statistics
 from .services.batches import collect, decide, publish
 
 logger = logging.getLogger(__name__)
@@ -179,3 +179,10 @@ def notify_workers(project_id: int, worker_ids: list[int], subject: str, message
                    ) -> list[str]:
     return decide.workers_notify(project_id=project_id, worker_ids=worker_ids,
                                   subject=subject, message=message)
+
+
+@shared_task(name="annotation.tasks.run_staff_job")
+def run_staff_job(job_id: int) -> str:
+    """Run one staff job (QC, export, …): ``services.staff_jobs.job_run`` records its
+    progress and outcome on the row; a second delivery finds it claimed and does nothing."""
+    return staff_jobs.job_run(job_id=job_id)

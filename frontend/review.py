@@ -7,39 +7,35 @@ of HTML built here (the diff and the SVG plots) escape every text they include.
 
 from __future__ import annotations
 
-import io
 import math
-import tempfile
-import zipfile
 from collections.abc import Callable
 from itertools import pairwise
-from pathlib import Path
 
 from diff_match_patch import diff_match_patch
 from django.contrib import messages
 from django.core.exceptions import ValidationError
-from django.http import HttpResponse, HttpResponseBadRequest
+from django.http import HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.html import escape, format_html
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_POST
 
-from annotation.exporters import EXPORTERS, ExportError, export_project
-from annotation.models import Annotation, Assignment, DialogueTurn, Flag, Project, Worker
+from annotation.exporters import EXPORTERS
+from annotation.models import Annotation, Assignment, DialogueTurn, Flag, Job, Project, Worker
 from annotation.roles import page_requires
 from annotation.selectors import batches as review_selectors
+from annotation.selectors import dashboard as dashboard_selectors
 from annotation.selectors import projects as project_selectors
 from annotation.selectors import qc as qc_selectors
 from annotation.selectors import review_queue
 from annotation.selectors.bonuses import bonus_report
-from annotation.services import decisions
-from annotation.services.qc import project_qc_run
-from qc import agreement
+from annotation.services import decisions, staff_jobs
+from annotation.services.jobs import JobQueueUnavailable
+from frontend.staff_jobs import qc_summary
 
 GAP = "______"
 PLOT_WIDTH, PLOT_HEIGHT, PLOT_MARGIN = 420, 180, 28
-TIME_BINS = 20
 MAX_WORKER_BARS = 40
 
 
@@ -165,8 +161,9 @@ def flag_view(flag: Flag, earlier_turns: dict | None = None) -> dict:
 # --- SVG plots --------------------------------------------------------------------------------
 
 
-def svg_bars(title: str, labels: list[str], values: list[float], *, unit: str = "") -> SafeString:
-    """A small bar chart as inline SVG; labels and title are escaped."""
+def svg_bars(title: str, labels: list[str], values: list[float], *, unit: str = "",
+             x_title: str = "", y_title: str = "") -> SafeString:
+    """A small bar chart as inline SVG with its axis titles; every text is escaped."""
     if not values:
         return format_html('<p class="muted">{}: no data yet</p>', title)
     top = max(values) or 1.0
@@ -191,30 +188,33 @@ def svg_bars(title: str, labels: list[str], values: list[float], *, unit: str = 
         '<line x1="{}" y1="{}" x2="{}" y2="{}" class="axis"/>'
         '<text x="{}" y="{}" class="tick">{}</text>'
         '<text x="{}" y="{}" class="tick" text-anchor="end">{}</text>'
-        '<text x="4" y="{}" class="tick">{}</text></svg>',
+        '<text x="4" y="{}" class="tick">{}</text>'
+        '<text x="{}" y="{}" class="axis-title" text-anchor="middle">{}</text>'
+        '<text x="4" y="{}" class="axis-title">{}</text></svg>',
         title, PLOT_WIDTH, PLOT_HEIGHT, PLOT_WIDTH, PLOT_HEIGHT, PLOT_MARGIN, title,
         mark_safe("".join(bars)),  # noqa: S308 — bars are built with format_html
         PLOT_MARGIN, PLOT_MARGIN + inner_h, PLOT_WIDTH - PLOT_MARGIN, PLOT_MARGIN + inner_h,
         PLOT_MARGIN, PLOT_HEIGHT - 8, first, PLOT_WIDTH - PLOT_MARGIN, PLOT_HEIGHT - 8, last,
-        PLOT_MARGIN + 4, f"{top:g}",
+        PLOT_MARGIN + 4, f"{top:g}{unit}",
+        PLOT_WIDTH // 2, PLOT_HEIGHT - 8, x_title, PLOT_MARGIN - 4, y_title,
     )
 
 
-def rating_plot(ratings: list[float]) -> SafeString:
-    counts = [sum(1 for r in ratings if round(r) == value) for value in range(1, 6)]
+def rating_plot(counts: dict[int, int]) -> SafeString:
+    """Crowd ratings per value 1-5 (``selectors.dashboard.rating_counts``)."""
     return svg_bars("Ratings (1–5)", [str(v) for v in range(1, 6)],
-                    counts if ratings else [])
+                    [counts[v] for v in range(1, 6)] if sum(counts.values()) else [],
+                    x_title="rating (1 very implausible – 5 very plausible)",
+                    y_title="ratings")
 
 
-def worker_agreement_plot(rows: list[tuple]) -> SafeString:
-    if not rows:
+def worker_agreement_plot(per_worker: list[dict]) -> SafeString:
+    """The lowest per-worker agreements of a QC report (``report["agreement"]["per_worker"]``:
+    worker pk, agreement), named by the anonymous id the queue shows."""
+    pairs = [(row["agreement"], row["worker"]) for row in per_worker
+             if row.get("agreement") is not None][:MAX_WORKER_BARS]
+    if not pairs:
         return svg_bars("Per-worker agreement", [], [])
-    result = agreement.worker_consensus_agreement(rows)
-    pairs = sorted(
-        (float(result.agreement[k]), int(result.workers[k]))
-        for k in range(len(result.workers))
-        if result.n_compared[k] > 0 and math.isfinite(result.agreement[k])
-    )[:MAX_WORKER_BARS]
     names = {pk: qc_selectors.anonymous_worker_id(provider, external_id)
              for pk, provider, external_id in Worker.objects.filter(
                  pk__in=[worker for _, worker in pairs]).values_list("pk", "provider",
@@ -222,21 +222,28 @@ def worker_agreement_plot(rows: list[tuple]) -> SafeString:
     # The anonymous id the queue shows, never the pk or the MTurk WorkerId.
     return svg_bars("Per-worker leave-one-out agreement (lowest first)",
                     [f"worker {names.get(worker, worker)}" for _, worker in pairs],
-                    [round(value, 3) for value, _ in pairs])
+                    [round(value, 3) for value, _ in pairs],
+                    x_title="workers, lowest agreement first", y_title="agreement (0–1)")
 
 
-def time_plot(seconds: list[float]) -> SafeString:
-    if not seconds:
+def seconds_label(value: float, decimals: int) -> str:
+    return f"{value:.{decimals}f}"
+
+
+def time_plot(histogram: dict | None) -> SafeString:
+    """Answers per time bin (``selectors.dashboard.duration_histogram``), the last bin open
+    ended. Labels carry as many decimals as the bin width needs, so no bin reads "0–0 s"."""
+    if not histogram:
         return svg_bars("Time per item", [], [])
-    ordered = sorted(seconds)
-    # Clip at the 99th percentile so one abandoned tab does not squash the histogram.
-    top = ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))] or 1.0
-    width = top / TIME_BINS
-    counts = [0] * TIME_BINS
-    for value in ordered:
-        counts[min(int(value / width), TIME_BINS - 1)] += 1
-    labels = [f"{k * width:.0f}–{(k + 1) * width:.0f}s" for k in range(TIME_BINS)]
-    return svg_bars("Time per item (seconds)", labels, counts)
+    width = histogram["width_ms"] / 1000.0
+    decimals = 0 if width >= 1 else min(3, max(1, -math.floor(math.log10(width))))
+    counts = histogram["counts"]
+    labels = [f"{seconds_label(k * width, decimals)}–{seconds_label((k + 1) * width, decimals)} s"
+              for k in range(len(counts) - 1)]
+    labels.append(f"≥ {seconds_label((len(counts) - 1) * width, decimals)} s")
+    return svg_bars("Time per item (seconds, 99th percentile and above in the last bin)",
+                    labels, counts, x_title="seconds per answer (browser's measure)",
+                    y_title="answers")
 
 
 # --- views ------------------------------------------------------------------------------------
@@ -338,34 +345,39 @@ def _back(request, slug: str):
     return redirect(target)
 
 
-def qc_summary(report: dict) -> str:
-    """One line for the reviewer: what this QC run found and what it did to the stored flags."""
-    raised = report.get("flags_raised", {})
-    stored = report.get("flags_stored", {})
-    by_reason = ", ".join(f"{reason} {count}" for reason, count in raised.items())
-    open_now = report.get("flags_by_status", {}).get("open", 0)
-    return (f"QC ran on {report['annotations']} annotations: "
-            f"{sum(raised.values())} flags raised"
-            f"{f' ({by_reason})' if by_reason else ''}; "
-            f"{stored.get('created', 0)} new, {stored.get('still_raised', 0)} kept, "
-            f"{stored.get('removed_stale_open', 0)} cleared; {open_now} open now.")
+def _start_job(request, *, kind: str, project: Project, params: dict):
+    """Start a staff job from a page (``services.staff_jobs.job_start``): ``(job, None)``,
+    or ``(None, why it could not start)``."""
+    try:
+        started = staff_jobs.job_start(kind=kind, project=project, user=request.user,
+                                       params=params)
+    except (staff_jobs.JobRefused, JobQueueUnavailable) as error:
+        return None, str(error)
+    if not started.created:
+        messages.info(request, f"This {started.job.get_kind_display()} is already "
+                               f"{started.job.state} (job {started.job.pk}); it was not "
+                               "started a second time.")
+    return started.job, None
 
 
 @page_requires("decide_flags")
 @require_POST
 def qc_run(request, slug: str):
-    """Run QC for the project now and store its flags (``services.qc.project_qc_run``).
+    """Start QC for the project as a job (``services.staff_jobs``, kind ``qc``).
 
-    Called directly, not through Celery: annotation.tasks has no QC task, and the QC is
-    vectorised (1,000,000 ratings in under 2 s, see docs/qc.md), so a request can afford it.
-    """
+    The request only starts it: with a worker, the reviewer goes to the job's page, which
+    follows its progress and shows the report; inline (no broker) the job has finished when
+    ``job_start`` returns, so the reviewer goes back to the page with its summary."""
     project = get_object_or_404(Project, slug=slug)
-    try:
-        report = project_qc_run(project=project)
-    except ValueError as error:  # e.g. an unknown key in the project's flag_settings
-        messages.error(request, f"QC did not run: {error}")
+    job, refused = _start_job(request, kind=Job.Kind.QC, project=project, params={})
+    if job is None:
+        messages.error(request, f"QC did not run: {refused}")
+    elif job.state == Job.State.DONE:
+        messages.success(request, qc_summary(job.result))
+    elif job.state == Job.State.FAILED:
+        messages.error(request, f"QC did not run: {job.error}")
     else:
-        messages.success(request, qc_summary(report))
+        return redirect("staff_jobs:detail", job_id=job.pk)
     return _back(request, slug)
 
 
@@ -488,52 +500,51 @@ def bonus_create_view(request, slug: str, assignment_id: int):
 
 @page_requires("see_work")
 def dashboard(request, slug: str):
-    """Progress per split and three server-rendered plots."""
+    """Progress per split, flags and three server-rendered plots, each from a bounded grouped
+    statement (``selectors.dashboard``); the per-worker agreement, which needs every rating,
+    comes from the latest finished QC job, shown with when it ran."""
     project = get_object_or_404(Project, slug=slug)
+    qc_job = None
+    worker_plot = None
+    # Agreement per worker is defined on ratings and categories, not free text.
+    if project.kind in ("plausibility", "decontext"):
+        qc_job = dashboard_selectors.latest_qc_job(project=project)
+        per_worker = ((qc_job.result or {}).get("agreement", {}).get("per_worker", [])
+                      if qc_job else [])
+        worker_plot = worker_agreement_plot(per_worker) if qc_job else None
     return render(request, "frontend/review/dashboard.html", {
         "project": project,
-        "progress": qc_selectors.progress_by_split(project=project),
+        "progress": dashboard_selectors.progress_by_split(project=project),
         "flag_counts": qc_selectors.flag_counts(project=project),
-        "rating_plot": rating_plot(qc_selectors.rating_values(project=project))
+        "rating_plot": rating_plot(dashboard_selectors.rating_counts(project=project))
         if project.kind == "plausibility" else None,
-        # Agreement per worker is defined on ratings and categories, not free text.
-        "worker_plot": worker_agreement_plot(
-            qc_selectors.worker_agreement_rows(project=project))
-        if project.kind in ("plausibility", "decontext") else None,
-        "time_plot": time_plot(qc_selectors.duration_seconds(project=project)),
+        "worker_plot": worker_plot,
+        "agreement_kind": project.kind in ("plausibility", "decontext"),
+        "qc_job": qc_job,
+        "time_plot": time_plot(dashboard_selectors.duration_histogram(project=project)),
     })
 
 
 @page_requires("see_work")
 def export(request, slug: str):
-    """GET: the formats this project exports to. GET with ``format``: the export's files as one
-    zip (what ``manage.py export_data`` writes), built in a temporary folder."""
+    """GET: the formats this project exports to. POST with ``format``: start the export as a
+    job (``services.staff_jobs``, kind ``export``: what ``manage.py export_data`` writes, as
+    one zip on disk) and go to the job's page, which offers the download when it is done."""
     project = get_object_or_404(Project, slug=slug)
     formats = [exporter for exporter in EXPORTERS.values()
                if not exporter.kinds or project.kind in exporter.kinds]
-    chosen = request.GET.get("format")
-    if chosen is None:
+    if request.method != "POST":
         # Plain values: a template would call the exporter classes, not read them.
         return render(request, "frontend/review/export.html", {
             "project": project,
             "formats": [{"name": exporter.format_name, "every_kind": not exporter.kinds}
                         for exporter in formats]})
-    if chosen not in {exporter.format_name for exporter in formats}:
-        messages.error(request, f"{project.name} has no export format {chosen!r}.")
+    job, refused = _start_job(request, kind=Job.Kind.EXPORT, project=project,
+                              params={"format": request.POST.get("format", "")})
+    if job is None:
+        messages.error(request, refused)
         return redirect("review:export", slug=slug)
-    with tempfile.TemporaryDirectory() as folder:
-        try:
-            written = export_project(project=project, format_name=chosen, out_dir=Path(folder))
-        except ExportError as error:
-            messages.error(request, f"The export failed: {error}")
-            return redirect("review:export", slug=slug)
-        archive = io.BytesIO()
-        with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as bundle:
-            for file in written:
-                bundle.write(file.path, arcname=Path(file.path).relative_to(folder))
-    response = HttpResponse(archive.getvalue(), content_type="application/zip")
-    response["Content-Disposition"] = f'attachment; filename="{project.slug}-{chosen}.zip"'
-    return response
+    return redirect("staff_jobs:detail", job_id=job.pk)
 
 
 @page_requires("see_work")

@@ -6,8 +6,13 @@ the Celery worker) inherit it. A DJANGO_SECRET_KEY in the environment still wins
 """
 
 import os
+import tempfile
 
 os.environ.setdefault("UNPACK_ALLOW_DEV_KEY", "true")
+# Files staff jobs write (an export's zip) go to a scratch folder, not the repository; set in
+# the environment so a Celery worker the tests start writes to the same place.
+os.environ.setdefault("UNPACK_JOB_FILES_DIR", os.path.join(tempfile.gettempdir(),
+                                                           f"unpack-test-jobs-{os.getuid()}"))
 
 from annotation.settings import *  # noqa: F403
 

@@ -23,6 +23,8 @@ from pathlib import Path
 from ..models import Project, Split
 
 SPLITS: tuple[str, ...] = tuple(Split.values)  # train, dev, test
+# A running export reports its progress every this many records (see ``Exporter.write``).
+PROGRESS_EVERY_RECORDS = 10_000
 EXPORT_FILE_MODE = 0o644
 
 
@@ -62,26 +64,46 @@ class Exporter:
         self.project = project
         self.records = 0
         self.notes: list[str] = []
+        self._progress: Callable[[int, int | None, str], None] | None = None
+        self._files_done = self._files_total = self._records_before = self._next_report = 0
+        self._file_name = ""
 
     def files(self) -> list[ExportFile]:
         raise NotImplementedError
 
     def count(self, n: int = 1) -> None:
         self.records += n
+        if self._progress is not None and self.records >= self._next_report:
+            self._next_report = self.records + PROGRESS_EVERY_RECORDS
+            self._progress(self._files_done, self._files_total,
+                           f"{self._file_name}: {self.records - self._records_before:,} records")
 
     def note(self, message: str) -> None:
         """Something the reader of the export should know (e.g. examples left out)."""
         self.notes.append(message)
 
-    def write(self, out_dir: Path) -> list[WrittenFile]:
+    def write(self, out_dir: Path, *,
+              progress: Callable[[int, int | None, str], None] | None = None
+              ) -> list[WrittenFile]:
+        """Write every file; ``progress(files done, files, message)`` (optional) hears each
+        file start and, within a file, every ``PROGRESS_EVERY_RECORDS`` records."""
         out_dir.mkdir(parents=True, exist_ok=True)
         written = []
-        for export_file in self.files():
+        files = self.files()
+        self._progress, self._files_total = progress, len(files)
+        for index, export_file in enumerate(files):
             before, notes_before = self.records, len(self.notes)
+            self._files_done, self._file_name = index, export_file.name
+            self._records_before = before
+            self._next_report = before + PROGRESS_EVERY_RECORDS
+            if progress is not None:
+                progress(index, len(files), f"{export_file.name}: starting")
             path = out_dir / export_file.name
             size = write_atomically(path, export_file.chunks())
             written.append(WrittenFile(path, size, self.records - before,
                                        notes=self.notes[notes_before:]))
+        if progress is not None:
+            progress(len(files), len(files), f"{len(files)} file(s), {self.records:,} records")
         return written
 
 

@@ -24,10 +24,12 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 from django.db import transaction
+from django.db.models import Avg
 
 from qc import aggregation, agreement, cleaning, flags, textmetrics, timing
 
@@ -67,11 +69,20 @@ def _finite(value: float) -> float | None:
 # --- agreement and aggregation ---------------------------------------------------------------
 
 
-def rating_agreement(project: Project) -> dict:
-    rows = qc_selectors.rating_rows(project=project)
-    if not rows:
+def rating_table(project: Project) -> agreement.RatingTable:
+    """The project's crowd ratings as one ``RatingTable``, read once per QC run (streamed
+    into numpy arrays, see ``selectors.qc.rating_arrays``)."""
+    item_ids, worker_ids, ratings = qc_selectors.rating_arrays(project=project)
+    if not len(ratings):
+        return agreement.RatingTable.from_rows([])
+    return agreement.RatingTable.from_arrays(item_ids, worker_ids, ratings)
+
+
+def rating_agreement(project: Project, table: agreement.RatingTable | None = None) -> dict:
+    if table is None:
+        table = rating_table(project)
+    if not table.n_ratings:
         return {"n_ratings": 0}
-    table = agreement.RatingTable.from_rows(rows)
     _, per_item, n_per_item = agreement.per_item_agreement(table)
     return {
         "n_ratings": table.n_ratings,
@@ -144,22 +155,25 @@ def text_agreement(project: Project) -> dict:
 
 def plausibility_aggregation(project: Project) -> dict:
     """Labels per filler (crowd mean, or the released mean of imported rows) and plausible
-    fillers per sentence."""
-    rows = (
-        qc_selectors.exportable_annotations(project=project).filter(rating__isnull=False)
-        .values_list("item_id", "item__filler__cloze_id", "rating", "source")
-    )
-    crowd: dict[int, list[float]] = defaultdict(list)
-    released: dict[int, float] = {}
+    fillers per sentence. The crowd's means are one grouped statement (one row per filler,
+    not per rating); imported rows are read as they are."""
+    exportable = qc_selectors.exportable_annotations(project=project).filter(
+        rating__isnull=False)
+    means: dict[int, float] = {}
     sentence_of: dict[int, int] = {}
-    for item_id, cloze_id, rating, source in rows.iterator(chunk_size=qc_selectors.CHUNK_SIZE):
+    crowd = (exportable.exclude(source=Annotation.Source.IMPORT)
+             .values("item_id", "item__filler__cloze_id")
+             .annotate(mean=Avg("rating")).order_by("item_id")
+             .values_list("item_id", "item__filler__cloze_id", "mean"))
+    for item_id, cloze_id, mean in crowd.iterator(chunk_size=qc_selectors.CHUNK_SIZE):
         sentence_of[item_id] = cloze_id
-        if source == Annotation.Source.IMPORT:
-            released[item_id] = rating
-        else:
-            crowd[item_id].append(rating)
-    means = {item_id: float(np.mean(values)) for item_id, values in crowd.items()}
-    means.update(released)  # the released mean is the authority for imported fillers
+        means[item_id] = float(mean)
+    released = (exportable.filter(source=Annotation.Source.IMPORT).order_by("id")
+                .values_list("item_id", "item__filler__cloze_id", "rating"))
+    # The released mean is the authority for imported fillers (the last row of a filler wins).
+    for item_id, cloze_id, rating in released.iterator(chunk_size=qc_selectors.CHUNK_SIZE):
+        sentence_of[item_id] = cloze_id
+        means[item_id] = rating
     labels = {item_id: aggregation.plausibility_label(mean) for item_id, mean in means.items()}
     per_sentence = aggregation.plausible_fillers_per_sentence(
         (sentence_of[item_id], label) for item_id, label in labels.items()
@@ -218,8 +232,10 @@ def sluice_cleaning_report(project: Project) -> dict:
 # --- flags ----------------------------------------------------------------------------------
 
 
-def flag_candidates(project: Project, settings: flags.FlagSettings) -> list[FlagCandidate]:
-    """Every finding of the ``qc.flags`` rules that apply to the project's task."""
+def flag_candidates(project: Project, settings: flags.FlagSettings,
+                    ratings: agreement.RatingTable | None = None) -> list[FlagCandidate]:
+    """Every finding of the ``qc.flags`` rules that apply to the project's task
+    (``ratings``: the plausibility project's ``rating_table``, when the caller has it)."""
     found: list[FlagCandidate] = []
 
     def add(kind: str, results: list[flags.Flag]) -> None:
@@ -227,8 +243,8 @@ def flag_candidates(project: Project, settings: flags.FlagSettings) -> list[Flag
                                    float(flag.score), flag.detail) for flag in results)
 
     if project.kind == TaskKind.PLAUSIBILITY:
-        add(WORKER, flags.worker_consensus_flags(qc_selectors.rating_rows(project=project),
-                                                 settings))
+        table = ratings if ratings is not None else rating_table(project)
+        add(WORKER, flags.worker_consensus_flags(table, settings))
     elif project.kind == TaskKind.DECONTEXT:
         add(WORKER, flags.worker_consensus_flags(qc_selectors.category_rows(project=project),
                                                  settings))
@@ -283,24 +299,36 @@ def gold_rows(project: Project) -> tuple[list[tuple], dict]:
 
 @transaction.atomic
 def flags_store(*, project: Project, candidates: list[FlagCandidate]) -> dict[str, int]:
-    """Write the findings as Flag rows idempotently (see the module docstring)."""
+    """Write the findings as Flag rows idempotently (see the module docstring).
+
+    Only what changed is written: new findings are inserted, open flags whose score or detail
+    changed are updated, stale open ones deleted; a flag raised again unchanged costs nothing.
+    Every statement takes at most ``IN_CHUNK`` ids."""
     by_fingerprint: dict[str, FlagCandidate] = {}
     for candidate in candidates:
         previous = by_fingerprint.get(candidate.fingerprint)
         if previous is None or abs(candidate.score) > abs(previous.score):
             by_fingerprint[candidate.fingerprint] = candidate
     existing = {
-        fingerprint: (flag_id, status)
-        for flag_id, fingerprint, status in Flag.objects.select_for_update()
+        fingerprint: (flag_id, status, score, detail)
+        for flag_id, fingerprint, status, score, detail in Flag.objects.select_for_update()
         .filter(project=project, raised_by=Flag.RaisedBy.QC)
-        .values_list("id", "fingerprint", "status")
+        .values_list("id", "fingerprint", "status", "score", "detail")
     }
     annotation_targets = qc_selectors.annotation_targets(
-        annotation_ids=[c.target_id for c in by_fingerprint.values()
-                        if c.target_kind == ANNOTATION]
+        annotation_ids=[c.target_id for fingerprint, c in by_fingerprint.items()
+                        if c.target_kind == ANNOTATION and fingerprint not in existing]
     )
     to_create, to_update = [], []
+    still_raised = 0
     for fingerprint, candidate in sorted(by_fingerprint.items()):
+        if fingerprint in existing:
+            still_raised += 1
+            flag_id, _, score, detail = existing[fingerprint]
+            if score != candidate.score or detail != candidate.detail:
+                to_update.append(Flag(id=flag_id, score=candidate.score,
+                                      detail=candidate.detail))
+            continue
         fields = {"reason": candidate.reason, "score": candidate.score,
                   "detail": candidate.detail, "raised_by": Flag.RaisedBy.QC}
         if candidate.target_kind == ANNOTATION:
@@ -309,26 +337,36 @@ def flags_store(*, project: Project, candidates: list[FlagCandidate]) -> dict[st
                           assignment_id=assignment_id)
         else:
             fields.update(worker_id=candidate.target_id)
-        if fingerprint in existing:
-            flag_id, _ = existing[fingerprint]
-            to_update.append(Flag(id=flag_id, score=candidate.score, detail=candidate.detail))
-        else:
-            to_create.append(Flag(project=project, fingerprint=fingerprint, **fields))
+        to_create.append(Flag(project=project, fingerprint=fingerprint, **fields))
     Flag.objects.bulk_create(to_create, batch_size=1000)
     Flag.objects.bulk_update(to_update, ["score", "detail"], batch_size=1000)
-    stale = [flag_id for fingerprint, (flag_id, status) in existing.items()
+    stale = [flag_id for fingerprint, (flag_id, status, _, _) in existing.items()
              if fingerprint not in by_fingerprint and status == Flag.Status.OPEN]
-    Flag.objects.filter(id__in=stale).delete()
-    return {"created": len(to_create), "still_raised": len(to_update),
+    for chunk in qc_selectors.batched(stale, qc_selectors.IN_CHUNK):
+        Flag.objects.filter(id__in=chunk).delete()
+    return {"created": len(to_create), "still_raised": still_raised,
             "removed_stale_open": len(stale)}
 
 
-def project_qc_run(*, project: Project, store_flags: bool = True) -> dict:
-    """Compute the QC report of a project and (by default) store its flags."""
+#: The steps of ``project_qc_run`` as its progress reports them.
+QC_STEPS = ("counting", "agreement", "aggregation", "flag rules", "storing flags")
+
+
+def project_qc_run(*, project: Project, store_flags: bool = True,
+                   progress: Callable[[int, int | None, str], None] | None = None) -> dict:
+    """Compute the QC report of a project and (by default) store its flags.
+
+    ``progress(done, total, message)`` (optional) hears each of ``QC_STEPS`` start."""
+
+    def step(name: str) -> None:
+        if progress is not None:
+            progress(QC_STEPS.index(name), len(QC_STEPS), name)
+
     try:
         settings = flags.FlagSettings.from_dict(project.flag_settings)
     except ValueError as error:
         raise ValueError(f"project {project.slug}: flag_settings: {error}") from None
+    step("counting")
     report: dict = {
         "project": project.slug,
         "task": project.kind,
@@ -336,11 +374,16 @@ def project_qc_run(*, project: Project, store_flags: bool = True) -> dict:
         "annotations": qc_selectors.qc_annotations(project=project).count(),
         "flag_settings": settings.to_dict(),
     }
+    step("agreement")
+    ratings = None
     if project.kind == TaskKind.PLAUSIBILITY:
-        report["agreement"] = rating_agreement(project)
+        ratings = rating_table(project)  # read once: agreement and the worker flags
+        report["agreement"] = rating_agreement(project, ratings)
+        step("aggregation")
         report["aggregation"] = plausibility_aggregation(project)
     elif project.kind == TaskKind.DECONTEXT:
         report["agreement"] = category_agreement(project)
+        step("aggregation")
         report["aggregation"] = decontext_aggregation(project)
     else:
         report["agreement"] = text_agreement(project)
@@ -349,6 +392,7 @@ def project_qc_run(*, project: Project, store_flags: bool = True) -> dict:
     if intervals:  # ratings and categories: bootstrap 95% intervals per split
         report["agreement"]["intervals_by_split"] = intervals
     if project.kind == TaskKind.SLUICE:
+        step("aggregation")
         report["cleaning"] = sluice_cleaning_report(project)
         leaks = sluice_cross_split_contexts(project)
         report["leakage"] = {"contexts_in_several_splits": len(leaks),
@@ -356,11 +400,16 @@ def project_qc_run(*, project: Project, store_flags: bool = True) -> dict:
                                           for context, splits in sorted(leaks.items())}}
         if leaks:
             report["warnings"] = [describe_cross_split_contexts(leaks)]
-    candidates = flag_candidates(project, settings)
+    step("flag rules")
+    candidates = flag_candidates(project, settings, ratings)
+    del ratings
     report["flags_raised"] = dict(sorted(Counter(c.reason for c in candidates).items()))
     if store_flags:
+        step("storing flags")
         report["flags_stored"] = flags_store(project=project, candidates=candidates)
     report["flags_by_status"] = qc_selectors.flag_counts(project=project)
+    if progress is not None:
+        progress(len(QC_STEPS), len(QC_STEPS), "done")
     return report
 
 

@@ -7,7 +7,7 @@ from unittest import mock
 import pytest
 from django.test import Client
 
-from annotation.models import Annotation, Assignment, Batch, Bonus, Flag, Hit, Worker
+from annotation.models import Annotation, Assignment, Batch, Bonus, Flag, Hit, Job, Worker
 from frontend.review import diff_html, svg_bars
 from tests.factories import (
     SCRIPT,
@@ -58,8 +58,9 @@ def test_queue_and_dashboard_run_a_fixed_number_of_queries(staff_client,
     # bulk approve button), and those assignments
     with django_assert_num_queries(8) as small:
         staff_client.get(f"/staff/review/{project.slug}/")
-    # session, user, project, progress, flag counts, durations (no ratings for rewrites)
-    with django_assert_num_queries(6) as small_dashboard:
+    # session, user, project, progress, flag counts, and the time histogram's count,
+    # 99th percentile and bins (no ratings, no agreement for rewrites)
+    with django_assert_num_queries(8) as small_dashboard:
         staff_client.get(f"/staff/review/{project.slug}/dashboard/")
     flagged_rewrites(8, (project, items), first=2)  # 10 flagged assignments now
     with django_assert_num_queries(len(small.captured_queries)):
@@ -162,9 +163,18 @@ def test_dashboard_plots_are_inline_svg_with_escaped_labels(staff_client):
     for worker in crowd:
         for k, item in enumerate(items):
             annotate(item, worker, rating=1 + k % 5, duration_ms=1000 * (k + 1))
-    page = staff_client.get(f"/staff/review/{project.slug}/dashboard/").content.decode()
+    dashboard = f"/staff/review/{project.slug}/dashboard/"
+    page = staff_client.get(dashboard).content.decode()
+    # Per-worker agreement needs every rating: it comes from a finished QC job.
+    assert page.count("<svg") == 2
+    assert "no QC run has finished for this project yet" in page
+    staff_client.post(f"/staff/review/{project.slug}/qc/")
+    job = Job.objects.get(kind="qc")
+    page = staff_client.get(dashboard).content.decode()
     assert page.count("<svg") == 3
+    assert f"QC job {job.pk}</a>, computed" in page
     assert "Ratings (1–5)" in page and "Time per item" in page
+    assert "seconds per answer" in page and ">answers</text>" in page  # axis titles
     assert "<td>dev</td><td>5</td>" in page
     svg = svg_bars(SCRIPT, [SCRIPT], [1.0])
     assert "<script>" not in svg

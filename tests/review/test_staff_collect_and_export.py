@@ -1,6 +1,6 @@
 """The staff pages a researcher needs after launching: "Collect submitted work now" on the
 batch page (the periodic job's ``collect_batch``, on demand) and the project's export page
-(the ``export_data`` files as one zip)."""
+(the ``export_data`` files as one zip, written by an export job)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from unittest import mock
 
 import pytest
 
-from annotation.models import Assignment, Batch
+from annotation.models import Assignment, Batch, Job
 from tests.factories import annotate, claire_sample, prolific_study_hit, workers
 
 pytestmark = pytest.mark.django_db
@@ -63,11 +63,19 @@ def test_export_page_offers_the_projects_formats_and_downloads_a_zip(staff_clien
     page = staff_client.get(f"/staff/review/{project.slug}/export/").content.decode()
     assert 'data-format="claire"' in page and 'data-format="jsonl"' in page
     assert 'data-format="canard"' not in page  # another kind's format is not offered
-    response = staff_client.get(f"/staff/review/{project.slug}/export/?format=jsonl")
+    # The export runs as a job (inline here: no broker); its page offers the zip.
+    started = staff_client.post(f"/staff/review/{project.slug}/export/", {"format": "jsonl"})
+    job = Job.objects.get()
+    assert started.status_code == 302 and started["Location"] == f"/staff/jobs/{job.pk}/"
+    assert job.kind == "export" and job.state == "done" and job.params == {"format": "jsonl"}
+    job_page = staff_client.get(started["Location"]).content.decode()
+    assert f'href="/staff/jobs/{job.pk}/download/"' in job_page
+    assert "annotations.jsonl" in job_page
+    response = staff_client.get(f"/staff/jobs/{job.pk}/download/")
     assert response.status_code == 200
     assert response["Content-Type"] == "application/zip"
     assert f'filename="{project.slug}-jsonl.zip"' in response["Content-Disposition"]
-    with zipfile.ZipFile(io.BytesIO(response.content)) as archive:
+    with zipfile.ZipFile(io.BytesIO(b"".join(response.streaming_content))) as archive:
         text = "".join(archive.read(name).decode() for name in archive.namelist())
     assert worker.external_id not in text and worker.anonymous_id in text
 
@@ -75,14 +83,18 @@ def test_export_page_offers_the_projects_formats_and_downloads_a_zip(staff_clien
 def test_export_page_refuses_an_unknown_or_foreign_format(staff_client):
     project, _items = claire_sample()
     for name in ("canard", "nonsense"):
-        page = staff_client.get(f"/staff/review/{project.slug}/export/?format={name}",
-                                follow=True).content.decode()
+        page = staff_client.post(f"/staff/review/{project.slug}/export/", {"format": name},
+                                 follow=True).content.decode()
         assert f"has no export format &#x27;{name}&#x27;" in page
-    assert staff_client.get("/staff/review/no-such-project/export/").status_code == 404
+    assert staff_client.post("/staff/review/no-such-project/export/",
+                             {"format": "jsonl"}).status_code == 404
     assert not Assignment.objects.exists()
+    assert not Job.objects.exists()
 
 
 def test_annotators_cannot_export(annotator_client):
     project, _items = claire_sample()
-    response = annotator_client.get(f"/staff/review/{project.slug}/export/?format=jsonl")
+    response = annotator_client.post(f"/staff/review/{project.slug}/export/",
+                                     {"format": "jsonl"})
     assert response.status_code == 403
+    assert not Job.objects.exists()

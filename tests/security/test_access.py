@@ -192,7 +192,18 @@ TABLE: dict[str, list[Row]] = {
     "staff/review/<slug:slug>/export/": [
         Row("GET", "/staff/review/{slug}/export/", LOGIN, NO, 200),
         Row("GET", "/staff/review/{slug}/export/?format=jsonl", LOGIN, NO, 200),
-        Row("GET", "/staff/review/nope/export/", LOGIN, NO, 404)],
+        Row("GET", "/staff/review/nope/export/", LOGIN, NO, 404),
+        # Starts an export job (inline here) and goes to its page.
+        Row("POST", "/staff/review/{slug}/export/", LOGIN, NO, 302, data={"format": "jsonl"})],
+    # --- staff jobs: the permission of the page that started the job (an export: see_work) --
+    "staff/jobs/<int:job_id>/": [
+        Row("GET", "/staff/jobs/{job}/", LOGIN, NO, 200),
+        Row("GET", "/staff/jobs/999999/", LOGIN, NO, 404)],
+    "staff/jobs/<int:job_id>/progress/": [
+        Row("GET", "/staff/jobs/{job}/progress/", LOGIN, NO, 200)],
+    "staff/jobs/<int:job_id>/download/": [
+        Row("GET", "/staff/jobs/{job}/download/", LOGIN, NO, 200),
+        Row("POST", "/staff/jobs/{job}/download/", LOGIN, NO, 405, data={})],
     "staff/review/<slug:slug>/qc/": [
         Row("GET", "/staff/review/{slug}/qc/", LOGIN, NO, 405),
         Row("POST", "/staff/review/{slug}/qc/", LOGIN, NO, BACK, data={})],
@@ -355,7 +366,10 @@ def world(staff_user, annotator_user):
     flag = Flag.objects.create(project=project, annotation=others, worker=other,
                                assignment=assignment, reason="too_fast", score=1.0,
                                fingerprint=f"too_fast:annotation:{others.pk}")
-    return {"slug": project.slug, "batch": hit.batch_id, "item": items[0].pk,
+    from annotation.services.staff_jobs import job_start
+
+    job = job_start(kind="export", project=project, params={"format": "jsonl"}).job
+    return {"slug": project.slug, "batch": hit.batch_id, "item": items[0].pk, "job": job.pk,
             "study": PROLIFIC_STUDY,
             "assignment": assignment.pk, "others_annotation": others.pk,
             "own_annotation": own.pk, "flag": flag.pk, "other_worker": other.pk}

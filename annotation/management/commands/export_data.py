@@ -7,6 +7,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.exporters import EXPORTERS, ExportError, export_project
+from annotation.management.progress import ProgressBar
 from annotation.models import Project
 from annotation.selectors import projects as project_selectors
 
@@ -26,7 +27,9 @@ class Command(BaseCommand):
         except Project.DoesNotExist:
             raise CommandError(f"no project {slug!r}") from None
         try:
-            written = export_project(project=project, format_name=format_name, out_dir=out)
+            with ProgressBar(f"export {project.slug} ({format_name})", unit="file") as progress:
+                written = export_project(project=project, format_name=format_name,
+                                         out_dir=out, progress=progress)
         except ExportError as error:
             raise CommandError(str(error)) from None
         for file in written:

@@ -6,6 +6,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
+from annotation.management.progress import ProgressBar
 from annotation.models import Project
 from annotation.selectors import projects as project_selectors
 from annotation.services.qc import project_qc_run
@@ -26,7 +27,9 @@ class Command(BaseCommand):
         except Project.DoesNotExist:
             raise CommandError(f"no project {slug!r}") from None
         try:
-            report = project_qc_run(project=project, store_flags=not no_flags)
+            with ProgressBar(f"QC {project.slug}") as progress:
+                report = project_qc_run(project=project, store_flags=not no_flags,
+                                        progress=progress)
         except ValueError as error:
             raise CommandError(str(error)) from None
         if json:

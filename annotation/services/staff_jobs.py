@@ -1,0 +1,305 @@
+"""Staff jobs: long work (QC, exports, …) run in the background with progress and a result.
+
+The contract (docs/jobs.md has the walk-through for adding a kind):
+
+* ``job_start(*, kind, project, user, params)`` validates the parameters with the kind's
+  ``check``, then creates a ``Job`` row (state ``queued``) and enqueues the Celery task
+  ``annotation.tasks.run_staff_job`` once the transaction commits. It is idempotent: while a
+  job of the same kind, project and parameters is queued or running, it returns that job
+  (``created=False``) instead of starting a second one. Two concurrent starts are serialised
+  by ``select_for_update`` on the project row, and the partial unique constraint
+  ``uniq_active_job`` makes a second active job impossible whatever happens.
+* ``job_run(*, job_id)`` (the task) claims the job (compare-and-set ``queued`` → ``running``)
+  and calls the kind's ``run(job, progress)``; ``progress(done, total, message)`` writes the
+  figures on the row (``job_report_progress``, at most every ``PROGRESS_EVERY_SECONDS``).
+  The run ends with ``job_finish`` (result JSON, optional file to download) or ``job_fail``
+  (the error, shown to the staff on the job page). A second delivery of the task does
+  nothing (the claim fails), so the task is safe to retry.
+* Without a broker (no ``REDIS_URL``: Celery runs tasks inline) ``job_start`` runs the job
+  at once in the process that started it (inside the caller's transaction, if it has one),
+  through the same task and ``job_run``: its progress and final state are recorded the same
+  way, and the returned job is already ``done`` or ``failed``.
+* A running job whose progress stayed silent for ``UNPACK_JOB_STALE_SECONDS`` has died (its
+  worker was killed): the next start marks it failed, saying so, and starts a new one.
+
+Entry points: the staff pages (``frontend/staff_jobs.py``, the review pages' "Run QC now" and
+export buttons) start jobs; the commands (``qc_report``, ``export_data``) call the same
+services the runners call, with a progress bar instead of a job row.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import tempfile
+import time
+import zipfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+
+from celery import current_app
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from ..models import Job, Project
+from .jobs import check_job_queue, enqueue_after_commit, enqueue_now
+
+logger = logging.getLogger(__name__)
+
+TASK_NAME = "annotation.tasks.run_staff_job"
+ACTIVE_STATES = (Job.State.QUEUED, Job.State.RUNNING)
+PROGRESS_EVERY_SECONDS = 0.5
+
+#: ``progress(done, total, message)``: what runners and the services they call report to.
+ProgressCallback = Callable[[int, "int | None", str], None]
+
+
+class JobRefused(ValueError):
+    """The job cannot start with these parameters (nothing was created)."""
+
+
+class JobError(Exception):
+    """A runner's expected failure: its message is shown to the staff as it is."""
+
+
+@dataclass(frozen=True)
+class JobOutcome:
+    result: dict
+    result_path: str = ""
+
+
+@dataclass(frozen=True)
+class JobKind:
+    """How to check the parameters of a kind of job and how to run it."""
+
+    check: Callable[[Project | None, dict], dict]
+    run: Callable[[Job, ProgressCallback], JobOutcome]
+
+
+#: kind → how to check and run it; a kind without an entry cannot be started.
+KINDS: dict[str, JobKind] = {}
+
+
+def register(kind: str, *, check: Callable, run: Callable) -> None:
+    KINDS[Job.Kind(kind)] = JobKind(check=check, run=run)
+
+
+@dataclass(frozen=True)
+class JobStarted:
+    job: Job
+    created: bool  # False: an identical job was already queued or running
+
+
+def params_key(params: dict) -> str:
+    canonical = json.dumps(params, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def _stale_before():
+    return timezone.now() - timedelta(seconds=settings.UNPACK_JOB_STALE_SECONDS)
+
+
+def _dead(job: Job) -> bool:
+    return (job.state == Job.State.RUNNING and job.heartbeat_at is not None
+            and job.heartbeat_at < _stale_before())
+
+
+def job_start(*, kind: str, project: Project | None, user=None,
+              params: dict | None = None) -> JobStarted:
+    """Start a job, or return the identical one already queued or running (module doc).
+
+    Raises ``JobRefused`` for an unknown kind or bad parameters and
+    ``annotation.services.jobs.JobQueueUnavailable`` when the broker is down; either way
+    nothing was created.
+    """
+    if kind not in KINDS:
+        raise JobRefused(f"no job of kind {kind!r} can be started here "
+                         f"(known: {', '.join(sorted(KINDS))})")
+    params = KINDS[kind].check(project, dict(params or {}))
+    key = params_key(params)
+    check_job_queue()
+    with transaction.atomic():
+        if project is not None:
+            # Serialises starts for the project: the second click waits, then finds the first.
+            Project.objects.select_for_update().filter(pk=project.pk).first()
+        active = (Job.objects.select_for_update()
+                  .filter(kind=kind, project=project, params_key=key, state__in=ACTIVE_STATES)
+                  .first())
+        if active is not None and not _dead(active):
+            if active.state == Job.State.QUEUED:
+                # Its wake-up may have been lost (broker restarted): send it again; a second
+                # delivery finds the job claimed and does nothing.
+                enqueue_after_commit(TASK_NAME, active.pk)
+            return JobStarted(active, created=False)
+        if active is not None:
+            _mark_failed(active.pk, f"the job stopped reporting progress after "
+                         f"{timezone.localtime(active.heartbeat_at):%Y-%m-%d %H:%M:%S} "
+                         f"(its worker stopped); job started again as a new job")
+        try:
+            with transaction.atomic():
+                job = Job.objects.create(kind=kind, project=project, requested_by=user,
+                                         params=params, params_key=key,
+                                         progress_message="waiting for a worker")
+        except IntegrityError:  # another process won the race the lock did not cover
+            job = Job.objects.get(kind=kind, project=project, params_key=key,
+                                  state__in=ACTIVE_STATES)
+            return JobStarted(job, created=False)
+        if not current_app.conf.task_always_eager:
+            enqueue_after_commit(TASK_NAME, job.pk)
+    if current_app.conf.task_always_eager:
+        # Inline (no broker): run it now, in this process, through the same task and job_run;
+        # the row records its progress and outcome as a worker's run would.
+        enqueue_now(TASK_NAME, job.pk)
+        job.refresh_from_db()
+    return JobStarted(job, created=True)
+
+
+def _claim(job_id: int) -> Job | None:
+    now = timezone.now()
+    claimable = Job.objects.filter(pk=job_id, state=Job.State.QUEUED) | Job.objects.filter(
+        pk=job_id, state=Job.State.RUNNING, heartbeat_at__lt=_stale_before())
+    if not Job.objects.filter(pk__in=claimable.values("pk")).update(
+            state=Job.State.RUNNING, started_at=now, heartbeat_at=now, progress_done=0,
+            progress_message="started"):
+        return None
+    return Job.objects.select_related("project").get(pk=job_id)
+
+
+class DatabaseProgress:
+    """The ``progress`` callback of a running job: writes at most every ``every`` seconds
+    (and always the last step, ``done == total``)."""
+
+    def __init__(self, job_id: int, *, every: float | None = None) -> None:
+        self.job_id = job_id
+        self.every = PROGRESS_EVERY_SECONDS if every is None else every
+        self._last = float("-inf")
+
+    def __call__(self, done: int, total: int | None = None, message: str = "") -> None:
+        now = time.monotonic()
+        if now - self._last < self.every and not (total is not None and done >= total):
+            return
+        self._last = now
+        job_report_progress(job_id=self.job_id, done=done, total=total, message=message)
+
+
+def job_run(*, job_id: int) -> str:
+    """Run the job if it is still to run (the task's body); return its final state."""
+    job = _claim(job_id)
+    if job is None:
+        state = Job.objects.filter(pk=job_id).values_list("state", flat=True).first()
+        return state or "missing"
+    try:
+        outcome = KINDS[job.kind].run(job, DatabaseProgress(job.pk))
+    except (JobError, JobRefused) as error:
+        job_fail(job_id=job.pk, error=str(error))
+        return Job.State.FAILED
+    except Exception as error:  # whatever broke, the job must say it failed
+        logger.exception("staff job %s (%s) failed", job.pk, job.kind)
+        job_fail(job_id=job.pk, error=f"unexpected error ({type(error).__name__}: {error}); "
+                                      "the worker's log has the details")
+        return Job.State.FAILED
+    job_finish(job_id=job.pk, result=outcome.result, result_path=outcome.result_path)
+    return Job.State.DONE
+
+
+def job_report_progress(*, job_id: int, done: int, total: int | None = None,
+                        message: str = "") -> None:
+    """Record a running job's progress (and that it is alive)."""
+    Job.objects.filter(pk=job_id, state=Job.State.RUNNING).update(
+        progress_done=max(int(done), 0), progress_total=total,
+        progress_message=message[:300], heartbeat_at=timezone.now())
+
+
+def job_finish(*, job_id: int, result: dict, result_path: str = "") -> None:
+    now = timezone.now()
+    Job.objects.filter(pk=job_id, state=Job.State.RUNNING).update(
+        state=Job.State.DONE, result=result, result_path=result_path, finished_at=now,
+        heartbeat_at=now, progress_message="done")
+
+
+def job_fail(*, job_id: int, error: str) -> None:
+    _mark_failed(job_id, error)
+
+
+def _mark_failed(job_id: int, error: str) -> None:
+    now = timezone.now()
+    Job.objects.filter(pk=job_id, state__in=ACTIVE_STATES).update(
+        state=Job.State.FAILED, error=error, finished_at=now, heartbeat_at=now,
+        progress_message="failed")
+
+
+def job_files_dir(job: Job) -> Path:
+    return Path(settings.UNPACK_JOB_FILES_DIR) / str(job.pk)
+
+
+# --- the kinds ---------------------------------------------------------------------------------
+
+
+def _check_qc(project: Project | None, params: dict) -> dict:
+    if project is None:
+        raise JobRefused("QC runs on a project")
+    unknown = set(params) - {"store_flags"}
+    if unknown:
+        raise JobRefused(f"QC job: unknown parameter(s) {', '.join(sorted(unknown))}")
+    return {"store_flags": bool(params.get("store_flags", True))}
+
+
+def _run_qc(job: Job, progress: ProgressCallback) -> JobOutcome:
+    from .qc import project_qc_run
+
+    try:
+        report = project_qc_run(project=job.project, store_flags=job.params["store_flags"],
+                                progress=progress)
+    except ValueError as error:  # e.g. an unknown key in the project's flag_settings
+        raise JobError(str(error)) from None
+    return JobOutcome(result=report)
+
+
+def _check_export(project: Project | None, params: dict) -> dict:
+    from ..exporters import EXPORTERS
+
+    if project is None:
+        raise JobRefused("an export is of a project")
+    unknown = set(params) - {"format"}
+    if unknown:
+        raise JobRefused(f"export job: unknown parameter(s) {', '.join(sorted(unknown))}")
+    name = params.get("format")
+    exporter = EXPORTERS.get(name) if isinstance(name, str) else None
+    if exporter is None or (exporter.kinds and project.kind not in exporter.kinds):
+        raise JobRefused(f"{project.name} has no export format {name!r}.")
+    return {"format": name}
+
+
+def _run_export(job: Job, progress: ProgressCallback) -> JobOutcome:
+    """Write the export's files, then zip them (streamed from disk to disk) for download."""
+    from ..exporters import ExportError, export_project
+
+    project, format_name = job.project, job.params["format"]
+    folder = job_files_dir(job)
+    folder.mkdir(parents=True, exist_ok=True)
+    archive = folder / f"{project.slug}-{format_name}.zip"
+    with tempfile.TemporaryDirectory(dir=folder) as work:
+        try:
+            written = export_project(project=project, format_name=format_name,
+                                     out_dir=Path(work), progress=progress)
+        except ExportError as error:
+            raise JobError(f"The export failed: {error}") from None
+        progress(len(written), len(written), "zipping the files")
+        partial = archive.with_suffix(".zip.part")
+        with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as bundle:
+            for file in written:
+                bundle.write(file.path, arcname=Path(file.path).relative_to(work))
+        partial.replace(archive)
+    files = [{"name": Path(file.path).name, "records": file.records,
+              "bytes": file.bytes_written, "notes": file.notes} for file in written]
+    return JobOutcome(result={"format": format_name, "files": files,
+                              "zip_bytes": archive.stat().st_size},
+                      result_path=str(archive))
+
+
+register(Job.Kind.QC, check=_check_qc, run=_run_qc)
+register(Job.Kind.EXPORT, check=_check_export, run=_run_export)

@@ -1,0 +1,113 @@
+"""Staff job pages: a job's progress and result (``/staff/jobs/<id>/``), its progress as JSON
+for the page's poller (``…/progress/``) and its file (``…/download/``, an export's zip streamed
+from disk).
+
+Who may look: the permission of the page that starts the kind of job (``KIND_ACTION``): a QC
+job is the QC button's (``decide_flags``), an export the export page's (``see_work``). Jobs
+are started by the review pages through ``annotation.services.staff_jobs.job_start``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.conf import settings
+from django.core.exceptions import PermissionDenied
+from django.http import FileResponse, Http404, JsonResponse
+from django.shortcuts import get_object_or_404, render
+from django.urls import path, reverse
+from django.views.decorators.http import require_GET
+
+from annotation.models import Job
+from annotation.roles import may, page_requires
+
+app_name = "staff_jobs"
+
+#: The staff action a user needs to see a job of each kind (the page that starts it).
+KIND_ACTION = {
+    Job.Kind.QC: "decide_flags",
+    Job.Kind.EXPORT: "see_work",
+    Job.Kind.SPLITS: "change_projects",
+    Job.Kind.IMPORT: "change_projects",
+}
+
+
+def _job_for(request, job_id: int) -> Job:
+    job = get_object_or_404(Job.objects.select_related("project", "requested_by"), pk=job_id)
+    if not may(request.user, KIND_ACTION[job.kind]):
+        raise PermissionDenied("this job needs the permission of the page that started it")
+    return job
+
+
+def progress_of(job: Job) -> dict:
+    """What the page and its poller show: the state, the figures and the links."""
+    percent = None
+    if job.progress_total:
+        percent = round(100 * min(job.progress_done, job.progress_total) / job.progress_total)
+    return {
+        "id": job.pk, "kind": job.kind, "state": job.state,
+        "done": job.progress_done, "total": job.progress_total, "percent": percent,
+        "message": job.progress_message, "error": job.error,
+        "finished": not job.active,
+        "download": reverse("staff_jobs:download", args=[job.pk])
+        if job.state == Job.State.DONE and job.result_path else None,
+    }
+
+
+def qc_summary(report: dict) -> str:
+    """One line for the reviewer: what this QC run found and what it did to the stored flags."""
+    raised = report.get("flags_raised", {})
+    stored = report.get("flags_stored", {})
+    by_reason = ", ".join(f"{reason} {count}" for reason, count in raised.items())
+    open_now = report.get("flags_by_status", {}).get("open", 0)
+    return (f"QC ran on {report['annotations']} annotations: "
+            f"{sum(raised.values())} flags raised"
+            f"{f' ({by_reason})' if by_reason else ''}; "
+            f"{stored.get('created', 0)} new, {stored.get('still_raised', 0)} kept, "
+            f"{stored.get('removed_stale_open', 0)} cleared; {open_now} open now.")
+
+
+def _figures(section: dict | None) -> list[tuple[str, object]]:
+    """A report section's plain figures (lists such as per-worker tables left out)."""
+    return [(key, value) for key, value in (section or {}).items()
+            if not isinstance(value, list)]
+
+
+@page_requires("see_work")
+@require_GET
+def job_detail(request, job_id: int):
+    job = _job_for(request, job_id)
+    context = {"job": job, "project": job.project, "progress": progress_of(job)}
+    if job.kind == Job.Kind.QC and job.state == Job.State.DONE and job.result:
+        context.update(summary=qc_summary(job.result),
+                       agreement=_figures(job.result.get("agreement")),
+                       aggregation=_figures(job.result.get("aggregation")),
+                       warnings=job.result.get("warnings", []))
+    return render(request, "frontend/staff/job.html", context)
+
+
+@page_requires("see_work")
+@require_GET
+def job_progress(request, job_id: int):
+    return JsonResponse(progress_of(_job_for(request, job_id)))
+
+
+@page_requires("see_work")
+@require_GET
+def job_download(request, job_id: int):
+    job = _job_for(request, job_id)
+    if job.state != Job.State.DONE or not job.result_path:
+        raise Http404("this job has no file to download")
+    file = Path(job.result_path)
+    root = Path(settings.UNPACK_JOB_FILES_DIR).resolve()
+    if not file.resolve().is_relative_to(root) or not file.is_file():
+        raise Http404("the job's file is no longer there")
+    return FileResponse(file.open("rb"), as_attachment=True, filename=file.name,
+                        content_type="application/zip")
+
+
+urlpatterns = [
+    path("<int:job_id>/", job_detail, name="detail"),
+    path("<int:job_id>/progress/", job_progress, name="progress"),
+    path("<int:job_id>/download/", job_download, name="download"),
+]
