@@ -38,6 +38,7 @@ ACTIONS: dict[str, str] = {
     "decide_annotations": "annotation.change_annotation",
     "decide_flags": "annotation.change_flag",  # dismiss a flag; run QC (which raises them)
     "decide_workers": "annotation.change_worker",  # block, unblock
+    "manage_team": "auth.add_user",  # create accounts, give roles (researchers, migration 0018)
 }
 
 

@@ -7,26 +7,21 @@ of HTML built here (the diff and the SVG plots) escape every text they include.
 
 from __future__ import annotations
 
-import io
 import math
-import tempfile
-import zipfile
 from collections import OrderedDict
 from collections.abc import Callable
 from itertools import pairwise
-from pathlib import Path
 
 from diff_match_patch import diff_match_patch
 from django.contrib import messages
 from django.core.exceptions import ValidationError
-from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.html import escape, format_html
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_POST
 
-from annotation.exporters import EXPORTERS, ExportError, export_project
+from annotation.exporters import EXPORTERS
 from annotation.models import Annotation, Assignment, DialogueTurn, Flag, Project, Worker
 from annotation.roles import page_requires
 from annotation.selectors import batches as review_selectors
@@ -34,6 +29,7 @@ from annotation.selectors import projects as project_selectors
 from annotation.selectors import qc as qc_selectors
 from annotation.services import decisions
 from annotation.services.qc import project_qc_run
+from frontend.staff.exports import export_download
 from qc import agreement
 
 GAP = "______"
@@ -482,24 +478,13 @@ def export(request, slug: str):
         # Plain values: a template would call the exporter classes, not read them.
         return render(request, "frontend/review/export.html", {
             "project": project,
-            "formats": [{"name": exporter.format_name, "every_kind": not exporter.kinds}
-                        for exporter in formats]})
+            "formats": [{"name": exporter.format_name, "every_kind": not exporter.kinds,
+                         "description": exporter.description} for exporter in formats]})
     if chosen not in {exporter.format_name for exporter in formats}:
         messages.error(request, f"{project.name} has no export format {chosen!r}.")
         return redirect("review:export", slug=slug)
-    with tempfile.TemporaryDirectory() as folder:
-        try:
-            written = export_project(project=project, format_name=chosen, out_dir=Path(folder))
-        except ExportError as error:
-            messages.error(request, f"The export failed: {error}")
-            return redirect("review:export", slug=slug)
-        archive = io.BytesIO()
-        with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as bundle:
-            for file in written:
-                bundle.write(file.path, arcname=Path(file.path).relative_to(folder))
-    response = HttpResponse(archive.getvalue(), content_type="application/zip")
-    response["Content-Disposition"] = f'attachment; filename="{project.slug}-{chosen}.zip"'
-    return response
+    return export_download(request, project=project, format_name=chosen,
+                           back=("review:export", slug))
 
 
 @page_requires("see_work")
