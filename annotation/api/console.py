@@ -207,8 +207,8 @@ class ImportCommit(APIView):
 
 
 class ProjectExport(APIView):
-    """The project's export in ``export_format`` (``format`` is DRF's own parameter) as a zip with ``MANIFEST.json`` (its files and the
-    warnings ``export_data`` prints)."""
+    """The project's export in ``export_format`` (``format`` is DRF's own parameter) as a
+    zip with ``MANIFEST.json`` (its files and the warnings ``export_data`` prints)."""
 
     permission_classes = [action_permission(GET="see_work")]
 
