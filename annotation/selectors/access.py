@@ -18,8 +18,8 @@ from ..models import Project
 REFUSALS: dict[str, str] = {
     "paused": "This project is paused: no new work is taken for now. Please come back later.",
     "closed": "This project is closed and takes no more work. Thank you for your help.",
-    "not_chosen": "You are not on this project's team. Ask the researcher who runs it to add "
-                  "you.",
+    "not_chosen": "You are not on the team of this project. Ask the researcher who runs it to "
+                  "add you.",
     "misconfigured": "This project cannot take work until its researchers fix its settings.",
 }
 
