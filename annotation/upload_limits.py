@@ -29,6 +29,7 @@ class SizeLimitHandler(FileUploadHandler):
         return raw_data
 
     def file_complete(self, file_size):
+        del file_size  # the next handler (TemporaryFileUploadHandler) makes the file
         return None
 
 
