@@ -281,3 +281,15 @@ run_staff_job  # unused function (annotation/tasks.py)
 requested_by  # unused variable (annotation/models.py, Job)
 finished_at  # unused variable (annotation/models.py, Job)
 rating_rows  # unused function (annotation/selectors/qc.py): tests read the rows QC sees with it
+_.validate_fractions  # DRF field validator (annotation/api/console.py)
+upload  # serializer field, read by DRF and drf-spectacular (annotation/api/console.py)
+parser_classes  # DRF view attribute (annotation/api/console.py)
+_.receive_data_chunk  # Django upload handler method (annotation/upload_limits.py)
+_.file_complete  # Django upload handler method (annotation/upload_limits.py)
+_.is_staff  # Django user flag, saved by account_role_set (annotation/services/accounts.py)
+_.disabled  # Django form field attribute (frontend/staff/projects.py)
+_.help_text  # Django form field attribute, rendered (frontend/staff/projects.py)
+train  # form field, rendered by the splits page (frontend/staff/splits.py)
+dev  # form field, rendered by the splits page (frontend/staff/splits.py)
+_.refusal_message  # read by frontend/home.html
+_.settings_errors  # read by frontend/home.html

@@ -17,7 +17,12 @@ from .admin_scale import ScaledChangeListMixin
 from .roles import decision_action, may, may_see_worker_ids
 from .services import decisions
 from .services.annotations import item_filled_marks_kept
-from .services.projects import project_update
+from .services.projects import (
+    EDITABLE_FIELDS,
+    project_create,
+    project_fields_validate,
+    project_update,
+)
 
 
 class ReadOnlyWorkMixin:
@@ -132,19 +137,51 @@ class ReadOnlyRawMixin:
         return own + tuple(name for name in self.raw_fields_read_only if name in model_fields)
 
 
+class ProjectAdminForm(forms.ModelForm):
+    """The project's settings checked by the one validation the console, the API and the CLI
+    use (``project_fields_validate``): bad redundancy or thresholds are form errors beside
+    their fields, never a saved row that breaks other pages."""
+
+    class Meta:
+        model = models.Project
+        fields = "__all__"  # noqa: DJ007 — the admin shows every field of a project
+
+    def clean(self):
+        data = super().clean()
+        try:
+            project_fields_validate({name: data[name] for name in EDITABLE_FIELDS
+                                     if name in data})
+        except ValidationError as error:
+            for name, field_errors in error.message_dict.items():
+                self.add_error(name if name in self.fields else None, field_errors)
+        return data
+
+
 @admin.register(models.Project)
 class ProjectAdmin(admin.ModelAdmin):
-    list_display = ("slug", "name", "kind", "reward_cents", "created_at")
-    list_filter = ("kind",)
+    form = ProjectAdminForm
+    list_display = ("slug", "name", "kind", "status", "reward_cents", "created_at")
+    list_filter = ("kind", "status")
     search_fields = ("slug", "name")
+    filter_horizontal = ("allowed_users", "allowed_groups")
+
+    def get_readonly_fields(self, request, obj=None):
+        # Slug and kind are fixed once the project exists (its URLs, its items' shape).
+        return ("slug", "kind") if obj is not None else ()
 
     def save_model(self, request, obj, form, change):
-        # A change goes through the service the API uses: its settings' validation, and the
-        # items' "filled" marks when the redundancy changes.
+        # Through the services the console and the API use: their validation, and the items'
+        # "filled" marks when the redundancy changes.
         if not change:
-            return super().save_model(request, obj, form, change)
+            created = project_create(slug=obj.slug, kind=obj.kind, name=obj.name, **{
+                name: form.cleaned_data[name] for name in EDITABLE_FIELDS
+                if name in form.cleaned_data and name != "name"})
+            obj.pk = created.pk
+            obj.created_at = created.created_at
+            return None
         return project_update(project=obj, **{name: form.cleaned_data[name]
-                                              for name in form.changed_data})
+                                              for name in form.changed_data
+                                              if name in EDITABLE_FIELDS})
 
 
 @admin.register(models.ImportRecord)
@@ -246,10 +283,13 @@ class ItemAdmin(ScaledChangeListMixin, admin.ModelAdmin):
 
 
 @admin.register(models.SplitManifest)
-class SplitManifestAdmin(ReadOnlyRawMixin, admin.ModelAdmin):
+class SplitManifestAdmin(ReadOnlyWorkMixin, admin.ModelAdmin):
+    """Read-only: one service makes manifests (``project_split``: the console's splits page,
+    ``make_splits``, the API), moving the items with them; a hand-made manifest would claim a
+    split the items are not in."""
+
     list_display = ("project", "rule", "seed", "frozen", "created_at")
     list_filter = ("project", "rule", "frozen")
-    readonly_fields = ("group_splits", "counts")
 
 
 @admin.register(models.Worker)

@@ -49,6 +49,24 @@ class Project(models.Model):
     live_check_settings = models.JSONField(default=dict, blank=True)
     flag_settings = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    # Set on the console's project pages; who may work: annotation/selectors/access.py.
+    estimated_minutes = models.PositiveIntegerField(
+        null=True, blank=True, help_text="expected minutes per item (the batch form's default)")
+
+    class Status(models.TextChoices):
+        OPEN = "open", "open"
+        PAUSED = "paused", "paused"
+        CLOSED = "closed", "closed"
+
+    status = models.CharField(max_length=8, choices=Status.choices, default=Status.OPEN)
+    # Who may work here as a local annotator: everyone (all annotators) or the chosen people.
+    workers_everyone = models.BooleanField(default=True)
+    allowed_users = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True,
+                                           related_name="allowed_projects")
+    allowed_groups = models.ManyToManyField("auth.Group", blank=True,
+                                            related_name="allowed_projects")
+    licence = models.CharField(max_length=200, blank=True)
+    attribution = models.TextField(blank=True)
 
     class Meta:
         ordering = ["slug"]

@@ -328,25 +328,30 @@ def validate_payload(kind: str, raw: Any, context: ItemContext) -> CleanPayload:
     return validator(raw, context)
 
 
-def live_check_warnings(context: ItemContext, payload: dict) -> list[dict]:
-    """The shared live checks (qc.livechecks) re-run on a clean payload, as {code, message}."""
+def live_check_warnings(context: ItemContext, payload: dict, *,
+                        overrides: dict | None = None) -> list[dict]:
+    """The shared live checks (qc.livechecks) re-run on a clean payload, as {code, message},
+    with the project's threshold ``overrides`` (``Project.live_check_settings``), as the page
+    ran them."""
+    rules_file = livechecks.rules_with(overrides)
     kind = context.kind
     if "problem" in payload:
         return []  # a problem report is not an answer: nothing to check
     if kind == TaskKind.REWRITE:
         warnings = livechecks.check("rewrite", {
             "question": context.question, "rewrite": payload["rewrite"],
-            "context_words": list(context.context_words)})
+            "context_words": list(context.context_words)}, rules_file=rules_file)
     elif kind == TaskKind.SLUICE:
         if payload["skipped"]:
             return []
         warnings = livechecks.check("sluice", {"q1": context.q1, "a1": context.a1,
                                                "q2": context.q2,
-                                               "answer": payload["full_question"]})
+                                               "answer": payload["full_question"]},
+                                    rules_file=rules_file)
     elif kind == TaskKind.SPLIT_REPHRASE:
         warnings = livechecks.check("split_rephrase", {
             "complex_sentence": context.sentence,
-            "simple_sentences": payload["simple_sentences"]})
+            "simple_sentences": payload["simple_sentences"]}, rules_file=rules_file)
     else:
         return []
     return [{"code": w.code, "message": w.message} for w in warnings]

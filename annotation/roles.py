@@ -43,6 +43,7 @@ ACTIONS: dict[str, str] = {
     # that pay or block on the provider's own site (researchers; superusers). Everyone else sees
     # workers by pseudonym only; see :func:`may_see_worker_ids`.
     "see_worker_ids": "annotation.view_worker",
+    "manage_team": "auth.add_user",  # create accounts, give roles (researchers, migration 0018)
 }
 
 

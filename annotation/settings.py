@@ -5,6 +5,7 @@ provider. ``DATABASE_URL`` switches to PostgreSQL, ``REDIS_URL`` to a real Celer
 """
 
 import os
+import tempfile
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -398,3 +399,14 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": os.environ.get("UNPACK_LOG_LEVEL", "WARNING")},
 }
+
+# --- Upload import (the console, frontend/staff/imports.py) --------------------------------
+# Uploads are streamed to temporary files on disk (never read whole into memory); a request
+# whose files add up to more than this many bytes is refused before anything is imported.
+UNPACK_UPLOAD_MAX_BYTES = int(os.environ.get("UNPACK_UPLOAD_MAX_BYTES", str(200 * 1024 * 1024)))
+UNPACK_UPLOAD_MAX_FILES = int(os.environ.get("UNPACK_UPLOAD_MAX_FILES", "10"))
+# Where uploads wait between their preview and their import (removed once imported, or after
+# UNPACK_UPLOAD_KEEP_SECONDS by the next upload).
+UNPACK_UPLOAD_DIR = Path(os.environ.get("UNPACK_UPLOAD_DIR", "") or (
+    Path(tempfile.gettempdir()) / "unpack-uploads"))
+UNPACK_UPLOAD_KEEP_SECONDS = int(os.environ.get("UNPACK_UPLOAD_KEEP_SECONDS", "86400"))

@@ -22,11 +22,13 @@ urlpatterns = [
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("api/", include("annotation.api.batches")),
     path("api/", include("annotation.api.decisions")),
+    path("api/", include("annotation.api.console")),
     path("api/", include("annotation.api.projects")),
     path("api/schema/", CachedSchemaView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("staff/review/", include("frontend.review_urls")),
     path("staff/batches/", include("frontend.staff_batches")),
     path("staff/jobs/", include("frontend.staff_jobs")),
+    path("staff/", include("frontend.staff.urls")),
     path("", include("frontend.urls")),
 ]

@@ -53,6 +53,7 @@ from annotation.payloads import (
 )
 from annotation.selectors import annotate as annotate_selectors
 from annotation.selectors import providers as provider_selectors
+from annotation.selectors.access import REFUSALS, work_refusal
 from annotation.selectors.progress import annotator_progress
 from annotation.services.annotations import (
     ASSIGNMENT_GRACE,
@@ -75,7 +76,8 @@ from annotation.services.work_queue import (
     work_queue_next_item,
 )
 from annotation.services.workers import worker_for_user
-from qc.livechecks import load_rules
+from frontend.markdown import render_markdown
+from qc.livechecks import rules_with
 
 PREVIEW_ASSIGNMENT_ID = "ASSIGNMENT_ID_NOT_AVAILABLE"
 MAX_BODY_BYTES = 200_000
@@ -204,7 +206,8 @@ def _refusal_answer(refused: SubmitRefused,
     if refused.code == "no_item":
         return 404, _error_body(refused.code, message, "item_id")
     status = 409 if refused.code in ("item_full", "hit_full", "assignment_closed",
-                                     "token_reused") else 403
+                                     "token_reused", "paused", "closed",
+                                     "misconfigured") else 403
     return status, _error_body(refused.code, message)
 
 
@@ -214,6 +217,9 @@ def _validated(*, project: Project, submission: dict, allowed_item_ids=None):
     if allowed_item_ids is not None and item_id not in allowed_item_ids:
         raise _Rejected(400, _error_body("wrong_item", "This item is not part of this task.",
                                          "item_id"))
+    refusal = work_refusal(project=project)  # a crowd worker: the project's state alone
+    if refusal is not None:
+        raise _Rejected(*_refusal_answer(SubmitRefused(refusal, REFUSALS[refusal])))
     item = annotate_selectors.item_for_submit(project=project, item_id=item_id)
     if item is None:
         raise _Rejected(404, _error_body("no_item", "No such item in this project.", "item_id"))
@@ -329,10 +335,12 @@ def _page_context(*, project: Project, items, mode: str, submit_url: str, extra=
     page_items = _page_items(items)
     config = {
         "mode": mode, "project": project.slug, "kind": project.kind, "submit_url": submit_url,
-        "items": page_items, "rules": load_rules(), "max_text": MAX_TEXT,
+        "items": page_items, "rules": rules_with(project.live_check_settings),
+        "max_text": MAX_TEXT,
         **(extra or {}),
     }
     return {"project": project, "items": page_items, "config": config, "mode": mode,
+            "instructions_html": render_markdown(project.instructions),
             "kind_template": _kind_template(project),
             "instructions_template": f"frontend/annotate/instructions/{project.kind}.html"}
 
@@ -349,6 +357,11 @@ def annotate(request, slug: str):
     if worker.is_blocked:
         return render(request, "frontend/annotate/refused.html",
                       {"project": project, "reason": "blocked"}, status=403)
+    refusal = work_refusal(project=project, user=request.user)
+    if refusal is not None:
+        return render(request, "frontend/annotate/refused.html",
+                      {"project": project, "reason": refusal, "door": "local",
+                       "project_refusal": REFUSALS[refusal]}, status=403)
     item = work_queue_next_item(project=project, worker=worker)
     if item is None:
         # Nothing left: the page still links to the annotator's answers, when there are some.
@@ -408,6 +421,10 @@ def annotate_lease(request, slug: str):
     worker = worker_for_user(user=request.user)
     if worker.is_blocked:
         return _error(403, "blocked", "Your account cannot submit work for this project.")
+    refusal = work_refusal(project=project, user=request.user)
+    if refusal is not None:
+        status, body = _refusal_answer(SubmitRefused(refusal, REFUSALS[refusal]))
+        return JsonResponse(body, status=status)
     return JsonResponse({"unusable": item_leases_renew(project=project, worker=worker,
                                                        item_ids=item_ids)})
 
@@ -530,6 +547,10 @@ def annotate_revise(request, slug: str):
             raise BadRequest("replaces", "must be the id of the answer to change")
     except BadRequest as error:
         return JsonResponse(_invalid_body(error.field, error.message), status=400)
+    refusal = work_refusal(project=project, user=request.user)
+    if refusal is not None:
+        status, body = _refusal_answer(SubmitRefused(refusal, REFUSALS[refusal]))
+        return JsonResponse(body, status=status)
     worker = worker_for_user(user=request.user)
     try:
         result = annotation_revise(
@@ -657,9 +678,13 @@ def _token_expired(*, hit, served_at: datetime) -> bool:
     return timezone.now() > served_at + lifetime
 
 
-def _refused(request, project: Project, reason: str, status: int, door: Door = MTURK):
+def _refused(request, project: Project, reason: str, status: int, door: Door | None = None):
+    """The refusal page; a project's state (``annotation.selectors.access``) in its own plain
+    words, the same on every door."""
+    door = door or MTURK
     return render(request, "frontend/annotate/refused.html",
-                  {"project": project, "reason": reason, "door": door.provider}, status=status)
+                  {"project": project, "reason": reason, "door": door.provider,
+                   "project_refusal": REFUSALS.get(reason, "")}, status=status)
 
 
 def _door_hit(door: Door, *, project: Project, hit_id: str):
@@ -849,6 +874,9 @@ def mturk_task(request, slug: str):
     hit = _door_hit(MTURK, project=project, hit_id=hit_id)
     if hit is None:
         return _refused(request, project, "no_hit", 404)
+    refusal = work_refusal(project=project)
+    if refusal is not None:
+        return _refused(request, project, refusal, 409)
     assignment = None
     if not preview:
         try:
@@ -935,6 +963,9 @@ def prolific_task(request, slug: str):
     hit = _door_hit(PROLIFIC, project=project, hit_id=hit_id)
     if hit is None:
         return _refused(request, project, "no_hit", 404, PROLIFIC)
+    refusal = work_refusal(project=project)
+    if refusal is not None:
+        return _refused(request, project, refusal, 409, PROLIFIC)
     try:
         assignment = _door_assignment(PROLIFIC, hit=hit, assignment_id=assignment_id,
                                       worker_id=worker_id)

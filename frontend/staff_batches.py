@@ -129,6 +129,19 @@ def _add_errors(form: forms.Form, error: ValidationError) -> None:
         form.add_error(None, error.messages)
 
 
+def launch_defaults(project: Project | None) -> dict:
+    """The launch form's starting values for ``project`` (``?project=SLUG``): the project, its
+    reward (``Project.reward_cents``, when set) and its time estimate (``estimated_minutes``)."""
+    if project is None:
+        return {}
+    initial: dict = {"project": project.slug}
+    if project.reward_cents:
+        initial["reward"] = Decimal(project.reward_cents) / 100
+    if project.estimated_minutes:
+        initial["estimated_minutes"] = project.estimated_minutes
+    return initial
+
+
 @page_requires("see_batches")
 def batch_list(request):
     return render(request, "frontend/staff/batch_list.html",
@@ -150,7 +163,8 @@ def _new_page(request, form: LaunchForm, **context):
 def batch_new(request):
     """GET: the form. POST: the estimate to confirm; POST with confirm: launch."""
     if request.method != "POST":
-        return _new_page(request, LaunchForm())
+        return _new_page(request, LaunchForm(initial=launch_defaults(
+            Project.objects.filter(slug=request.GET.get("project", "")).first())))
     form = LaunchForm(request.POST)
     if not form.is_valid():
         return _new_page(request, form)

@@ -102,13 +102,71 @@ def tokenize(text: str) -> list[str]:
     return [token for token, _ in _words(text)]
 
 
-def _rules(kind: str) -> dict[str, dict]:
-    return {rule["code"]: rule for rule in load_rules()[kind]}
+def _rules(kind: str, rules: dict | None = None) -> dict[str, dict]:
+    return {rule["code"]: rule for rule in (rules or load_rules())[kind]}
 
 
-def _ordered(kind: str, found: dict[str, Warning]) -> list[Warning]:
+def _ordered(kind: str, found: dict[str, Warning], rules: dict | None = None) -> list[Warning]:
     """Warnings in the JSON's rule order, so both implementations list them identically."""
-    return [found[rule["code"]] for rule in load_rules()[kind] if rule["code"] in found]
+    return [found[rule["code"]] for rule in (rules or load_rules())[kind]
+            if rule["code"] in found]
+
+
+# --- a project's own thresholds ---------------------------------------------------------------
+
+_KINDS = ("rewrite", "sluice", "split_rephrase")
+
+
+@cache
+def thresholds() -> dict[str, dict]:
+    """Every threshold a project may override, keyed ``"<rule code>.<parameter>"``: the numeric
+    parameters of the rule file (``min_tokens``, ``min_coverage``…), with the kind, the default,
+    its type (``int`` or ``float``) and the rule's description (what it does)."""
+    found = {}
+    for kind in _KINDS:
+        for rule in load_rules()[kind]:
+            for parameter, value in rule.items():
+                if isinstance(value, bool) or not isinstance(value, int | float):
+                    continue
+                found[f"{rule['code']}.{parameter}"] = {
+                    "kind": kind, "code": rule["code"], "parameter": parameter,
+                    "default": value, "type": "int" if isinstance(value, int) else "float",
+                    "description": rule["description"]}
+    return found
+
+
+def validate_overrides(overrides) -> dict:
+    """``overrides`` if it is a valid set of threshold overrides, else ValueError naming the
+    key: an object of known ``"<rule code>.<parameter>"`` keys (:func:`thresholds`), integers
+    of at least 0 for counts, numbers from 0 to 1 for ratios and coverage."""
+    if not isinstance(overrides, dict):
+        raise ValueError("must be an object such as {\"sluice_too_short.min_tokens\": 3}")
+    known = thresholds() if overrides else {}
+    for key, value in overrides.items():
+        if key not in known:
+            raise ValueError(f"unknown setting {key!r}; known: {', '.join(sorted(known))}")
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ValueError(f"{key}: must be a number")
+        if known[key]["type"] == "int" and (not isinstance(value, int) or not 0 <= value <= 100):
+            raise ValueError(f"{key}: must be a whole number from 0 to 100")
+        if known[key]["type"] == "float" and not 0 <= value <= 1:
+            raise ValueError(f"{key}: must be a number from 0 to 1")
+    return overrides
+
+
+def rules_with(overrides: dict | None) -> dict:
+    """The rule file with a project's threshold ``overrides`` applied (what both the page and
+    the server check with). Invalid overrides raise ValueError (:func:`validate_overrides`)."""
+    if not overrides:
+        return load_rules()
+    validate_overrides(overrides)
+    rules = dict(load_rules())
+    for kind in _KINDS:
+        rules[kind] = [
+            {**rule, **{parameter: overrides[f"{rule['code']}.{parameter}"]
+                        for parameter in rule if f"{rule['code']}.{parameter}" in overrides}}
+            for rule in rules[kind]]
+    return rules
 
 
 def _contains_phrase(tokens: Sequence[str], phrase: str) -> bool:
@@ -135,7 +193,8 @@ def content_words(text: str) -> list[str]:
 
 
 def check_rewrite(
-    question: str, rewrite: str, *, context_words: Iterable[str] | None = None
+    question: str, rewrite: str, *, context_words: Iterable[str] | None = None,
+    rules_file: dict | None = None,
 ) -> list[Warning]:
     """Warnings for a question-in-context rewrite (CANARD; also decontextualized sentences).
 
@@ -143,7 +202,7 @@ def check_rewrite(
     previous questions and answers; any strings, tokenised here. Without it the
     ``rewrite_new_words`` rule is not evaluated.
     """
-    rules = _rules("rewrite")
+    rules = _rules("rewrite", rules_file)
     words = _words(rewrite)
     tokens = [token for token, _ in words]
     question_tokens = tokenize(question)
@@ -187,7 +246,7 @@ def check_rewrite(
             message = rule["message"].replace("{words}", ", ".join(new_words))
             found[rule["code"]] = Warning(rule["code"], message)
 
-    return _ordered("rewrite", found)
+    return _ordered("rewrite", found, rules_file)
 
 
 def sluice_wh_word(q2: str) -> str:
@@ -197,14 +256,15 @@ def sluice_wh_word(q2: str) -> str:
     return next((token for token in tokens if token in wh_words), tokens[0] if tokens else "")
 
 
-def check_sluice(q1: str, a1: str, q2: str, answer: str) -> list[Warning]:
+def check_sluice(q1: str, a1: str, q2: str, answer: str, *,
+                 rules_file: dict | None = None) -> list[Warning]:
     """Warnings for a sluice resolution ``answer`` of Q2 given the context (Q1, A1).
 
     ``a1`` is accepted for a stable signature (the browser passes the whole item); no live
     rule uses it today — context use is checked after submission by ``qc.flags``.
     """
     del a1
-    rules = _rules("sluice")
+    rules = _rules("sluice", rules_file)
     tokens = tokenize(answer)
     found: dict[str, Warning] = {}
 
@@ -221,7 +281,7 @@ def check_sluice(q1: str, a1: str, q2: str, answer: str) -> list[Warning]:
     if tokens and tokens == tokenize(q1):
         found[rule["code"]] = Warning(rule["code"], rule["message"])
 
-    return _ordered("sluice", found)
+    return _ordered("sluice", found, rules_file)
 
 
 def split_coverage(complex_sentence: str, simple_sentences: Sequence[str]) -> float:
@@ -235,9 +295,10 @@ def split_coverage(complex_sentence: str, simple_sentences: Sequence[str]) -> fl
     return sum(word in used for word in wanted) / len(wanted)
 
 
-def check_split(complex_sentence: str, simple_sentences: Sequence[str]) -> list[Warning]:
+def check_split(complex_sentence: str, simple_sentences: Sequence[str], *,
+                rules_file: dict | None = None) -> list[Warning]:
     """Warnings for a split-and-rephrase answer (a list of simple sentences)."""
-    rules = _rules("split_rephrase")
+    rules = _rules("split_rephrase", rules_file)
     sentences = [sentence.strip() for sentence in simple_sentences if tokenize(sentence)]
     found: dict[str, Warning] = {}
 
@@ -269,10 +330,10 @@ def check_split(complex_sentence: str, simple_sentences: Sequence[str]) -> list[
         message = rule["message"].replace("{coverage_percent}", percent)
         found[rule["code"]] = Warning(rule["code"], message)
 
-    return _ordered("split_rephrase", found)
+    return _ordered("split_rephrase", found, rules_file)
 
 
-def check(kind: str, payload: dict) -> list[Warning]:
+def check(kind: str, payload: dict, *, rules_file: dict | None = None) -> list[Warning]:
     """Dispatch by task kind with a JSON-like payload (the shape used by the cases file).
 
     kinds and payload keys: ``rewrite`` (question, rewrite, optional context_words),
@@ -281,12 +342,14 @@ def check(kind: str, payload: dict) -> list[Warning]:
     """
     if kind == "rewrite":
         return check_rewrite(
-            payload["question"], payload["rewrite"], context_words=payload.get("context_words")
-        )
+            payload["question"], payload["rewrite"], context_words=payload.get("context_words"),
+            rules_file=rules_file)
     if kind == "sluice":
-        return check_sluice(payload["q1"], payload["a1"], payload["q2"], payload["answer"])
+        return check_sluice(payload["q1"], payload["a1"], payload["q2"], payload["answer"],
+                            rules_file=rules_file)
     if kind == "split_rephrase":
-        return check_split(payload["complex_sentence"], payload["simple_sentences"])
+        return check_split(payload["complex_sentence"], payload["simple_sentences"],
+                           rules_file=rules_file)
     if kind == "plausibility":
         return []
     raise ValueError(f"unknown live-check kind: {kind!r}")

@@ -7,13 +7,15 @@ annotations and every write need the model permission (``annotation.api.permissi
 
 from __future__ import annotations
 
+from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db.models import Q
-from rest_framework import permissions, routers, viewsets
+from rest_framework import permissions, routers, serializers, viewsets
 
 from ..models import Annotation, Project
 from ..roles import may
 from ..selectors import projects as project_selectors
-from ..services.projects import project_get_or_create, project_update
+from ..selectors.access import work_refusal
+from ..services.projects import project_create, project_update
 from .pagination import KeysetPagination
 from .permissions import action_permission
 from .serializers import AnnotationSerializer, ItemSerializer, ProjectSerializer
@@ -29,21 +31,32 @@ class ProjectViewSet(viewsets.ModelViewSet):
     permission_classes = [action_permission(GET=None, POST="add_projects",
                                             PUT="change_projects", PATCH="change_projects")]
     lookup_field = "slug"
-    queryset = Project.objects.order_by("slug")
+
+    def get_queryset(self):
+        projects = Project.objects.order_by("slug")
+        user = self.request.user
+        if getattr(self, "swagger_fake_view", False) or may(user, "see_projects"):
+            return projects
+        # An annotator sees the projects they may work on now (annotation/selectors/access.py).
+        return projects.filter(pk__in=[project.pk for project in projects
+                                       if work_refusal(project=project, user=user) is None])
 
     def perform_create(self, serializer):
-        data = serializer.validated_data
-        project, _ = project_get_or_create(
-            slug=data["slug"], kind=data["kind"], name=data.get("name"),
-            redundancy=data.get("redundancy"),
-        )
-        fields = {key: value for key, value in data.items()
-                  if key not in {"slug", "kind", "name", "redundancy"}}
-        serializer.instance = project_update(project=project, **fields) if fields else project
+        data = dict(serializer.validated_data)
+        slug, kind = data.pop("slug"), data.pop("kind")
+        name = data.pop("name", None) or slug.replace("-", " ").capitalize()
+        try:
+            serializer.instance = project_create(slug=slug, kind=kind, name=name, **data)
+        except DjangoValidationError as error:
+            raise serializers.ValidationError(error.message_dict) from error
 
     def perform_update(self, serializer):
-        serializer.instance = project_update(project=serializer.instance,
-                                             **serializer.validated_data)
+        fields = {name: value for name, value in serializer.validated_data.items()
+                  if name not in ("slug", "kind")}
+        try:
+            serializer.instance = project_update(project=serializer.instance, **fields)
+        except DjangoValidationError as error:
+            raise serializers.ValidationError(error.message_dict) from error
 
 
 class ItemViewSet(viewsets.ReadOnlyModelViewSet):

@@ -5,6 +5,8 @@ from rest_framework import serializers
 
 from ..models import Annotation, Item, Project
 from ..services.projects import (
+    EDITABLE_FIELDS,
+    project_fields_validate,
     validate_flag_settings,
     validate_live_check_settings,
     validate_redundancy,
@@ -15,7 +17,8 @@ class ProjectSerializer(serializers.ModelSerializer):
     class Meta:
         model = Project
         fields = ["id", "slug", "name", "kind", "instructions", "redundancy", "reward_cents",
-                  "live_check_settings", "flag_settings", "created_at"]
+                  "live_check_settings", "flag_settings", "estimated_minutes", "status",
+                  "workers_everyone", "licence", "attribution", "created_at"]
         read_only_fields = ["id", "created_at"]
 
     def validate(self, attrs):
@@ -24,6 +27,12 @@ class ProjectSerializer(serializers.ModelSerializer):
                 if frozen in attrs and attrs[frozen] != getattr(self.instance, frozen):
                     raise serializers.ValidationError(
                         {frozen: "cannot change once the project exists"})
+        # The one validation of a project's settings (the console's, the admin's, the CLI's).
+        try:
+            project_fields_validate({name: value for name, value in attrs.items()
+                                     if name in EDITABLE_FIELDS})
+        except DjangoValidationError as error:
+            raise serializers.ValidationError(error.message_dict) from error
         return attrs
 
     def validate_redundancy(self, value):

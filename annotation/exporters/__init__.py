@@ -6,6 +6,8 @@ calls; :data:`EXPORTERS` maps each format name to its exporter class.
 
 from __future__ import annotations
 
+import json
+import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -16,13 +18,14 @@ from .canard import CanardExporter
 from .claire import ClaireExporter
 from .decontext import DecontextExporter
 from .generic import GenericJsonlExporter
+from .huggingface import HuggingFaceExporter
 from .sluice import SluiceExporter
 from .websplit import WebSplitExporter
 
 EXPORTERS: dict[str, type[Exporter]] = {
     exporter.format_name: exporter
     for exporter in (DecontextExporter, ClaireExporter, CanardExporter, WebSplitExporter,
-                     SluiceExporter, GenericJsonlExporter)
+                     SluiceExporter, GenericJsonlExporter, HuggingFaceExporter)
 }
 
 
@@ -43,4 +46,37 @@ def export_project(*, project: Project, format_name: str, out_dir: Path,
     return written
 
 
-__all__ = ["EXPORTERS", "ExportError", "export_project"]
+def export_warnings(written: list[WrittenFile]) -> list[str]:
+    """What the reader of an export must know (examples left out…), one line each, in the
+    words every entry point shows: ``export_data`` prints each as ``note: …``, the export
+    pages list them and the download's ``MANIFEST.json`` carries them."""
+    return [note for file in written for note in file.notes]
+
+
+def export_manifest(*, project: Project, format_name: str, written: list[WrittenFile],
+                    out_dir: Path) -> dict:
+    """The ``MANIFEST.json`` of a download: what was exported, its files and its warnings."""
+    return {"project": project.slug, "task": project.kind, "format": format_name,
+            "files": [{"name": str(Path(file.path).relative_to(out_dir)),
+                       "records": file.records, "bytes": file.bytes_written}
+                      for file in written],
+            "warnings": export_warnings(written)}
+
+
+def export_zip(*, project: Project, format_name: str, work_dir: Path) -> tuple[Path, dict]:
+    """Export into ``work_dir``/files and zip it (with ``MANIFEST.json``) to
+    ``work_dir``/export.zip, streamed from disk; returns the zip's path and the manifest."""
+    files_dir = work_dir / "files"
+    written = export_project(project=project, format_name=format_name, out_dir=files_dir)
+    manifest = export_manifest(project=project, format_name=format_name, written=written,
+                               out_dir=files_dir)
+    archive = work_dir / "export.zip"
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as bundle:
+        for file in written:
+            bundle.write(file.path, arcname=str(Path(file.path).relative_to(files_dir)))
+        bundle.writestr("MANIFEST.json", json.dumps(manifest, indent=2, sort_keys=True))
+    return archive, manifest
+
+
+__all__ = ["EXPORTERS", "ExportError", "export_manifest", "export_project", "export_warnings",
+           "export_zip"]

@@ -47,6 +47,7 @@ from django.utils import timezone
 
 from ..models import Annotation, Assignment, Flag, Hit, Item, Project, Worker
 from ..payloads import CleanPayload, ItemContext, live_check_warnings, validate_payload
+from ..selectors.access import REFUSALS, work_refusal
 from ..selectors.annotate import (
     item_context,
     item_for_submit,
@@ -403,14 +404,14 @@ def annotation_submit_item(
     try:
         if not row_locks:
             project, item, context, clean = _valid_submission(project_slug, item_id, payload,
-                                                              lock=False)
+                                                              worker, lock=False)
             if choose_next:
                 following = work_queue_next_item_before_answer(
                     project=project, worker=worker, answered_item_id=item.pk)
         with transaction.atomic():
             if row_locks:
                 project, item, context, clean = _valid_submission(project_slug, item_id,
-                                                                  payload, lock=True)
+                                                                  payload, worker, lock=True)
             result = _store_locked(fields, item=item, clean=clean, context=context,
                                    try_insert_first=True)
             if choose_next and row_locks:
@@ -429,7 +430,7 @@ def annotation_submit_item(
     return result
 
 
-def _valid_submission(project_slug: str, item_id: int, payload, *, lock: bool
+def _valid_submission(project_slug: str, item_id: int, payload, worker: Worker, *, lock: bool
                       ) -> tuple[Project, Item, ItemContext, CleanPayload]:
     """The project and item of a local submission (``lock``: the item's row locked) and the
     payload validated against the item; ``SubmitRefused`` (``no_project``, ``no_item``) or
@@ -440,8 +441,18 @@ def _valid_submission(project_slug: str, item_id: int, payload, *, lock: bool
         raise SubmitRefused("no_project", "No such project.")
     if item is None:
         raise SubmitRefused("no_item", "No such item in this project.")
+    return project, item, *_valid_for(project, item, payload, worker)
+
+
+def _valid_for(project: Project, item: Item, payload, worker: Worker
+               ) -> tuple[ItemContext, CleanPayload]:
+    """The item's context and the payload validated against it, once ``worker`` may work on
+    the project now (``annotation.selectors.access``; ``SubmitRefused`` with its code)."""
+    refusal = work_refusal(project=project, worker=worker)
+    if refusal is not None:
+        raise SubmitRefused(refusal, REFUSALS[refusal])
     context = item_context(item)
-    return project, item, context, validate_payload(project.kind, payload, context)
+    return context, validate_payload(project.kind, payload, context)
 
 
 @dataclass(frozen=True)
@@ -468,7 +479,8 @@ def _new_annotation(fields: _Submission, *, item: Item, clean: CleanPayload,
         assignment=fields.assignment, source=fields.source, payload=clean.payload,
         client_token=fields.client_token, client_warnings=fields.client_warnings or [],
         overridden_warnings=fields.overridden_warnings or [],
-        server_warnings=live_check_warnings(context, clean.payload),
+        server_warnings=live_check_warnings(context, clean.payload,
+                                            overrides=item.project.live_check_settings),
         started_at=fields.started_at, submitted_at=timezone.now(),
         duration_ms=fields.duration_ms, served_at=fields.served_at,
         provenance=fields.provenance or {},

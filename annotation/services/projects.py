@@ -1,9 +1,10 @@
 from __future__ import annotations
 
 from django.core.exceptions import ValidationError
+from django.core.validators import validate_slug
 from django.db import transaction
 
-from qc import flags
+from qc import flags, livechecks
 
 from ..models import Annotation, Project, Split, TaskKind
 from .annotations import item_filled_marks_kept
@@ -43,13 +44,107 @@ def validate_flag_settings(overrides) -> dict:
 
 
 def validate_live_check_settings(overrides) -> dict:
-    if not isinstance(overrides, dict):
-        raise ValidationError("live_check_settings: must be an object")
+    """Overrides of the live checks' thresholds (``qc.livechecks.thresholds``: keys such as
+    ``"sluice_too_short.min_tokens"``), or ValidationError naming the key."""
+    try:
+        livechecks.validate_overrides(overrides)
+    except ValueError as error:
+        raise ValidationError(f"live_check_settings: {error}") from None
     return overrides
 
 
+def validate_reward_cents(value) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 1_000_000:
+        raise ValidationError("reward_cents: must be a whole number of cents from 0 to 1000000")
+    return value
+
+
+def validate_estimated_minutes(value) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 24 * 60:
+        raise ValidationError("estimated_minutes: must be a whole number of minutes from 1 "
+                              "to 1440, or empty")
+    return value
+
+
+def validate_status(value) -> str:
+    if value not in Project.Status.values:
+        raise ValidationError(f"status: must be one of {', '.join(Project.Status.values)}")
+    return value
+
+
 SETTINGS_VALIDATORS = {"redundancy": validate_redundancy, "flag_settings": validate_flag_settings,
-                       "live_check_settings": validate_live_check_settings}
+                       "live_check_settings": validate_live_check_settings,
+                       "reward_cents": validate_reward_cents,
+                       "estimated_minutes": validate_estimated_minutes,
+                       "status": validate_status}
+
+#: What a project page, the admin, the API and the CLI may set on a project (slug and kind only
+#: when creating it).
+EDITABLE_FIELDS = ("name", "instructions", "redundancy", "reward_cents", "estimated_minutes",
+                   "live_check_settings", "flag_settings", "status", "workers_everyone",
+                   "licence", "attribution")
+
+
+def project_fields_validate(fields: dict) -> dict:
+    """The one validation of a project's settings: every field of ``fields`` with a validator
+    is checked; all the errors at once as ``ValidationError({field: [message]})`` (a form puts
+    each beside its field; the API answers 400 with them)."""
+    errors: dict[str, list[str]] = {}
+    for name, validate in SETTINGS_VALIDATORS.items():
+        if name in fields:
+            try:
+                validate(fields[name])
+            except ValidationError as error:
+                errors[name] = error.messages
+    if "name" in fields and not str(fields["name"] or "").strip():
+        errors["name"] = ["name: must not be empty"]
+    if errors:
+        raise ValidationError(errors)
+    return fields
+
+
+def project_settings_errors(project: Project) -> list[str]:
+    """What is wrong with a stored project's settings (rows written before the validation, or
+    by hand in the database): one message per field, empty when it is sound. Pages show these
+    on that project alone instead of failing."""
+    try:
+        project_fields_validate({name: getattr(project, name) for name in SETTINGS_VALIDATORS})
+    except ValidationError as error:
+        return [message for messages in error.message_dict.values() for message in messages]
+    return []
+
+
+@transaction.atomic
+def project_create(*, slug: str, kind: str, name: str, **fields) -> Project:
+    """A new project; ``fields`` from :data:`EDITABLE_FIELDS` (the redundancy defaults to the
+    kind's). ValidationError (by field) on bad input or a slug in use; nothing is written then."""
+    errors: dict[str, list[str]] = {}
+    if kind not in TaskKind.values:
+        errors["kind"] = [f"kind: unknown task kind {kind!r}"]
+    try:
+        validate_slug(slug)
+    except ValidationError as error:
+        errors["slug"] = error.messages
+    else:
+        if Project.objects.filter(slug=slug).exists():
+            errors["slug"] = [f"slug: a project {slug!r} exists already"]
+    unknown = set(fields) - set(EDITABLE_FIELDS)
+    if unknown:
+        raise ValueError(f"not project settings: {sorted(unknown)}")  # a caller's bug
+    if fields.get("redundancy") is None and kind in TaskKind.values:
+        fields["redundancy"] = dict(DEFAULT_REDUNDANCY[kind])
+    try:
+        project_fields_validate({"name": name, **fields})
+    except ValidationError as error:
+        errors.update(error.message_dict)
+    if errors:
+        raise ValidationError(errors)
+    project = Project(slug=slug, kind=kind, name=name.strip(), **fields)
+    project.full_clean()
+    project.save()
+    return project
 
 
 @transaction.atomic
@@ -84,9 +179,10 @@ def project_update(*, project: Project, **fields) -> Project:
     the "filled" marks of its items with counted answers in the splits whose number changed
     follow (an item without any is never marked; an update that restates the redundancy, as an
     API PUT does, recounts nothing)."""
-    for name, validate in SETTINGS_VALIDATORS.items():
-        if name in fields:
-            validate(fields[name])
+    unknown = set(fields) - set(EDITABLE_FIELDS)
+    if unknown:
+        raise ValidationError({name: [f"{name}: cannot be changed"] for name in sorted(unknown)})
+    project_fields_validate(fields)
     # As stored, not as the instance says: an admin form has already set the new values on it.
     stored = Project(redundancy=Project.objects.select_for_update().values_list(
         "redundancy", flat=True).get(pk=project.pk))
@@ -102,4 +198,15 @@ def project_update(*, project: Project, **fields) -> Project:
                 if changed_splits else [])
     with item_filled_marks_kept(answered):
         project.save()
+    return project
+
+
+@transaction.atomic
+def project_team_set(*, project: Project, everyone: bool, users=(), groups=()) -> Project:
+    """Who may work on ``project`` as a local annotator: every annotator (``everyone``), or
+    only ``users`` and the members of ``groups`` (the rule: ``annotation/selectors/access.py``)."""
+    project.workers_everyone = everyone
+    project.save(update_fields=["workers_everyone"])
+    project.allowed_users.set(users)
+    project.allowed_groups.set(groups)
     return project

@@ -201,3 +201,46 @@ def project_split(*, project: Project, rule: str, seed: int, fractions: dict | N
         counts=dict(sorted(counts.items())), frozen=True,
     )
     return SplitResult(manifest, manifest.counts, len(moved), unchanged=False)
+
+
+@dataclass(frozen=True)
+class SplitPreview:
+    """What ``project_split`` would do, computed without writing anything."""
+
+    counts: dict[str, int]  # items per split
+    moved_items: int  # items whose split would change
+    annotated_moves: int  # of those, items with annotations (needs force)
+    leaks: dict[str, tuple[str, ...]]  # group keys that would sit in several splits
+    unchanged: bool  # the frozen manifest is this one already
+    frozen: SplitManifest | None  # the current frozen manifest, if any
+
+
+def split_preview(*, project: Project, rule: str, seed: int,
+                  fractions: dict | None = None) -> SplitPreview:
+    """``project_split``'s outcome for these choices — counts per split, items moved and the
+    leakage check (items of one group, ``Item.group_key``, in several splits) — without
+    writing. ValueError for an unknown rule or one that does not fit the project."""
+    if rule not in RULES:
+        raise ValueError(f"unknown split rule {rule!r}; choose from {', '.join(RULES)}")
+    fractions = dict(fractions or qc_splits.DEFAULT_FRACTIONS)
+    item_splits, group_splits = ASSIGNERS[rule](project, seed, fractions)
+    group_splits = {str(group): split for group, split in sorted(group_splits.items())}
+    current = SplitManifest.objects.filter(project=project, frozen=True).order_by(
+        "-created_at", "-id").first()
+    rows = list(Item.objects.filter(project=project).values_list("id", "group_key", "split"))
+    moved = [item_id for item_id, _, split in rows
+             if item_id in item_splits and item_splits[item_id] != split]
+    # Chunked: a re-split of a large project moves more items than one statement may name.
+    answered = Exists(Annotation.objects.filter(item_id=OuterRef("pk")))
+    annotated = sum(Item.objects.filter(id__in=chunk).filter(answered).count()
+                    for chunk in chunks(moved))
+    counts: dict[str, int] = defaultdict(int)
+    for split in item_splits.values():
+        counts[split] += 1
+    leaks = cleaning.cross_split_contexts(
+        (group_key, item_splits.get(item_id, split)) for item_id, group_key, split in rows)
+    return SplitPreview(
+        counts=dict(sorted(counts.items())), moved_items=len(moved), annotated_moves=annotated,
+        leaks=leaks, frozen=current,
+        unchanged=current is not None and current.rule == rule
+        and current.group_splits == group_splits)

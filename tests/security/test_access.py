@@ -251,6 +251,48 @@ TABLE: dict[str, list[Row]] = {
         Row("POST", "/staff/batches/{batch}/manage/", LOGIN, NO, BACK,
             data={"action": "nonsense"}, reviewer=NO),
         Row("POST", "/staff/batches/999999/manage/", LOGIN, NO, 404, data={}, reviewer=NO)],
+    # --- the researchers' console (frontend/staff/): projects, team, import, splits, export -----
+    "staff/projects/new/": [
+        Row("GET", "/staff/projects/new/", LOGIN, NO, 200, reviewer=NO),
+        Row("POST", "/staff/projects/new/", LOGIN, NO, 200, data={}, reviewer=NO)],
+    "staff/projects/<slug:slug>/settings/": [
+        Row("GET", "/staff/projects/{slug}/settings/", LOGIN, NO, 200, reviewer=NO),
+        Row("GET", "/staff/projects/nope/settings/", LOGIN, NO, 404, reviewer=NO),
+        Row("POST", "/staff/projects/{slug}/settings/", LOGIN, NO, 200, data={}, reviewer=NO)],
+    "staff/projects/<slug:slug>/team/": [
+        Row("GET", "/staff/projects/{slug}/team/", LOGIN, NO, 200, reviewer=NO),
+        # An unknown state: refused with a message, nothing changed.
+        Row("POST", "/staff/projects/{slug}/team/", LOGIN, NO, BACK, data={"status": "bogus"},
+            reviewer=NO)],
+    "staff/team/": [
+        Row("GET", "/staff/team/", LOGIN, NO, 200, reviewer=NO),
+        Row("POST", "/staff/team/", LOGIN, NO, 200, data={}, reviewer=NO)],
+    "staff/projects/<slug:slug>/import/": [
+        Row("GET", "/staff/projects/{slug}/import/", LOGIN, NO, 200, reviewer=NO),
+        Row("POST", "/staff/projects/{slug}/import/", LOGIN, NO, 400, data={}, reviewer=NO)],
+    "staff/projects/<slug:slug>/splits/": [
+        Row("GET", "/staff/projects/{slug}/splits/", LOGIN, NO, 200, reviewer=NO),
+        Row("POST", "/staff/projects/{slug}/splits/", LOGIN, NO, 200, data={}, reviewer=NO)],
+    "staff/projects/<slug:slug>/splits/<int:manifest_id>/": [
+        Row("GET", "/staff/projects/{slug}/splits/999999/", LOGIN, NO, 404)],
+    "staff/projects/<slug:slug>/export/": [
+        Row("GET", "/staff/projects/{slug}/export/", LOGIN, NO, 200),
+        Row("GET", "/staff/projects/{slug}/export/?check=jsonl", LOGIN, NO, 200),
+        Row("GET", "/staff/projects/{slug}/export/?format=jsonl", LOGIN, NO, 200)],
+    "api/projects/<slug:slug>/splits/": [
+        Row("GET", "/api/projects/{slug}/splits/", DRF_NO, DRF_NO, 200),
+        Row("POST", "/api/projects/{slug}/splits/", DRF_NO, DRF_NO, 400, data={}, json=True,
+            reviewer=NO)],
+    "api/projects/<slug:slug>/imports/preview/": [
+        Row("GET", "/api/projects/{slug}/imports/preview/", DRF_NO, DRF_NO, 405, reviewer=NO),
+        Row("POST", "/api/projects/{slug}/imports/preview/", DRF_NO, DRF_NO, 400, data={},
+            reviewer=NO)],
+    "api/projects/<slug:slug>/imports/commit/": [
+        Row("POST", "/api/projects/{slug}/imports/commit/", DRF_NO, DRF_NO, 400, data={},
+            json=True, reviewer=NO)],
+    "api/projects/<slug:slug>/export/": [
+        Row("GET", "/api/projects/{slug}/export/?export_format=jsonl", DRF_NO, DRF_NO, 200),
+        Row("GET", "/api/projects/{slug}/export/?export_format=nope", DRF_NO, DRF_NO, 400)],
     # --- annotators -----------------------------------------------------------------------------
     "": [Row("GET", "/", LOGIN, 200, 200)],
     "annotate/<slug:slug>/": [Row("GET", "/annotate/{slug}/", LOGIN, 200, 200),

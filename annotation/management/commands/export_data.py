@@ -6,7 +6,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.exporters import EXPORTERS, ExportError, export_project
+from annotation.exporters import EXPORTERS, ExportError, export_project, export_warnings
 from annotation.management.progress import ProgressBar
 from annotation.models import Project
 from annotation.selectors import projects as project_selectors
@@ -34,5 +34,5 @@ class Command(BaseCommand):
             raise CommandError(str(error)) from None
         for file in written:
             self.stdout.write(f"{file.path}  {file.records} records  {file.bytes_written} bytes")
-            for note in file.notes:
-                self.stdout.write(f"  note: {note}")
+        for warning in export_warnings(written):
+            self.stdout.write(f"note: {warning}")

@@ -1,0 +1,194 @@
+"""The Hugging Face dataset export (``hf``): one Parquet file per split and a dataset card.
+
+``datasets.load_dataset("parquet", data_dir=OUT)`` loads it (``dev.parquet`` becomes the
+``validation`` split by the library's file-name rules). One row per item with at least one
+exported answer (``EXPORTED_STATES``): the item's id, split, group key, the source material as
+JSON (as the API's items show it) and its answers (pseudonymous worker id and the answer's
+payload as JSON). Items without an exported answer are left out, and the export says how many.
+
+The card (``README.md``) carries the task, the splits and their counts, the number of
+annotators, the agreement figures of ``qc_report``, the licence and attribution recorded on
+the project, and a data-statement skeleton (Bender & Friedman, 2018) to fill in.
+
+Memory stays flat: items are read and written in batches of ``ROW_GROUP`` (a Parquet row
+group each).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from ..models import Item, TaskKind
+from ..selectors import qc as qc_selectors
+from .base import EXPORT_FILE_MODE, SPLITS, Exporter, WrittenFile, write_atomically
+
+ROW_GROUP = 2000
+
+SCHEMA = pa.schema([
+    ("id", pa.string()), ("split", pa.string()), ("group_key", pa.string()),
+    ("task", pa.string()), ("source", pa.string()),
+    ("annotations", pa.list_(pa.struct([("worker", pa.string()), ("answer", pa.string())]))),
+    ("n_annotations", pa.int32()),
+])
+
+AGREEMENT_SHOWN = ("n_ratings", "n_annotations", "n_items", "n_workers",
+                   "krippendorff_alpha_ordinal", "krippendorff_alpha_interval", "fleiss_kappa",
+                   "observed_agreement", "binary_fleiss_kappa", "binary_agreement",
+                   "mean_item_exact_agreement")
+
+
+class HuggingFaceExporter(Exporter):
+    format_name = "hf"
+    kinds = ()  # every task kind
+    description = "Hugging Face dataset: Parquet per split + dataset card"
+
+    def write(self, out_dir: Path) -> list[WrittenFile]:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        written, counts, workers = [], {}, set()
+        for split in SPLITS:
+            path = out_dir / f"{split}.parquet"
+            rows, left_out = self._write_split(split, path, workers)
+            if path.exists():
+                written.append(WrittenFile(path, path.stat().st_size, rows))
+            counts[split] = rows
+            if left_out:
+                self.note(f"{split}.parquet: left out {left_out} item(s) without an exported "
+                          "answer")
+        if not any(counts.values()):
+            self.note("no item has an exported answer yet: the export has no data files")
+        card = self._card(counts, len(workers))
+        size = write_atomically(out_dir / "README.md", iter([card]))
+        written.append(WrittenFile(out_dir / "README.md", size, 0))
+        if written:
+            written[-1].notes = list(self.notes)
+        return written
+
+    def _write_split(self, split: str, path: Path, workers: set) -> tuple[int, int]:
+        """Write the split's rows to ``path`` (only when it has one); (rows, items left out)."""
+        from ..api.serializers import ItemSerializer  # the one shape of an item's source
+
+        source_of = ItemSerializer().get_source
+        anonymous = qc_selectors.AnonymousIds()
+        items = (Item.objects.filter(project=self.project, split=split)
+                 .select_related("target_sentence__document", "turn__dialogue",
+                                 "filler__cloze", "complex_sentence").order_by("id"))
+        writer = None
+        temporary = path.with_name(f".{path.name}.partial")
+        rows = left_out = 0
+        try:
+            for batch in qc_selectors.batched(items.iterator(chunk_size=ROW_GROUP), ROW_GROUP):
+                answers: dict[int, list[dict]] = {}
+                for item_id, worker_pk, provider, external_id, payload in (
+                        qc_selectors.exportable_annotations(project=self.project)
+                        .filter(item_id__in=[item.pk for item in batch])
+                        .order_by("item_id", "id")
+                        .values_list("item_id", "worker_id", "worker__provider",
+                                     "worker__external_id", "payload")):
+                    worker = anonymous.get(worker_pk, provider, external_id)
+                    workers.add(worker)
+                    answers.setdefault(item_id, []).append(
+                        {"worker": worker, "answer": json.dumps(payload, sort_keys=True,
+                                                                ensure_ascii=False)})
+                records = []
+                for item in batch:
+                    found = answers.get(item.pk)
+                    if not found:
+                        left_out += 1
+                        continue
+                    records.append({
+                        "id": item.external_id, "split": split, "group_key": item.group_key,
+                        "task": self.project.kind,
+                        "source": json.dumps(source_of(item), sort_keys=True,
+                                             ensure_ascii=False),
+                        "annotations": found, "n_annotations": len(found)})
+                if not records:
+                    continue
+                if writer is None:
+                    writer = pq.ParquetWriter(temporary, SCHEMA)
+                writer.write_table(pa.Table.from_pylist(records, schema=SCHEMA))
+                rows += len(records)
+                self.count(len(records))
+            if writer is not None:
+                writer.close()
+                writer = None
+                os.chmod(temporary, EXPORT_FILE_MODE)
+                os.replace(temporary, path)
+        finally:
+            if writer is not None:
+                writer.close()
+            temporary.unlink(missing_ok=True)
+        return rows, left_out
+
+    def _agreement(self) -> dict:
+        from ..services.qc import project_qc_run  # a read here: no flag is stored
+
+        try:
+            report = project_qc_run(project=self.project, store_flags=False)
+        except ValueError as error:
+            self.note(f"README.md: no agreement figures ({error})")
+            return {}
+        return {key: value for key, value in report.get("agreement", {}).items()
+                if key in AGREEMENT_SHOWN}
+
+    def _card(self, counts: dict[str, int], annotators: int) -> str:
+        project = self.project
+        licence = project.licence.strip() or "unknown"
+        hf_names = {"train": "train", "dev": "validation", "test": "test"}
+        split_rows = "\n".join(f"| {hf_names[split]} (`{split}.parquet`) | {n} |"
+                               for split, n in counts.items())
+        agreement = self._agreement()
+        agreement_rows = "\n".join(f"| {key} | {value} |" for key, value in agreement.items())
+        return f"""---
+license: {json.dumps(licence)}
+pretty_name: {json.dumps(project.name)}
+---
+
+# {project.name}
+
+Made with Unpack (project `{project.slug}`).
+
+## Task
+
+{TaskKind(project.kind).label} (`{project.kind}`). Each row is one item: `source` is the
+material the annotators saw (JSON), `annotations` their answers (a pseudonymous `worker` id and
+the `answer` payload as JSON), `group_key` the group a split never cuts.
+
+## Splits
+
+| split | items |
+|---|---|
+{split_rows}
+
+Items without an exported answer are not included.
+
+## Annotators
+
+{annotators} annotator(s) (pseudonymous ids).
+
+## Agreement
+
+| figure | value |
+|---|---|
+{agreement_rows or "| (none yet) | |"}
+
+## Licence and attribution
+
+Licence: {licence}
+
+{project.attribution.strip() or "Attribution: not recorded on the project."}
+
+## Data statement (to complete)
+
+- Curation rationale:
+- Language variety:
+- Speaker demographic:
+- Annotator demographic:
+- Speech situation:
+- Text characteristics:
+- Provenance appendix:
+"""

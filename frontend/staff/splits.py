@@ -1,0 +1,106 @@
+"""The console's splits page: choose the rule and seed, see the counts per split and the
+leakage check before freezing (``split_preview``, nothing written), freeze
+(``project_split``, the one service that makes manifests), and read the manifests."""
+
+from __future__ import annotations
+
+from django import forms
+from django.contrib import messages
+from django.http import JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import path
+from django.views.decorators.http import require_GET
+
+from annotation.models import Project, SplitManifest
+from annotation.roles import page_requires
+from annotation.services.splits import RULES, SplitRefused, project_split, split_preview
+
+RULE_HELP = {
+    "group": "a seeded split by the items' group (page, article, dialogue): a group never "
+             "straddles two splits",
+    "websplit": "complex sentences sharing an RDF triple stay together; every relation is in "
+                "train (split-and-rephrase projects)",
+    "canard": "by dialogue: QuAC dev dialogues to test, a seeded share of QuAC train to dev; "
+              "CANARD's own dialogues keep their released split (rewrite projects)",
+    "sluice": "each item keeps its split, but a context in several splits moves wholly into the "
+              "most held-out one (sluice projects; seed and fractions play no part)",
+}
+
+
+class SplitForm(forms.Form):
+    rule = forms.ChoiceField(choices=[(rule, f"{rule} — {RULE_HELP[rule]}") for rule in RULES],
+                             widget=forms.RadioSelect, initial="group")
+    seed = forms.IntegerField(initial=13, min_value=-(2**31), max_value=2**31 - 1)
+    train = forms.FloatField(min_value=0, initial=0.8)
+    dev = forms.FloatField(min_value=0, initial=0.1)
+    test = forms.FloatField(min_value=0, initial=0.1)
+    force = forms.BooleanField(required=False, label="Replace the frozen manifest and move "
+                                                     "annotated items")
+
+    def clean(self):
+        data = super().clean()
+        if all(name in data for name in ("train", "dev", "test")) and not (
+                data["train"] + data["dev"] + data["test"] > 0):
+            raise forms.ValidationError("the fractions must add up to more than 0")
+        return data
+
+    def fractions(self) -> dict[str, float]:
+        return {name: self.cleaned_data[name] for name in ("train", "dev", "test")}
+
+
+@page_requires("change_projects")
+def splits(request, slug: str):
+    """GET: the form and the manifests. POST ``preview``: what the split would do. POST
+    ``freeze``: make the split and freeze its manifest."""
+    project = get_object_or_404(Project, slug=slug)
+    form = SplitForm(request.POST or None)
+    preview = None
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            if "freeze" in request.POST:
+                result = project_split(project=project, rule=data["rule"], seed=data["seed"],
+                                       fractions=form.fractions(), force=data["force"])
+                counts = ", ".join(f"{split} {n}" for split, n in result.counts.items())
+                messages.success(request, (
+                    "Unchanged: the frozen manifest is this split already." if result.unchanged
+                    else f"Split frozen ({counts}); {result.moved_items} item(s) moved."))
+                return redirect("staff:split-manifest", slug=project.slug,
+                                manifest_id=result.manifest.pk)
+            preview = split_preview(project=project, rule=data["rule"], seed=data["seed"],
+                                    fractions=form.fractions())
+        except (SplitRefused, ValueError) as error:
+            form.add_error(None, str(error))
+    return render(request, "frontend/staff/splits.html", {
+        "project": project, "form": form, "preview": preview,
+        "leaks": sorted(preview.leaks.items())[:20] if preview else [],
+        "manifests": SplitManifest.objects.filter(project=project).order_by("-created_at",
+                                                                              "-id")[:50]})
+
+
+@require_GET
+@page_requires("see_projects")
+def split_manifest(request, slug: str, manifest_id: int):
+    """One manifest: rule, seed, fractions, counts; ``?format=json`` its group → split map."""
+    project = get_object_or_404(Project, slug=slug)
+    manifest = get_object_or_404(SplitManifest, pk=manifest_id, project=project)
+    if request.GET.get("format") == "json":
+        response = JsonResponse({
+            "project": project.slug, "rule": manifest.rule, "seed": manifest.seed,
+            "fractions": manifest.fractions, "counts": manifest.counts,
+            "frozen": manifest.frozen, "created_at": manifest.created_at.isoformat(),
+            "group_splits": manifest.group_splits})
+        response["Content-Disposition"] = (
+            f'attachment; filename="{project.slug}-manifest-{manifest.pk}.json"')
+        return response
+    groups = sorted(manifest.group_splits.items())
+    return render(request, "frontend/staff/split_manifest.html", {
+        "project": project, "manifest": manifest, "groups": groups[:200],
+        "more_groups": max(0, len(groups) - 200)})
+
+
+urlpatterns = [
+    path("projects/<slug:slug>/splits/", splits, name="splits"),
+    path("projects/<slug:slug>/splits/<int:manifest_id>/", split_manifest,
+         name="split-manifest"),
+]

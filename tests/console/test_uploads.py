@@ -1,0 +1,162 @@
+"""The upload import: preview before anything is written, then import; the importers' own
+messages (file, line, field); hostile input (oversized, wrong encoding, archives, path names)
+on the page and the API alike."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import zipfile
+from pathlib import Path
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+
+from annotation.models import ClozeFiller, ImportRecord, Item, Project
+from annotation.services.uploads import safe_name
+
+pytestmark = pytest.mark.django_db
+
+CLAIRE = Path(__file__).resolve().parents[2] / "annotation" / "demo_data" / "claire"
+
+
+@pytest.fixture(autouse=True)
+def _uploads_in_tmp(settings, tmp_path):
+    settings.UNPACK_UPLOAD_DIR = tmp_path / "uploads"
+
+
+def claire_project() -> Project:
+    return Project.objects.create(slug="claire-up", name="CLAIRE up", kind="plausibility",
+                                  redundancy={"train": 2, "dev": 4, "test": 4})
+
+
+def claire_files() -> list[SimpleUploadedFile]:
+    return [SimpleUploadedFile(name, (CLAIRE / name).read_bytes())
+            for name in ("dev_data.tsv", "dev_labels.tsv", "dev_scores.tsv")]
+
+
+def upload(client, project, files, **fields):
+    return client.post(f"/staff/projects/{project.slug}/import/",
+                       {"format": "claire", "files": files, **fields})
+
+
+def test_three_claire_files_preview_then_import(staff_client, settings):
+    project = claire_project()
+    response = upload(staff_client, project, claire_files())
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert 'id="import-preview"' in page
+    fillers = sum(1 for _ in (CLAIRE / "dev_labels.tsv").open())  # one filler a line
+    assert f'<td data-split="dev">{fillers}</td>' in page
+    assert not Item.objects.exists() and not ImportRecord.objects.exists()  # nothing yet
+    token = response.context["staged"].token
+    imported = staff_client.post(f"/staff/projects/{project.slug}/import/",
+                                 {"upload": token, "commit": "yes"})
+    assert imported.status_code == 302
+    assert Item.objects.filter(project=project, split="dev").count() == fillers
+    assert not (Path(settings.UNPACK_UPLOAD_DIR) / token).exists()
+    again = upload(staff_client, project, claire_files())
+    assert "Already imported (skipped)" in again.content.decode()
+
+
+def test_a_broken_file_names_file_line_and_field_and_writes_nothing(staff_client):
+    project = claire_project()
+    files = claire_files()
+    lines = (CLAIRE / "dev_labels.tsv").read_text().splitlines()
+    columns = lines[2].split("\t")
+    columns[-1] = "MAYBE"
+    lines[2] = "\t".join(columns)
+    files[1] = SimpleUploadedFile("dev_labels.tsv", ("\n".join(lines) + "\n").encode())
+    response = upload(staff_client, project, files)
+    assert response.status_code == 400
+    error = response.context["upload_error"]
+    assert "claire dev_labels.tsv line 3: label 'MAYBE' is not one of" in error  # import_data's
+    assert "nothing was imported" in error
+    assert not Item.objects.exists() and not ClozeFiller.objects.exists()
+
+
+def test_a_file_in_another_encoding_is_refused_naming_its_line(staff_client):
+    project = claire_project()
+    files = claire_files()
+    text = (CLAIRE / "dev_data.tsv").read_text().replace("Cleft", "Cl\u00e9ft")
+    files[0] = SimpleUploadedFile("dev_data.tsv", text.encode("cp1252", errors="replace"))
+    response = upload(staff_client, project, files)
+    assert response.status_code == 400
+    assert "dev_data.tsv line 2" in response.context["upload_error"]
+    assert "not valid UTF-8" in response.context["upload_error"]
+    assert not Item.objects.exists()
+
+
+def test_an_upload_over_the_limit_is_refused(staff_client, settings):
+    settings.UNPACK_UPLOAD_MAX_BYTES = 1000
+    project = claire_project()
+    response = upload(staff_client, project, claire_files())
+    assert response.status_code == 413
+    assert "larger than the upload limit of 1,000 bytes" in response.content.decode()
+    assert not Item.objects.exists()
+    assert not any(Path(settings.UNPACK_UPLOAD_DIR).glob("*/*.tsv"))
+
+
+@pytest.mark.parametrize("archive", ["zip", "gzip"])
+def test_archives_are_refused_so_nothing_is_unpacked(staff_client, archive):
+    project = claire_project()
+    if archive == "zip":  # a zip bomb's shape: a tiny file claiming a huge one, a path out
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as bundle:
+            bundle.writestr("../../etc/dev_data.tsv", b"\0" * 5_000_000)
+        data = buffer.getvalue()
+    else:
+        data = gzip.compress(b"\0" * 5_000_000)
+    response = upload(staff_client, project, [SimpleUploadedFile("dev_data.tsv", data)])
+    assert response.status_code == 400
+    assert f"a {archive} archive; archives are not accepted" in response.context["upload_error"]
+    assert not Item.objects.exists()
+
+
+def test_path_names_are_reduced_to_a_safe_file_name(staff_client, settings):
+    assert safe_name("../../etc/passwd") == "passwd"
+    assert safe_name("..\\..\\win.ini") == "win.ini"
+    assert safe_name(".env") == "env"
+    assert safe_name("") == "upload"
+    project = claire_project()
+    files = claire_files()
+    files[0].name = "../../../tmp/dev_data.tsv"
+    response = upload(staff_client, project, files)
+    assert response.status_code == 200
+    staged = response.context["staged"]
+    assert staged.names[0] == "dev_data.tsv"
+    folder = Path(settings.UNPACK_UPLOAD_DIR) / staged.token
+    assert sorted(path.name for path in folder.iterdir()) == [
+        "dev_data.tsv", "dev_labels.tsv", "dev_scores.tsv", "upload.json"]
+
+
+def test_another_users_upload_token_is_refused(staff_client, client, django_user_model):
+    project = claire_project()
+    token = upload(staff_client, project, claire_files()).context["staged"].token
+    other = django_user_model.objects.create_user("other", password="x", is_superuser=True)
+    client.force_login(other)
+    response = client.post(f"/staff/projects/{project.slug}/import/",
+                           {"upload": token, "commit": "yes"})
+    assert response.status_code == 400
+    assert not Item.objects.exists()
+
+
+def test_the_api_previews_then_commits(staff_client):
+    project = claire_project()
+    preview = staff_client.post(f"/api/projects/{project.slug}/imports/preview/",
+                                {"format": "claire", "files": claire_files()})
+    assert preview.status_code == 200, preview.content
+    body = preview.json()
+    assert body["dry_run"] and body["rows"] > 0 and body["new_items_per_split"]["dev"] > 0
+    assert not Item.objects.exists()
+    committed = staff_client.post(f"/api/projects/{project.slug}/imports/commit/",
+                                  json.dumps({"upload": body["upload"]}),
+                                  content_type="application/json")
+    assert committed.status_code == 200
+    assert Item.objects.filter(project=project).count() == body["new_items_per_split"]["dev"]
+    broken = staff_client.post(f"/api/projects/{project.slug}/imports/preview/",
+                               {"format": "claire",
+                                "files": [SimpleUploadedFile("dev_data.tsv", b"Id\tNope\n1\n")]})
+    assert broken.status_code == 400
+    assert "dev_data.tsv" in broken.json()["detail"]
