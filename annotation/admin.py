@@ -93,6 +93,44 @@ def decide_each(modeladmin, request, queryset, *, title: str, form_class, decide
     return None
 
 
+def decide_all(modeladmin, request, queryset, *, title: str, form_class, decide):
+    """Like ``decide_each`` for a service deciding the whole selection at once
+    (``decide(ids, actor, **form data)``): all done, or a refusal and nothing changed."""
+    form = form_class(request.POST if request.POST.get("apply") == "yes" else None)
+    if not form.is_bound or not form.is_valid():
+        return TemplateResponse(request, "admin/annotation/decision_form.html", {
+            **modeladmin.admin_site.each_context(request), "title": title, "form": form,
+            "objects": list(queryset), "action": request.POST.get("action", ""),
+            "opts": modeladmin.model._meta,
+        })
+    ids = list(queryset.values_list("pk", flat=True))
+    try:
+        decide(ids, request.user, **form.cleaned_data)
+    except ValidationError as error:
+        modeladmin.message_user(request, f"{title}: nothing done: {'; '.join(error.messages)}",
+                                messages.ERROR)
+    else:
+        modeladmin.message_user(request, f"{title}: {len(ids)} of {len(ids)} done.")
+    return None
+
+
+class BlockForm(forms.Form):
+    reason = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}),
+                             help_text="the provider shows it to the worker")
+    scope = forms.ChoiceField(choices=[("everywhere", "everywhere (and the provider's block "
+                                                      "list)"),
+                                       ("project", "this project only")])
+    project = forms.ModelChoiceField(queryset=models.Project.objects.order_by("slug"),
+                                     required=False, to_field_name="slug",
+                                     help_text="with 'this project only'")
+    pending = forms.ChoiceField(choices=[("leave", "leave their pending work for review"),
+                                         ("reject", "reject their pending work")])
+    message = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3}),
+                              help_text="with 'reject': what the worker reads (Prolific: "
+                                        "100+ characters)")
+    rejection_category = forms.CharField(required=False, help_text="Prolific, with 'reject'")
+
+
 class ReadOnlyRawMixin:
     """Raw payloads and provenance come from workers or files; they are evidence, not forms."""
 
@@ -236,9 +274,10 @@ class WorkerAdmin(ReadOnlyWorkMixin, admin.ModelAdmin):
     @admin.action(description="Block the selected workers",
                   permissions=["decide"])
     def block(self, request, queryset):
-        return decide_each(self, request, queryset, title="Block workers", form_class=ReasonForm,
-                           decide=lambda worker, actor, reason: decisions.worker_block(
-                               worker_id=worker.pk, actor=actor, reason=reason))
+        return decide_each(self, request, queryset, title="Block workers", form_class=BlockForm,
+                           decide=lambda worker, actor, project, **choices: decisions.worker_block(
+                               worker_id=worker.pk, actor=actor,
+                               project_id=project.pk if project else None, **choices))
 
     @admin.action(description="Unblock the selected workers",
                   permissions=["decide"])
@@ -285,6 +324,13 @@ class AssignmentAdmin(ReadOnlyWorkMixin, ReadOnlyRawMixin, admin.ModelAdmin):
     @admin.action(description="Approve the selected assignments (whole HITs)",
                   permissions=["decide"])
     def approve(self, request, queryset):
+        if queryset.count() > 1:
+            # Several at once is a bulk approval: one service, which never pays a blocked
+            # worker (all or none, as on the API).
+            return decide_all(self, request, queryset, title="Approve assignments",
+                              form_class=OptionalMessageForm,
+                              decide=lambda ids, actor, message: decisions.assignments_approve(
+                                  assignment_ids=ids, actor=actor, message=message))
         return decide_each(self, request, queryset, title="Approve assignments",
                            form_class=OptionalMessageForm,
                            decide=lambda assignment, actor, message: decisions.assignment_approve(

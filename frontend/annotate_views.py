@@ -51,6 +51,7 @@ from annotation.payloads import (
 )
 from annotation.selectors import annotate as annotate_selectors
 from annotation.selectors import providers as provider_selectors
+from annotation.selectors.blocks import worker_blocked_for
 from annotation.selectors.progress import annotator_progress
 from annotation.services.annotations import (
     ASSIGNMENT_GRACE,
@@ -325,9 +326,9 @@ def annotate(request, slug: str):
     """The next item the logged-in annotator has not done, or a page saying there is none."""
     project = _project_or_404(slug)
     worker = worker_for_user(user=request.user)
-    if worker.is_blocked:
+    if worker_blocked_for(worker, project):
         return render(request, "frontend/annotate/refused.html",
-                      {"project": project, "reason": "blocked"}, status=403)
+                      {"project": project, "reason": "blocked", "door": "local"}, status=403)
     item = work_queue_next_item(project=project, worker=worker)
     if item is None:
         return render(request, "frontend/annotate/done.html", {"project": project})
@@ -381,7 +382,7 @@ def annotate_lease(request, slug: str):
     except BadRequest as error:
         return _error(400, "invalid", error.message, error.field)
     worker = worker_for_user(user=request.user)
-    if worker.is_blocked:
+    if worker_blocked_for(worker, project):
         return _error(403, "blocked", "Your account cannot submit work for this project.")
     return JsonResponse({"unusable": item_leases_renew(project=project, worker=worker,
                                                        item_ids=item_ids)})
@@ -648,7 +649,7 @@ def _door_assignment(door: Door, *, hit, assignment_id: str, worker_id: str):
     worker = (assignment.worker if assignment is not None
               else annotate_selectors.page_worker(provider=door.provider,
                                                   external_id=worker_id))
-    if worker is not None and worker.is_blocked:
+    if worker is not None and worker_blocked_for(worker, hit.batch.project_id):
         raise SubmitRefused("blocked", "Your account cannot submit work for this project.")
     return assignment
 

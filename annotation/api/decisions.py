@@ -18,7 +18,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from ..models import Annotation, Assignment, Flag, Worker
+from ..models import Annotation, Assignment, Flag, Project, Worker
 from ..services import decisions
 from .errors import validation_error_response
 from .permissions import DecidesItsModel
@@ -59,6 +59,26 @@ class BonusSerializer(serializers.Serializer):
 
 class BlockSerializer(serializers.Serializer):
     reason = serializers.CharField(max_length=4000, help_text="the provider shows it")
+    scope = serializers.ChoiceField(choices=decisions.BLOCK_SCOPES, default="everywhere",
+                                    help_text="everywhere (and the provider's block list) or "
+                                              "one project")
+    project = serializers.SlugField(required=False, allow_blank=True, default="",
+                                    help_text="with scope=project: the project's slug")
+    pending = serializers.ChoiceField(choices=decisions.PENDING_CHOICES, default="leave",
+                                      help_text="the worker's submitted, undecided work in the "
+                                                "scope: reject it or leave it for review")
+    message = serializers.CharField(required=False, allow_blank=True, default="",
+                                    max_length=4000, help_text=(
+                                        "with pending=reject: what the worker reads "
+                                        "(Prolific: at least 100 characters)"))
+    rejection_category = serializers.CharField(required=False, allow_blank=True, default="",
+                                               max_length=32)
+
+
+class UnblockSerializer(serializers.Serializer):
+    note = serializers.CharField(required=False, allow_blank=True, default="", max_length=4000)
+    project = serializers.SlugField(required=False, allow_blank=True, default="",
+                                    help_text="lift the block from this project only")
 
 
 class NoteSerializer(serializers.Serializer):
@@ -78,7 +98,16 @@ class BonusResultSerializer(serializers.Serializer):
 
 class WorkerStateSerializer(serializers.Serializer):
     id = serializers.IntegerField()
-    is_blocked = serializers.BooleanField()
+    is_blocked = serializers.BooleanField(help_text="blocked everywhere")
+
+
+class BlockResultSerializer(WorkerStateSerializer):
+    scope = serializers.CharField()
+    rejected_assignments = serializers.ListField(child=serializers.IntegerField())
+    rejected_answers = serializers.ListField(child=serializers.IntegerField())
+    left_for_review = serializers.IntegerField()
+    unconfirmed_left = serializers.IntegerField()
+    summary = serializers.CharField()
 
 
 class DecisionView(APIView):
@@ -207,27 +236,49 @@ class WorkerBlockView(DecisionView):
     body = BlockSerializer
 
     def decide(self, request, obj, data):
-        return decisions.worker_block(worker_id=obj.pk, actor=request.user,
-                                      reason=data["reason"])
+        return decisions.worker_block(
+            worker_id=obj.pk, actor=request.user, reason=data["reason"], scope=data["scope"],
+            project_id=_project_id(data["project"]), pending=data["pending"],
+            message=data["message"], rejection_category=data["rejection_category"])
 
     def answer(self, result) -> dict:
-        return {"id": result.pk, "is_blocked": result.is_blocked}
+        return {"id": result.pk, "is_blocked": result.worker.is_blocked, "scope": result.scope,
+                "rejected_assignments": list(result.rejected_assignments),
+                "rejected_answers": list(result.rejected_answers),
+                "left_for_review": result.left_for_review,
+                "unconfirmed_left": result.unconfirmed_left, "summary": result.summary()}
 
-    @extend_schema(request=BlockSerializer, responses={200: WorkerStateSerializer},
-                   summary="Block a worker from our work (the provider shows the reason)")
+    @extend_schema(request=BlockSerializer, responses={200: BlockResultSerializer},
+                   summary="Block a worker everywhere or from one project, rejecting their "
+                           "pending work or leaving it for review")
     def post(self, request, pk: int):
         return self.handle(request, pk)
 
 
-class WorkerUnblockView(WorkerBlockView):
-    body = NoteSerializer
+def _project_id(slug: str) -> int | None:
+    """The id of the project ``slug`` (None when no slug); an unknown slug is refused."""
+    if not slug:
+        return None
+    project = Project.objects.filter(slug=slug).values_list("pk", flat=True).first()
+    if project is None:
+        raise ValidationError({"project": f"no project {slug!r}"})
+    return project
+
+
+class WorkerUnblockView(DecisionView):
+    model = Worker
+    body = UnblockSerializer
 
     def decide(self, request, obj, data):
         return decisions.worker_unblock(worker_id=obj.pk, actor=request.user,
-                                        reason=data["note"])
+                                        reason=data["note"],
+                                        project_id=_project_id(data["project"]))
 
-    @extend_schema(request=NoteSerializer, responses={200: WorkerStateSerializer},
-                   summary="Lift a worker's block")
+    def answer(self, result) -> dict:
+        return {"id": result.pk, "is_blocked": result.is_blocked}
+
+    @extend_schema(request=UnblockSerializer, responses={200: WorkerStateSerializer},
+                   summary="Lift a worker's block (everywhere, or from one project)")
     def post(self, request, pk: int):
         return self.handle(request, pk)
 

@@ -55,12 +55,14 @@ def assignments_pending_review(*, project_slug: str | None = None,
 
 def unflagged_submitted_assignment_ids(*, project) -> QuerySet:
     """Ids of the project's submitted assignments with no open flag on them or their answers:
-    what a reviewer may approve in one go."""
+    what a reviewer may approve in one go (never a blocked worker's, never unconfirmed work:
+    ``selectors/blocks.py``)."""
     from ..models import Flag
+    from .blocks import bulk_approvable
 
     flagged = Flag.objects.filter(project=project, status=Flag.Status.OPEN)
-    return (Assignment.objects.filter(status=Assignment.Status.SUBMITTED,
-                                      hit__batch__project=project)
+    return (bulk_approvable(Assignment.objects.filter(status=Assignment.Status.SUBMITTED,
+                                                      hit__batch__project=project))
             .exclude(pk__in=flagged.filter(assignment__isnull=False).values("assignment_id"))
             .exclude(pk__in=flagged.filter(annotation__assignment__isnull=False)
                      .values("annotation__assignment_id"))
