@@ -27,5 +27,6 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("staff/review/", include("frontend.review_urls")),
     path("staff/batches/", include("frontend.staff_batches")),
+    path("staff/", include("frontend.staff.urls_decisions")),
     path("", include("frontend.urls")),
 ]

@@ -35,6 +35,12 @@ def worker_blocked_for(worker: Worker, project: Project | int | None) -> bool:
     return WorkerProjectBlock.objects.filter(worker=worker, project_id=project_id).exists()
 
 
+def blocked_worker_ids(project: Project) -> set[int]:
+    """Ids of the workers blocked from ``project`` alone (add ``Worker.is_blocked``)."""
+    return set(WorkerProjectBlock.objects.filter(project=project)
+               .values_list("worker_id", flat=True))
+
+
 def blocked_projects(worker: Worker) -> list[WorkerProjectBlock]:
     """The projects ``worker`` is blocked from (besides a block everywhere)."""
     return list(worker.project_blocks.select_related("project", "created_by")
@@ -44,8 +50,13 @@ def blocked_projects(worker: Worker) -> list[WorkerProjectBlock]:
 def unconfirmed_q(*, assignment: str = "") -> Q:
     """Assignments (at the ``assignment`` path; "" for Assignment rows) not yet confirmed by
     collection: some of their answers are still provisional."""
-    return Q(Exists(Annotation.objects.filter(assignment_id=OuterRef(assignment or "pk"),
-                                              state=Annotation.State.PROVISIONAL)))
+    return Q(unconfirmed_exists(assignment=assignment))
+
+
+def unconfirmed_exists(*, assignment: str = "") -> Exists:
+    """``unconfirmed_q`` as an expression (to annotate rows with)."""
+    return Exists(Annotation.objects.filter(assignment_id=OuterRef(assignment or "pk"),
+                                            state=Annotation.State.PROVISIONAL))
 
 
 def assignment_unconfirmed(assignment: Assignment | int) -> bool:
@@ -59,3 +70,12 @@ def bulk_approvable(assignments):
     blocked for the assignment's project, or work collection has not confirmed."""
     return (assignments.exclude(blocked_q(project="hit__batch__project"))
             .exclude(unconfirmed_q()))
+
+
+def unconfirmed_assignment_ids(project_id: int) -> set[int]:
+    """Ids of the project's undecided (accepted or submitted) assignments collection has not
+    confirmed: one query for a page listing many of them."""
+    return set(Assignment.objects.filter(
+        hit__batch__project_id=project_id,
+        status__in=(Assignment.Status.ACCEPTED, Assignment.Status.SUBMITTED))
+        .filter(unconfirmed_q()).values_list("pk", flat=True))

@@ -1,0 +1,14 @@
+"""The staff console's decision pages (issue 24), mounted at ``/staff/``: a worker's page and
+the block that asks before it acts. (Folded into ``frontend/staff/urls.py`` at merge.)"""
+
+from django.urls import path
+
+from . import workers
+
+app_name = "staff_decisions"
+
+urlpatterns = [
+    path("workers/<int:worker_id>/", workers.worker_detail, name="worker"),
+    path("workers/<int:worker_id>/block/", workers.worker_block, name="worker-block"),
+    path("workers/<int:worker_id>/unblock/", workers.worker_unblock, name="worker-unblock"),
+]
