@@ -79,3 +79,15 @@ def unconfirmed_assignment_ids(project_id: int) -> set[int]:
         hit__batch__project_id=project_id,
         status__in=(Assignment.Status.ACCEPTED, Assignment.Status.SUBMITTED))
         .filter(unconfirmed_q()).values_list("pk", flat=True))
+
+
+def held_back(*, project: Project, limit: int = 200) -> dict:
+    """The project's submitted, undecided assignments a bulk approval leaves out, by why:
+    ``unconfirmed`` (collection has not confirmed them: nobody may decide them yet) and
+    ``blocked`` (their worker is blocked for the project: decide each one yourself)."""
+    pending = (Assignment.objects.filter(hit__batch__project=project,
+                                         status=Assignment.Status.SUBMITTED)
+               .select_related("worker", "hit__batch").order_by("pk"))
+    return {"unconfirmed": list(pending.filter(unconfirmed_q())[:limit]),
+            "blocked": list(pending.exclude(unconfirmed_q())
+                            .filter(blocked_q(project="hit__batch__project"))[:limit])}

@@ -1,9 +1,10 @@
-"""The staff console's decision pages (issue 24), mounted at ``/staff/``: a worker's page and
-the block that asks before it acts. (Folded into ``frontend/staff/urls.py`` at merge.)"""
+"""The staff console's decision pages (issue 24), mounted at ``/staff/``: a worker's page,
+the block that asks before it acts, and the work bulk approvals leave out. (Folded into
+``frontend/staff/urls.py`` at merge.)"""
 
 from django.urls import path
 
-from . import workers
+from . import held, workers
 
 app_name = "staff_decisions"
 
@@ -11,4 +12,5 @@ urlpatterns = [
     path("workers/<int:worker_id>/", workers.worker_detail, name="worker"),
     path("workers/<int:worker_id>/block/", workers.worker_block, name="worker-block"),
     path("workers/<int:worker_id>/unblock/", workers.worker_unblock, name="worker-unblock"),
+    path("projects/<slug:slug>/held/", held.held_work, name="held"),
 ]
