@@ -215,6 +215,22 @@ TABLE: dict[str, list[Row]] = {
     "staff/review/<slug:slug>/workers/<int:worker_id>/block/": [
         Row("POST", "/staff/review/{slug}/workers/{other_worker}/block/", LOGIN, NO, BACK,
             data={"reason": "spam"})],
+    # --- staff decisions (issue 24): a worker's page, the block that asks, held-back work ---
+    "staff/workers/<int:worker_id>/": [
+        Row("GET", "/staff/workers/{other_worker}/", LOGIN, NO, 200),
+        Row("GET", "/staff/workers/999999/", LOGIN, NO, 404)],
+    "staff/workers/<int:worker_id>/block/": [
+        Row("GET", "/staff/workers/{other_worker}/block/?project={slug}", LOGIN, NO, 200),
+        # Without a scope and a choice for the pending work: refused, nothing changed.
+        Row("POST", "/staff/workers/{other_worker}/block/", LOGIN, NO, 400,
+            data={"reason": "spam"}),
+        Row("POST", "/staff/workers/999999/block/", LOGIN, NO, 404, data={})],
+    "staff/workers/<int:worker_id>/unblock/": [
+        Row("GET", "/staff/workers/{other_worker}/unblock/", LOGIN, NO, 405),
+        Row("POST", "/staff/workers/{other_worker}/unblock/", LOGIN, NO, BACK, data={})],
+    "staff/projects/<slug:slug>/held/": [
+        Row("GET", "/staff/projects/{slug}/held/", LOGIN, NO, 200),
+        Row("GET", "/staff/projects/nope/held/", LOGIN, NO, 404)],
     # --- staff batches --------------------------------------------------------------------------
     "staff/batches/": [Row("GET", "/staff/batches/", LOGIN, NO, 200)],
     "staff/batches/new/": [Row("GET", "/staff/batches/new/", LOGIN, NO, 200, reviewer=NO),
