@@ -2,7 +2,9 @@
 command and the admin (``annotation.services.decisions``).
 
 ``POST /api/assignments/{id}/approve/`` · ``…/reject/`` (the whole HIT) · ``…/bonus/``;
-``POST /api/assignments/approve/`` (many at once; Prolific: one bulk call);
+``POST /api/assignments/approve/`` (many at once; Prolific: one bulk call; never a blocked
+worker's) · ``…/reject/`` (many, one message); ``POST /api/assignments/{id}/approve-and-bonus/``;
+``POST /api/flags/dismiss/`` (many);
 ``POST /api/annotations/{id}/approve/`` · ``…/reject/`` (work outside a HIT);
 ``POST /api/workers/{id}/block/`` · ``…/unblock/``; ``POST /api/flags/{id}/dismiss/``.
 A refused decision answers 400 with the reason and changes nothing.
@@ -48,6 +50,14 @@ class BulkApproveSerializer(serializers.Serializer):
 
 class BulkDecisionSerializer(serializers.Serializer):
     approved = serializers.ListField(child=serializers.IntegerField())
+
+
+class BulkRejectedSerializer(serializers.Serializer):
+    rejected = serializers.ListField(child=serializers.IntegerField())
+
+
+class BulkDismissedSerializer(serializers.Serializer):
+    dismissed = serializers.ListField(child=serializers.IntegerField())
 
 
 class BonusSerializer(serializers.Serializer):
@@ -184,6 +194,85 @@ class AssignmentsApproveView(APIView):
         return Response({"approved": [assignment.pk for assignment in decided]})
 
 
+class BulkRejectSerializer(RejectionSerializer):
+    assignments = serializers.ListField(
+        child=serializers.IntegerField(min_value=1, max_value=2**63 - 1),
+        min_length=1, max_length=1000, help_text="assignment ids")
+
+
+class BulkDismissSerializer(NoteSerializer):
+    flags = serializers.ListField(child=serializers.IntegerField(min_value=1,
+                                                                 max_value=2**63 - 1),
+                                  min_length=1, max_length=1000, help_text="flag ids")
+
+
+class ApproveAndBonusSerializer(BonusSerializer):
+    message = serializers.CharField(required=False, allow_blank=True, default="",
+                                    max_length=4000, help_text="the approval's feedback")
+    again = None
+
+
+class AssignmentsRejectView(APIView):
+    """Reject many assignments with one message: all or none."""
+
+    permission_classes = [DecidesItsModel]
+    model = Assignment
+
+    @extend_schema(request=BulkRejectSerializer, responses={200: BulkRejectedSerializer},
+                   operation_id="assignments_bulk_reject",
+                   summary="Reject many assignments with one message (all or none)")
+    def post(self, request):
+        body = BulkRejectSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        data = body.validated_data
+        try:
+            decided = decisions.assignments_reject(
+                assignment_ids=data["assignments"], actor=request.user,
+                message=data["message"], rejection_category=data["rejection_category"])
+        except ValidationError as error:
+            return validation_error_response(error)
+        return Response({"rejected": [assignment.pk for assignment in decided]})
+
+
+class FlagsDismissView(APIView):
+    """Dismiss many flags at once: all or none."""
+
+    permission_classes = [DecidesItsModel]
+    model = Flag
+
+    @extend_schema(request=BulkDismissSerializer, responses={200: BulkDismissedSerializer},
+                   operation_id="flags_bulk_dismiss", summary="Dismiss many flags at once")
+    def post(self, request):
+        body = BulkDismissSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        try:
+            dismissed = decisions.flags_dismiss(flag_ids=body.validated_data["flags"],
+                                                actor=request.user,
+                                                note=body.validated_data["note"])
+        except ValidationError as error:
+            return validation_error_response(error)
+        return Response({"dismissed": [flag.pk for flag in dismissed]})
+
+
+class ApproveAndBonusView(DecisionView):
+    model = Assignment
+    body = ApproveAndBonusSerializer
+
+    def decide(self, request, obj, data):
+        return decisions.assignment_approve_and_bonus(
+            assignment_id=obj.pk, actor=request.user, amount_cents=data["amount_cents"],
+            reason=data["reason"], message=data["message"])
+
+    def answer(self, result) -> dict:
+        return {"id": result.bonus.pk, "amount_cents": result.bonus.amount_cents,
+                "resent": result.resent}
+
+    @extend_schema(request=ApproveAndBonusSerializer, responses={200: BonusResultSerializer},
+                   summary="Approve a worker's HIT and pay a bonus in one step (both or neither)")
+    def post(self, request, pk: int):
+        return self.handle(request, pk)
+
+
 class BonusView(DecisionView):
     model = Assignment
     body = BonusSerializer
@@ -299,6 +388,11 @@ class FlagDismissView(DecisionView):
 urlpatterns = [
     path("assignments/approve/", AssignmentsApproveView.as_view(),
          name="api-assignments-approve"),
+    path("assignments/reject/", AssignmentsRejectView.as_view(),
+         name="api-assignments-reject"),
+    path("assignments/<int:pk>/approve-and-bonus/", ApproveAndBonusView.as_view(),
+         name="api-assignment-approve-and-bonus"),
+    path("flags/dismiss/", FlagsDismissView.as_view(), name="api-flags-dismiss"),
     path("assignments/<int:pk>/approve/", AssignmentApproveView.as_view(),
          name="api-assignment-approve"),
     path("assignments/<int:pk>/reject/", AssignmentRejectView.as_view(),

@@ -4,7 +4,10 @@ command, the staff API, Django admin actions):
 ========================  ==========================================================
 ``assignment_approve``    approve a worker's whole HIT (their assignment) and pay it
 ``assignment_reject``     reject the whole HIT: every answer in the assignment
-``assignments_approve``   approve many assignments at once (Prolific: one bulk call)
+``assignments_approve``   approve many assignments at once (Prolific: one bulk call); never
+                          a blocked worker's, never work collection has not confirmed
+``assignments_reject``    reject many assignments with one message
+``assignment_approve_and_bonus``  approve and pay a bonus in one step
 ``annotation_approve``    approve one answer given outside a HIT (local, imported);
 ``annotation_reject``     inside a HIT the decision is the assignment's (MTurk pays per HIT)
 ``bonus_create``          pay a bonus for an assignment (re-sends an unpaid one)
@@ -12,6 +15,7 @@ command, the staff API, Django admin actions):
                           project), rejecting their pending work or leaving it for review
 ``worker_unblock``        lift the block (everywhere or from one project)
 ``flag_dismiss``          the finding was looked at and the work is fine
+``flags_dismiss``         many at once
 ========================  ==========================================================
 
 Every service takes keyword arguments (ids, the acting staff user as ``actor``, the text the
@@ -203,6 +207,34 @@ def assignments_approve(*, assignment_ids, actor=None, message: str = "") -> lis
     return decided
 
 
+@transaction.atomic
+def assignments_reject(*, assignment_ids, message: str, actor=None,
+                       rejection_category: str = "") -> list[Assignment]:
+    """Reject many assignments with one message (all or none: one refusal changes nothing).
+    Prolific's need ``rejection_category`` and 100+ characters, checked before anything."""
+    ids = sorted({int(assignment_id) for assignment_id in assignment_ids})
+    if not ids:
+        raise ValidationError({"assignments": "choose at least one assignment"})
+    found = set(Assignment.objects.filter(pk__in=ids).values_list("pk", flat=True))
+    if set(ids) - found:
+        raise ValidationError({"assignments": f"no assignment {sorted(set(ids) - found)[:20]}"})
+    message = _rejection_message(message)
+    if Assignment.objects.filter(pk__in=ids, hit__batch__provider="prolific").exists():
+        _check_prolific_rejection(message, rejection_category.strip())
+    return [_decide_assignment(assignment_id=assignment_id, approve=False, message=message,
+                               actor=actor, rejection_category=rejection_category.strip())
+            for assignment_id in ids]
+
+
+@transaction.atomic
+def assignment_approve_and_bonus(*, assignment_id: int, amount_cents: int, reason: str,
+                                 actor=None, message: str = "") -> BonusOutcome:
+    """Approve a worker's HIT and pay them a bonus in one step: both or neither."""
+    assignment_approve(assignment_id=assignment_id, actor=actor, message=message)
+    return bonus_create(assignment_id=assignment_id, amount_cents=amount_cents, reason=reason,
+                        actor=actor)
+
+
 # --- Answers outside a HIT ---------------------------------------------------------------------
 
 
@@ -257,6 +289,18 @@ def flag_dismiss(*, flag_id: int, actor=None, note: str = "") -> Flag:
                      actor=actor, note=note.strip())
     flag.refresh_from_db()
     return flag
+
+
+@transaction.atomic
+def flags_dismiss(*, flag_ids, actor=None, note: str = "") -> list[Flag]:
+    """Dismiss many open flags at once (all or none: an unknown or decided one refuses)."""
+    ids = sorted({int(flag_id) for flag_id in flag_ids})
+    if not ids:
+        raise ValidationError({"flags": "choose at least one flag"})
+    found = set(Flag.objects.filter(pk__in=ids).values_list("pk", flat=True))
+    if set(ids) - found:
+        raise ValidationError({"flags": f"no flag {sorted(set(ids) - found)[:20]}"})
+    return [flag_dismiss(flag_id=flag_id, actor=actor, note=note) for flag_id in ids]
 
 
 # --- Bonuses -----------------------------------------------------------------------------------

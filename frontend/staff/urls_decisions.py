@@ -13,4 +13,6 @@ urlpatterns = [
     path("workers/<int:worker_id>/block/", workers.worker_block, name="worker-block"),
     path("workers/<int:worker_id>/unblock/", workers.worker_unblock, name="worker-unblock"),
     path("projects/<slug:slug>/held/", held.held_work, name="held"),
+    path("assignments/<int:assignment_id>/approve-and-bonus/",
+         workers.assignment_approve_and_bonus, name="approve-and-bonus"),
 ]

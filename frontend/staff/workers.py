@@ -16,12 +16,13 @@ from django.core.exceptions import ValidationError
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from annotation.models import Project, Worker
+from annotation.models import Assignment, Project, Worker
 from annotation.providers.prolific import MIN_REJECTION_MESSAGE_LENGTH, REJECTION_CATEGORY_WORDS
 from annotation.roles import page_requires
 from annotation.selectors import workers as worker_selectors
 from annotation.selectors.blocks import blocked_projects
 from annotation.services import decisions
+from frontend.review import _back, bonus_summary
 
 
 def _project_or_none(slug: str) -> Project | None:
@@ -96,3 +97,29 @@ def worker_unblock(request, worker_id: int):
         else:
             messages.info(request, f"Worker {worker.anonymous_id} was not blocked{where}.")
     return redirect("staff_decisions:worker", worker_id=worker.pk)
+
+
+@page_requires("decide_assignments")
+@require_POST
+def assignment_approve_and_bonus(request, assignment_id: int):
+    """Approve a HIT and pay a bonus in one step (the form of
+    ``frontend/review/_approve_and_bonus.html``); back to the page it was sent from."""
+    assignment = get_object_or_404(Assignment.objects.select_related("hit__batch__project"),
+                                   pk=assignment_id)
+    slug = assignment.hit.batch.project.slug
+    try:
+        amount = int(request.POST.get("amount_cents", ""))
+    except ValueError:
+        messages.error(request, "The bonus amount must be a whole number of cents.")
+    else:
+        try:
+            outcome = decisions.assignment_approve_and_bonus(
+                assignment_id=assignment.pk, amount_cents=amount,
+                reason=request.POST.get("reason", ""), actor=request.user,
+                message=request.POST.get("message", ""))
+        except ValidationError as error:
+            messages.error(request, "; ".join(error.messages))
+        else:
+            messages.success(request, f"Assignment {assignment} approved; "
+                                      f"{bonus_summary(outcome)}")
+    return _back(request, slug)

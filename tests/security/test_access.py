@@ -115,6 +115,20 @@ TABLE: dict[str, list[Row]] = {
         Row("POST", "/api/assignments/approve/", DRF_NO, DRF_NO, 400, data={"assignments": []},
             json=True),
         Row("GET", "/api/assignments/approve/", DRF_NO, DRF_NO, 405)],
+    "api/assignments/reject/": [
+        Row("POST", "/api/assignments/reject/", DRF_NO, DRF_NO, 400,
+            data={"assignments": [], "message": "x"}, json=True),
+        Row("GET", "/api/assignments/reject/", DRF_NO, DRF_NO, 405)],
+    "api/assignments/<int:pk>/approve-and-bonus/": [
+        Row("POST", "/api/assignments/{assignment}/approve-and-bonus/", DRF_NO, DRF_NO, 200,
+            data={"amount_cents": 25, "reason": "good work"}, json=True),
+        Row("POST", "/api/assignments/{assignment}/approve-and-bonus/", DRF_NO, DRF_NO, 400,
+            data={"amount_cents": 25, "reason": " "}, json=True)],
+    "api/flags/dismiss/": [
+        Row("POST", "/api/flags/dismiss/", DRF_NO, DRF_NO, 400, data={"flags": [999999]},
+            json=True),
+        Row("POST", "/api/flags/dismiss/", DRF_NO, DRF_NO, 400, data={"flags": []},
+            json=True)],
     "api/assignments/<int:pk>/approve/": [
         Row("POST", "/api/assignments/{assignment}/approve/", DRF_NO, DRF_NO, 200, data={},
             json=True),
@@ -228,6 +242,11 @@ TABLE: dict[str, list[Row]] = {
     "staff/workers/<int:worker_id>/unblock/": [
         Row("GET", "/staff/workers/{other_worker}/unblock/", LOGIN, NO, 405),
         Row("POST", "/staff/workers/{other_worker}/unblock/", LOGIN, NO, BACK, data={})],
+    "staff/assignments/<int:assignment_id>/approve-and-bonus/": [
+        Row("GET", "/staff/assignments/{assignment}/approve-and-bonus/", LOGIN, NO, 405),
+        # Without an amount: refused with a message, nothing changed.
+        Row("POST", "/staff/assignments/{assignment}/approve-and-bonus/", LOGIN, NO, BACK,
+            data={})],
     "staff/projects/<slug:slug>/held/": [
         Row("GET", "/staff/projects/{slug}/held/", LOGIN, NO, 200),
         Row("GET", "/staff/projects/nope/held/", LOGIN, NO, 404)],
