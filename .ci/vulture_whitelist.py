@@ -274,3 +274,6 @@ _.supersedes  # Annotation.supersedes, the version a changed answer replaces (re
 sync_assignment_decisions  # Celery task, enqueued by name (annotation/tasks.py)
 _._bonus_resolve  # review subcommand, dispatched by name (annotation/management/commands/review.py)
 approved  # serializer field, read by drf-spectacular (annotation/api/decisions.py)
+blocked_for  # template filter (frontend/templatetags/staff_decisions.py), used by templates
+rejection_words  # template filter (frontend/templatetags/staff_decisions.py), used by templates
+is_unconfirmed  # template tag (frontend/templatetags/staff_decisions.py), used by templates

@@ -53,11 +53,6 @@ class OptionalMessageForm(forms.Form):
     message = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3}))
 
 
-class ReasonForm(forms.Form):
-    reason = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}),
-                             help_text="the provider shows it to the worker")
-
-
 class NoteForm(forms.Form):
     note = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3}))
 
