@@ -173,10 +173,15 @@ class Command(BaseCommand):
             self.stdout.write(f"{assignment.provider_assignment_id}: {assignment.status}")
 
     def _reject(self, options):
-        for reference in options["assignments"]:
-            assignment = decisions.assignment_reject(
-                assignment_id=self._assignment(reference).pk, message=options["message"],
-                rejection_category=options["category"], actor=self.actor)
+        ids = [self._assignment(reference).pk for reference in options["assignments"]]
+        # Several: one message for all, all or none (``assignments_reject``).
+        decided = (decisions.assignments_reject(assignment_ids=ids, message=options["message"],
+                                                rejection_category=options["category"],
+                                                actor=self.actor) if len(ids) > 1 else
+                   [decisions.assignment_reject(assignment_id=ids[0], message=options["message"],
+                                                rejection_category=options["category"],
+                                                actor=self.actor)])
+        for assignment in decided:
             self.stdout.write(f"{assignment.provider_assignment_id}: {assignment.status}")
 
     def _approve_answer(self, options):
@@ -259,5 +264,7 @@ class Command(BaseCommand):
         for flag_id in options["flags"]:
             if not Flag.objects.filter(pk=flag_id).exists():
                 raise CommandError(f"no flag {flag_id}")
-            flag = decisions.flag_dismiss(flag_id=flag_id, note=options["note"], actor=self.actor)
+        # All or none: one flag already decided changes nothing (``flags_dismiss``).
+        for flag in decisions.flags_dismiss(flag_ids=options["flags"], note=options["note"],
+                                            actor=self.actor):
             self.stdout.write(f"flag {flag.pk}: {flag.status}")
