@@ -126,6 +126,25 @@ class BlockForm(forms.Form):
     rejection_category = forms.CharField(required=False, help_text="Prolific, with 'reject'")
 
 
+class PseudonymSearchMixin:
+    """The admin's search also finds a worker by the pseudonym every staff page shows
+    (``Worker.anonymous_id``, e.g. ``w6eb9818d1391``): rows of that worker (the ``worker``
+    path of ``pseudonym_search_field``). A pseudonym is a keyed hash, so it is matched by
+    computing each worker's, once per search of one."""
+
+    pseudonym_search_field = "worker"
+
+    def get_search_results(self, request, queryset, search_term):
+        from .pseudonyms import is_pseudonym
+
+        term = search_term.strip()
+        if not is_pseudonym(term):
+            return super().get_search_results(request, queryset, search_term)
+        ids = [worker.pk for worker in models.Worker.objects.only("provider", "external_id")
+               .iterator() if worker.anonymous_id == term]
+        return queryset.filter(**{f"{self.pseudonym_search_field}__in": ids}), False
+
+
 class ReadOnlyRawMixin:
     """Raw payloads and provenance come from workers or files; they are evidence, not forms."""
 
@@ -259,8 +278,11 @@ class SplitManifestAdmin(ReadOnlyRawMixin, admin.ModelAdmin):
 
 
 @admin.register(models.Worker)
-class WorkerAdmin(ReadOnlyWorkMixin, admin.ModelAdmin):
-    list_display = ("external_id", "provider", "user", "is_blocked", "created_at")
+class WorkerAdmin(PseudonymSearchMixin, ReadOnlyWorkMixin, admin.ModelAdmin):
+    pseudonym_search_field = "pk"
+    # The pseudonym first: the name every staff page, export and qc_report shows.
+    list_display = ("anonymous_id", "external_id", "provider", "user", "is_blocked",
+                    "created_at")
     list_filter = ("provider", "is_blocked")
     search_fields = ("external_id", "user__username")
     raw_id_fields = ("user",)
@@ -308,7 +330,8 @@ class HitAdmin(ReadOnlyWorkMixin, admin.ModelAdmin):
 
 
 @admin.register(models.Assignment)
-class AssignmentAdmin(ReadOnlyWorkMixin, ReadOnlyRawMixin, admin.ModelAdmin):
+class AssignmentAdmin(PseudonymSearchMixin, ReadOnlyWorkMixin, ReadOnlyRawMixin,
+                      admin.ModelAdmin):
     list_display = ("provider_assignment_id", "hit", "worker", "status", "submitted_at")
     list_filter = ("status",)
     search_fields = ("provider_assignment_id", "worker__external_id", "hit__provider_hit_id")
@@ -357,7 +380,8 @@ class BonusAdmin(ReadOnlyWorkMixin, admin.ModelAdmin):
 
 
 @admin.register(models.Annotation)
-class AnnotationAdmin(ReadOnlyWorkMixin, ReadOnlyRawMixin, admin.ModelAdmin):
+class AnnotationAdmin(PseudonymSearchMixin, ReadOnlyWorkMixin, ReadOnlyRawMixin,
+                      admin.ModelAdmin):
     list_display = ("id", "project", "item", "worker", "source", "category", "rating",
                     "skipped", "review_status", "submitted_at")
     list_filter = ("project", "source", "category", "skipped", "review_status")
@@ -388,7 +412,7 @@ class AnnotationAdmin(ReadOnlyWorkMixin, ReadOnlyRawMixin, admin.ModelAdmin):
 
 
 @admin.register(models.Flag)
-class FlagAdmin(ReadOnlyWorkMixin, ReadOnlyRawMixin, admin.ModelAdmin):
+class FlagAdmin(PseudonymSearchMixin, ReadOnlyWorkMixin, ReadOnlyRawMixin, admin.ModelAdmin):
     list_display = ("id", "project", "reason", "score", "status", "worker", "annotation",
                     "created_at")
     list_filter = ("project", "reason", "status")
