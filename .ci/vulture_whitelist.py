@@ -293,3 +293,6 @@ train  # form field, rendered by the splits page (frontend/staff/splits.py)
 dev  # form field, rendered by the splits page (frontend/staff/splits.py)
 _.refusal_message  # read by frontend/home.html
 _.settings_errors  # read by frontend/home.html
+blocked_for  # template filter (frontend/templatetags/staff_decisions.py), used by templates
+rejection_words  # template filter (frontend/templatetags/staff_decisions.py), used by templates
+is_unconfirmed  # template tag (frontend/templatetags/staff_decisions.py), used by templates

@@ -14,6 +14,7 @@ from django.template.response import TemplateResponse
 
 from . import models
 from .admin_scale import ScaledChangeListMixin
+from .pseudonyms import is_pseudonym
 from .roles import decision_action, may, may_see_worker_ids
 from .services import decisions
 from .services.annotations import item_filled_marks_kept
@@ -85,11 +86,6 @@ class OptionalMessageForm(forms.Form):
     message = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3}))
 
 
-class ReasonForm(forms.Form):
-    reason = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}),
-                             help_text="the provider shows it to the worker")
-
-
 class NoteForm(forms.Form):
     note = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3}))
 
@@ -123,6 +119,63 @@ def decide_each(modeladmin, request, queryset, *, title: str, form_class, decide
             done += 1
     modeladmin.message_user(request, f"{title}: {done} of {len(queryset)} done.")
     return None
+
+
+def decide_all(modeladmin, request, queryset, *, title: str, form_class, decide):
+    """Like ``decide_each`` for a service deciding the whole selection at once
+    (``decide(ids, actor, **form data)``): all done, or a refusal and nothing changed."""
+    form = form_class(request.POST if request.POST.get("apply") == "yes" else None)
+    if not form.is_bound or not form.is_valid():
+        return TemplateResponse(request, "admin/annotation/decision_form.html", {
+            **modeladmin.admin_site.each_context(request), "title": title, "form": form,
+            "objects": list(queryset), "action": request.POST.get("action", ""),
+            "opts": modeladmin.model._meta,
+        })
+    ids = list(queryset.values_list("pk", flat=True))
+    try:
+        decide(ids, request.user, **form.cleaned_data)
+    except ValidationError as error:
+        modeladmin.message_user(request, f"{title}: nothing done: {'; '.join(error.messages)}",
+                                messages.ERROR)
+    else:
+        modeladmin.message_user(request, f"{title}: {len(ids)} of {len(ids)} done.")
+    return None
+
+
+class BlockForm(forms.Form):
+    reason = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}),
+                             help_text="the provider shows it to the worker")
+    scope = forms.ChoiceField(choices=[("everywhere", "everywhere (and the provider's block "
+                                                      "list)"),
+                                       ("project", "this project only")])
+    project = forms.ModelChoiceField(queryset=models.Project.objects.order_by("slug"),
+                                     required=False, to_field_name="slug",
+                                     help_text="with 'this project only'")
+    pending = forms.ChoiceField(choices=[("leave", "leave their pending work for review"),
+                                         ("reject", "reject their pending work")])
+    message = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3}),
+                              help_text="with 'reject': what the worker reads (Prolific: "
+                                        "100+ characters)")
+    rejection_category = forms.CharField(required=False, help_text="Prolific, with 'reject'")
+
+
+class PseudonymSearchMixin:
+    """The admin's search also finds a worker by the pseudonym every staff page shows
+    (``Worker.anonymous_id``, e.g. ``w6eb9818d1391``): rows of that worker (the ``worker``
+    path of ``pseudonym_search_field``). A pseudonym is a keyed hash, so it is matched by
+    computing each worker's, once per search of one."""
+
+    pseudonym_search_field = "worker"
+
+    def get_search_results(self, request, queryset, search_term):
+        from .pseudonyms import is_pseudonym
+
+        term = search_term.strip()
+        if not is_pseudonym(term):
+            return super().get_search_results(request, queryset, search_term)
+        ids = [worker.pk for worker in models.Worker.objects.only("provider", "external_id")
+               .iterator() if worker.anonymous_id == term]
+        return queryset.filter(**{f"{self.pseudonym_search_field}__in": ids}), False
 
 
 class ReadOnlyRawMixin:
@@ -293,9 +346,10 @@ class SplitManifestAdmin(ReadOnlyWorkMixin, admin.ModelAdmin):
 
 
 @admin.register(models.Worker)
-class WorkerAdmin(RawWorkerIdsMixin, ReadOnlyWorkMixin, admin.ModelAdmin):
-    list_display = ("external_id", "pseudonym", "provider", "user", "is_blocked", "created_at")
+class WorkerAdmin(PseudonymSearchMixin, RawWorkerIdsMixin, ReadOnlyWorkMixin, admin.ModelAdmin):
+    list_display = ("pseudonym", "external_id", "provider", "user", "is_blocked", "created_at")
     list_select_related = ("user",)  # nullable: Django's automatic select_related skips it
+    pseudonym_search_field = "pk"
     list_filter = ("provider", "is_blocked")
     search_fields = ("external_id", "user__username")
     raw_id_fields = ("user",)
@@ -324,9 +378,10 @@ class WorkerAdmin(RawWorkerIdsMixin, ReadOnlyWorkMixin, admin.ModelAdmin):
     @admin.action(description="Block the selected workers",
                   permissions=["decide"])
     def block(self, request, queryset):
-        return decide_each(self, request, queryset, title="Block workers", form_class=ReasonForm,
-                           decide=lambda worker, actor, reason: decisions.worker_block(
-                               worker_id=worker.pk, actor=actor, reason=reason))
+        return decide_each(self, request, queryset, title="Block workers", form_class=BlockForm,
+                           decide=lambda worker, actor, project, **choices: decisions.worker_block(
+                               worker_id=worker.pk, actor=actor,
+                               project_id=project.pk if project else None, **choices))
 
     @admin.action(description="Unblock the selected workers",
                   permissions=["decide"])
@@ -362,7 +417,8 @@ class HitAdmin(ReadOnlyWorkMixin, admin.ModelAdmin):
 
 
 @admin.register(models.Assignment)
-class AssignmentAdmin(RawWorkerIdsMixin, ScaledChangeListMixin, ReadOnlyWorkMixin,
+class AssignmentAdmin(PseudonymSearchMixin, RawWorkerIdsMixin,
+                ScaledChangeListMixin, ReadOnlyWorkMixin,
                       ReadOnlyRawMixin, admin.ModelAdmin):
     list_display = ("provider_assignment_id", "hit", "worker", "status", "submitted_at")
     list_filter = ("status",)
@@ -374,6 +430,13 @@ class AssignmentAdmin(RawWorkerIdsMixin, ScaledChangeListMixin, ReadOnlyWorkMixi
     @admin.action(description="Approve the selected assignments (whole HITs)",
                   permissions=["decide"])
     def approve(self, request, queryset):
+        if queryset.count() > 1:
+            # Several at once is a bulk approval: one service, which never pays a blocked
+            # worker (all or none, as on the API).
+            return decide_all(self, request, queryset, title="Approve assignments",
+                              form_class=OptionalMessageForm,
+                              decide=lambda ids, actor, message: decisions.assignments_approve(
+                                  assignment_ids=ids, actor=actor, message=message))
         return decide_each(self, request, queryset, title="Approve assignments",
                            form_class=OptionalMessageForm,
                            decide=lambda assignment, actor, message: decisions.assignment_approve(
@@ -405,7 +468,8 @@ class BonusAdmin(ReadOnlyWorkMixin, admin.ModelAdmin):
 
 
 @admin.register(models.Annotation)
-class AnnotationAdmin(RawWorkerIdsMixin, ScaledChangeListMixin, ReadOnlyWorkMixin,
+class AnnotationAdmin(PseudonymSearchMixin, RawWorkerIdsMixin,
+                ScaledChangeListMixin, ReadOnlyWorkMixin,
                       ReadOnlyRawMixin, admin.ModelAdmin):
     list_display = ("id", "project", "item", "worker", "source", "category", "rating",
                     "skipped", "review_status", "submitted_at")
@@ -425,6 +489,8 @@ class AnnotationAdmin(RawWorkerIdsMixin, ScaledChangeListMixin, ReadOnlyWorkMixi
         term = search_term.strip()
         if not term:
             return queryset, False
+        if is_pseudonym(term):  # a worker by the name staff pages show (PseudonymSearchMixin)
+            return super().get_search_results(request, queryset, search_term)
         # The ids first (two small reads): an OR of subqueries is planned as a scan of every
         # answer; an OR of id lists is one index range per column.
         # A raw worker id finds answers only for the roles that may see raw ids (a reviewer
@@ -462,7 +528,8 @@ class AnnotationAdmin(RawWorkerIdsMixin, ScaledChangeListMixin, ReadOnlyWorkMixi
 
 
 @admin.register(models.Flag)
-class FlagAdmin(RawWorkerIdsMixin, ScaledChangeListMixin, ReadOnlyWorkMixin, ReadOnlyRawMixin,
+class FlagAdmin(PseudonymSearchMixin, RawWorkerIdsMixin,
+                ScaledChangeListMixin, ReadOnlyWorkMixin, ReadOnlyRawMixin,
                 admin.ModelAdmin):
     list_display = ("id", "project", "reason", "score", "status", "worker", "annotation",
                     "created_at")

@@ -877,3 +877,23 @@ class Job(models.Model):
     @property
     def active(self) -> bool:
         return self.state in (self.State.QUEUED, self.State.RUNNING)
+
+
+class WorkerProjectBlock(models.Model):
+    """A worker blocked from one project only (a block "everywhere" is ``Worker.is_blocked``,
+    which is also sent to the provider's block list). The app refuses them this project's work
+    and holds their pending work back from bulk approvals (``selectors/blocks.py``, the rule)."""
+
+    worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="project_blocks")
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="worker_blocks")
+    reason = models.TextField()
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
+                                   on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["worker", "project"],
+                                               name="uniq_worker_project_block")]
+
+    def __str__(self) -> str:
+        return f"{self.worker} blocked from {self.project_id}"

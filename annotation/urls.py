@@ -30,5 +30,6 @@ urlpatterns = [
     path("staff/batches/", include("frontend.staff_batches")),
     path("staff/jobs/", include("frontend.staff_jobs")),
     path("staff/", include("frontend.staff.urls")),
+    path("staff/", include("frontend.staff.urls_decisions")),
     path("", include("frontend.urls")),
 ]

@@ -54,6 +54,7 @@ from annotation.payloads import (
 from annotation.selectors import annotate as annotate_selectors
 from annotation.selectors import providers as provider_selectors
 from annotation.selectors.access import REFUSALS, work_refusal
+from annotation.selectors.blocks import worker_blocked_for
 from annotation.selectors.progress import annotator_progress
 from annotation.services.annotations import (
     ASSIGNMENT_GRACE,
@@ -354,9 +355,9 @@ def annotate(request, slug: str):
     """The next item the logged-in annotator has not done, or a page saying there is none."""
     project = _project_or_404(slug)
     worker = worker_for_user(user=request.user)
-    if worker.is_blocked:
+    if worker_blocked_for(worker, project):
         return render(request, "frontend/annotate/refused.html",
-                      {"project": project, "reason": "blocked"}, status=403)
+                      {"project": project, "reason": "blocked", "door": "local"}, status=403)
     refusal = work_refusal(project=project, user=request.user)
     if refusal is not None:
         return render(request, "frontend/annotate/refused.html",
@@ -419,7 +420,7 @@ def annotate_lease(request, slug: str):
     except BadRequest as error:
         return _error(400, "invalid", error.message, error.field)
     worker = worker_for_user(user=request.user)
-    if worker.is_blocked:
+    if worker_blocked_for(worker, project):
         return _error(403, "blocked", "Your account cannot submit work for this project.")
     refusal = work_refusal(project=project, user=request.user)
     if refusal is not None:
@@ -708,7 +709,7 @@ def _door_assignment(door: Door, *, hit, assignment_id: str, worker_id: str):
     worker = (assignment.worker if assignment is not None
               else annotate_selectors.page_worker(provider=door.provider,
                                                   external_id=worker_id))
-    if worker is not None and worker.is_blocked:
+    if worker is not None and worker_blocked_for(worker, hit.batch.project_id):
         raise SubmitRefused("blocked", "Your account cannot submit work for this project.")
     return assignment
 

@@ -461,17 +461,30 @@ def flag_dismiss_view(request, slug: str, flag_id: int):
 @page_requires("decide_workers")
 @require_POST
 def worker_block_view(request, slug: str, worker_id: int):
-    """Block (``action=block``, the default) or unblock a worker."""
-    get_object_or_404(Project, slug=slug)
+    """Block (``action=block``, the default; the form of ``frontend/staff/workers.py`` asks
+    the scope, ``everywhere`` or ``project`` (this one), and what to do with the pending work,
+    ``reject`` or ``leave``) or unblock a worker (``scope=project``: from this project)."""
+    project = get_object_or_404(Project, slug=slug)
     worker = get_object_or_404(Worker, pk=worker_id)
+    scope = request.POST.get("scope", "")
+    project_id = project.pk if scope == "project" else None
     if request.POST.get("action") == "unblock":
+        where = f" from {project.slug}" if project_id else ""
         return _apply(request, slug,
-                      lambda: decisions.worker_unblock(worker_id=worker.pk, actor=request.user),
-                      f"Worker {worker.anonymous_id} unblocked.")
-    return _apply(request, slug,
-                  lambda: decisions.worker_block(worker_id=worker.pk, actor=request.user,
-                                                 reason=request.POST.get("reason", "")),
-                  f"Worker {worker.anonymous_id} blocked.")
+                      lambda: decisions.worker_unblock(worker_id=worker.pk, actor=request.user,
+                                                       project_id=project_id),
+                      f"Worker {worker.anonymous_id} unblocked{where}.")
+    try:
+        outcome = decisions.worker_block(
+            worker_id=worker.pk, actor=request.user, reason=request.POST.get("reason", ""),
+            scope=scope, project_id=project_id, pending=request.POST.get("pending", ""),
+            message=request.POST.get("message", ""),
+            rejection_category=request.POST.get("rejection_category", ""))
+    except ValidationError as error:
+        messages.error(request, "; ".join(error.messages))
+    else:
+        messages.success(request, outcome.summary())
+    return _back(request, slug)
 
 
 @page_requires("decide_assignments")

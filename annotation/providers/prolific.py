@@ -80,6 +80,16 @@ REJECTION_CATEGORIES = frozenset({
     "TOO_QUICKLY", "TOO_SLOWLY", "FAILED_INSTRUCTIONS", "INCOMP_LONGITUDINAL", "FAILED_CHECK",
     "LOW_EFFORT", "MALINGERING", "NO_CODE", "BAD_CODE", "NO_DATA", "UNSUPP_DEVICE", "OTHER",
 })
+#: The rejection categories in words, for people (staff pages show these, never the codes).
+REJECTION_CATEGORY_WORDS = {
+    "TOO_QUICKLY": "Completed too quickly", "TOO_SLOWLY": "Completed too slowly",
+    "FAILED_INSTRUCTIONS": "Did not follow the instructions",
+    "INCOMP_LONGITUDINAL": "Did not complete a longitudinal study",
+    "FAILED_CHECK": "Failed an attention check", "LOW_EFFORT": "Low effort",
+    "MALINGERING": "Malingering (answers not given in good faith)",
+    "NO_CODE": "No completion code", "BAD_CODE": "Wrong completion code",
+    "NO_DATA": "No data", "UNSUPP_DEVICE": "Unsupported device", "OTHER": "Other",
+}
 #: Prolific refuses a rejection whose message to the participant is shorter than this.
 MIN_REJECTION_MESSAGE_LENGTH = 100
 DEVICES = frozenset({"desktop", "tablet", "mobile"})

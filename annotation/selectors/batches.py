@@ -56,8 +56,10 @@ def assignments_pending_review(*, project_slug: str | None = None,
 
 def unflagged_submitted_assignment_ids(*, project) -> QuerySet:
     """Ids of the project's submitted assignments with no open flag on them or their answers:
-    what a reviewer may approve in one go."""
+    what a reviewer may approve in one go (never a blocked worker's, never unconfirmed work:
+    ``selectors/blocks.py``)."""
     from ..models import Annotation, Flag
+    from .blocks import bulk_approvable
 
     # The assignment of each open flag, its own or its answer's. The answer's is read by
     # primary key, one probe per flag (a subquery): as a join the planner hashed every answer
@@ -69,8 +71,8 @@ def unflagged_submitted_assignment_ids(*, project) -> QuerySet:
                .annotate(target=Coalesce("assignment_id", Subquery(answer_assignment),
                                         Value(0), output_field=BigIntegerField()))
                .values("target"))
-    return (Assignment.objects.filter(status=Assignment.Status.SUBMITTED,
-                                      hit__batch__project=project)
+    return (bulk_approvable(Assignment.objects.filter(status=Assignment.Status.SUBMITTED,
+                                                      hit__batch__project=project))
             .exclude(pk__in=flagged)
             .order_by("pk").values_list("pk", flat=True))
 

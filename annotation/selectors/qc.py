@@ -86,6 +86,13 @@ NOT_ANSWERS = (Annotation.State.PROVISIONAL, Annotation.State.SUPERSEDED,
                Annotation.State.REPORTED)
 
 
+def worker_pseudonyms(*, worker_ids) -> dict[int, str]:
+    """worker id → the pseudonym staff see (``Worker.anonymous_id``), in one query."""
+    return {pk: anonymous_worker_id(provider, external_id)
+            for pk, provider, external_id in Worker.objects.filter(pk__in=list(worker_ids))
+            .values_list("pk", "provider", "external_id")}
+
+
 def qc_annotations(*, project: Project) -> QuerySet[Annotation]:
     """The project's annotations QC sees: the latest version of every answer but the
     provisional ones (module docstring)."""

@@ -4,13 +4,18 @@ command, the staff API, Django admin actions):
 ========================  ==========================================================
 ``assignment_approve``    approve a worker's whole HIT (their assignment) and pay it
 ``assignment_reject``     reject the whole HIT: every answer in the assignment
-``assignments_approve``   approve many assignments at once (Prolific: one bulk call)
+``assignments_approve``   approve many assignments at once (Prolific: one bulk call); never
+                          a blocked worker's, never work collection has not confirmed
+``assignments_reject``    reject many assignments with one message
+``assignment_approve_and_bonus``  approve and pay a bonus in one step
 ``annotation_approve``    approve one answer given outside a HIT (local, imported);
 ``annotation_reject``     inside a HIT the decision is the assignment's (MTurk pays per HIT)
 ``bonus_create``          pay a bonus for an assignment (re-sends an unpaid one)
-``worker_block``          stop a worker from taking more of our work
-``worker_unblock``        lift the block
+``worker_block``          stop a worker from taking more of our work (everywhere or one
+                          project), rejecting their pending work or leaving it for review
+``worker_unblock``        lift the block (everywhere or from one project)
 ``flag_dismiss``          the finding was looked at and the work is fine
+``flags_dismiss``         many at once
 ========================  ==========================================================
 
 Every service takes keyword arguments (ids, the acting staff user as ``actor``, the text the
@@ -45,7 +50,16 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from ..models import Annotation, Assignment, Batch, Bonus, Flag, Worker
+from ..models import (
+    Annotation,
+    Assignment,
+    Batch,
+    Bonus,
+    Flag,
+    Project,
+    Worker,
+    WorkerProjectBlock,
+)
 from ..providers import (
     AnnotationProvider,
     ProviderPermanentError,
@@ -53,6 +67,7 @@ from ..providers import (
     ProviderTransientError,
     get_provider,
 )
+from ..selectors.blocks import assignment_unconfirmed, blocked_q, unconfirmed_q
 from .annotations import annotations_set_review_status
 from .audit import close_open_flags, record_status_event
 from .batches.common import REMOTE_ASSIGNMENT_STATUS, new_request_token, provider_for_batch
@@ -100,6 +115,7 @@ def _decide_assignment(*, assignment_id: int, approve: bool, message: str,
     new = Assignment.Status.APPROVED if approve else Assignment.Status.REJECTED
     if assignment.status == new:
         return assignment  # the same decision again (a double click, a re-run): nothing to do
+    _refuse_unconfirmed(assignment, "decided")
     prolific = assignment.hit.batch.provider == "prolific"
     if prolific and not approve:
         _check_prolific_rejection(message, rejection_category)
@@ -129,6 +145,17 @@ def _decide_assignment(*, assignment_id: int, approve: bool, message: str,
     if enqueue:
         enqueue_after_commit("annotation.tasks.sync_assignment_decision", assignment.pk)
     return assignment
+
+
+def _refuse_unconfirmed(assignment: Assignment, what: str) -> None:
+    """Crowd work collection has not confirmed yet (``selectors/blocks.py``) is neither
+    decided nor paid: the provider may not know it as submitted work of this worker."""
+    if assignment_unconfirmed(assignment):
+        provider = Worker.Provider(assignment.hit.batch.provider).label
+        noun = "session" if assignment.hit.batch.provider == "prolific" else "assignment"
+        raise ValidationError(
+            f"{provider} has not confirmed {noun} {assignment.provider_assignment_id} yet: "
+            f"collect the batch first; until collection sees it submitted it cannot be {what}")
 
 
 def _rejection_message(message: str) -> str:
@@ -165,6 +192,15 @@ def assignments_approve(*, assignment_ids, actor=None, message: str = "") -> lis
              for pk in Assignment.objects.filter(pk__in=chunk).values_list("pk", flat=True)}
     if set(ids) - found:
         raise ValidationError({"assignments": f"no assignment {sorted(set(ids) - found)[:20]}"})
+    held = list(Assignment.objects.filter(pk__in=ids)
+                .filter(blocked_q(project="hit__batch__project"))
+                .select_related("worker").order_by("pk")[:20])
+    if held:
+        raise ValidationError({"assignments": (
+            "a bulk approval never pays a blocked worker; these assignments are of workers "
+            "blocked for their project: " + ", ".join(
+                f"{assignment.provider_assignment_id} ({assignment.worker.anonymous_id})"
+                for assignment in held) + " (approve one on its own if you mean to pay it)")})
     decided = [_decide_assignment(assignment_id=assignment_id, approve=True,
                                   message=message.strip(), actor=actor, enqueue=False)
                for assignment_id in ids]
@@ -172,6 +208,34 @@ def assignments_approve(*, assignment_ids, actor=None, message: str = "") -> lis
     if pending:
         enqueue_after_commit("annotation.tasks.sync_assignment_decisions", pending)
     return decided
+
+
+@transaction.atomic
+def assignments_reject(*, assignment_ids, message: str, actor=None,
+                       rejection_category: str = "") -> list[Assignment]:
+    """Reject many assignments with one message (all or none: one refusal changes nothing).
+    Prolific's need ``rejection_category`` and 100+ characters, checked before anything."""
+    ids = sorted({int(assignment_id) for assignment_id in assignment_ids})
+    if not ids:
+        raise ValidationError({"assignments": "choose at least one assignment"})
+    found = set(Assignment.objects.filter(pk__in=ids).values_list("pk", flat=True))
+    if set(ids) - found:
+        raise ValidationError({"assignments": f"no assignment {sorted(set(ids) - found)[:20]}"})
+    message = _rejection_message(message)
+    if Assignment.objects.filter(pk__in=ids, hit__batch__provider="prolific").exists():
+        _check_prolific_rejection(message, rejection_category.strip())
+    return [_decide_assignment(assignment_id=assignment_id, approve=False, message=message,
+                               actor=actor, rejection_category=rejection_category.strip())
+            for assignment_id in ids]
+
+
+@transaction.atomic
+def assignment_approve_and_bonus(*, assignment_id: int, amount_cents: int, reason: str,
+                                 actor=None, message: str = "") -> BonusOutcome:
+    """Approve a worker's HIT and pay them a bonus in one step: both or neither."""
+    assignment_approve(assignment_id=assignment_id, actor=actor, message=message)
+    return bonus_create(assignment_id=assignment_id, amount_cents=amount_cents, reason=reason,
+                        actor=actor)
 
 
 # --- Answers outside a HIT ---------------------------------------------------------------------
@@ -230,6 +294,18 @@ def flag_dismiss(*, flag_id: int, actor=None, note: str = "") -> Flag:
     return flag
 
 
+@transaction.atomic
+def flags_dismiss(*, flag_ids, actor=None, note: str = "") -> list[Flag]:
+    """Dismiss many open flags at once (all or none: an unknown or decided one refuses)."""
+    ids = sorted({int(flag_id) for flag_id in flag_ids})
+    if not ids:
+        raise ValidationError({"flags": "choose at least one flag"})
+    found = set(Flag.objects.filter(pk__in=ids).values_list("pk", flat=True))
+    if set(ids) - found:
+        raise ValidationError({"flags": f"no flag {sorted(set(ids) - found)[:20]}"})
+    return [flag_dismiss(flag_id=flag_id, actor=actor, note=note) for flag_id in ids]
+
+
 # --- Bonuses -----------------------------------------------------------------------------------
 
 
@@ -260,6 +336,7 @@ def bonus_create(*, assignment_id: int, amount_cents: int, reason: str, actor=No
         raise ValidationError(f"assignment {assignment.provider_assignment_id} is "
                               f"{assignment.status}: the worker never submitted it, so it "
                               "cannot get a bonus")
+    _refuse_unconfirmed(assignment, "paid a bonus")
     unpaid = assignment.bonuses.filter(sent_at__isnull=True).order_by("pk").first()
     if unpaid is not None:
         Bonus.objects.filter(pk=unpaid.pk).update(error="")
@@ -303,18 +380,136 @@ def _set_blocked(*, worker_id: int, blocked: bool, reason: str, actor) -> Worker
     return worker
 
 
+#: Where a block holds: "everywhere" (``Worker.is_blocked``, sent to the provider's block
+#: list) or "project" (``WorkerProjectBlock``: this app refuses them that project's work).
+BLOCK_SCOPES = ("everywhere", "project")
+#: What a block does with the worker's submitted, undecided work in its scope: "reject" it
+#: (with the message; Prolific: a category and 100+ characters) or "leave" it for review.
+PENDING_CHOICES = ("leave", "reject")
+
+
+@dataclass(frozen=True)
+class BlockOutcome:
+    worker: Worker
+    scope: str
+    project: Project | None
+    #: the worker's assignments this block rejected (ids), and their answers outside a HIT
+    rejected_assignments: tuple[int, ...] = ()
+    rejected_answers: tuple[int, ...] = ()
+    #: submitted work collection has not confirmed: it could not be rejected now
+    unconfirmed_left: int = 0
+    #: submitted, undecided work left for review (``pending="leave"``)
+    left_for_review: int = 0
+
+    @property
+    def pk(self) -> int:
+        return self.worker.pk
+
+    @property
+    def is_blocked(self) -> bool:
+        return self.worker.is_blocked or self.scope == "project"
+
+    def summary(self) -> str:
+        """What the reviewer reads: every figure is what this block did."""
+        where = "everywhere" if self.scope == "everywhere" else f"from {self.project.slug}"
+        parts = [f"Worker {self.worker.anonymous_id} blocked {where}."]
+        if self.rejected_assignments or self.rejected_answers:
+            parts.append(f"Rejected {len(self.rejected_assignments)} pending assignment(s) "
+                         f"and {len(self.rejected_answers)} pending answer(s).")
+        if self.left_for_review:
+            parts.append(f"{self.left_for_review} pending assignment(s)/answer(s) left for "
+                         "review; bulk approvals skip them.")
+        if self.unconfirmed_left:
+            parts.append(f"{self.unconfirmed_left} assignment(s) not yet confirmed by "
+                         "collection were left: decide them once collected.")
+        return " ".join(parts)
+
+
+def _pending_in_scope(worker: Worker, project: Project | None):
+    """The worker's submitted, undecided assignments and answers outside a HIT in scope."""
+    assignments = Assignment.objects.filter(worker=worker, status=Assignment.Status.SUBMITTED)
+    answers = Annotation.objects.filter(worker=worker, assignment__isnull=True,
+                                        review_status=Annotation.Review.PENDING,
+                                        state=Annotation.State.COUNTED)
+    if project is not None:
+        assignments = assignments.filter(hit__batch__project=project)
+        answers = answers.filter(project=project)
+    return assignments.select_related("hit__batch"), answers
+
+
 @transaction.atomic
-def worker_block(*, worker_id: int, reason: str, actor=None) -> Worker:
-    """Block a worker (the reason is required: MTurk shows it to them) and uphold their open
-    worker-level flags."""
+def worker_block(*, worker_id: int, reason: str, actor=None, scope: str = "everywhere",
+                 project_id: int | None = None, pending: str = "leave", message: str = "",
+                 rejection_category: str = "") -> BlockOutcome:
+    """Block a worker everywhere (the reason is required: MTurk shows it to them; their open
+    worker-level flags are upheld) or from one project, and settle their pending work: with
+    ``pending="reject"`` every submitted, undecided assignment (and answer outside a HIT) in
+    the scope is rejected with ``message`` (Prolific: with ``rejection_category`` and 100+
+    characters, checked before anything changes); with ``"leave"`` it waits for review, and
+    bulk approvals never take it (``selectors/blocks.py``). All or nothing."""
     if not reason.strip():
         raise ValidationError({"reason": "blocking a worker needs a reason"})
-    return _set_blocked(worker_id=worker_id, blocked=True, reason=reason.strip(), actor=actor)
+    if scope not in BLOCK_SCOPES:
+        raise ValidationError({"scope": f"the scope is one of {', '.join(BLOCK_SCOPES)}"})
+    if pending not in PENDING_CHOICES:
+        raise ValidationError({"pending": "say what to do with the pending work: "
+                                          f"{' or '.join(PENDING_CHOICES)}"})
+    project = None
+    if scope == "project":
+        project = Project.objects.filter(pk=project_id).first() if project_id else None
+        if project is None:
+            raise ValidationError({"project": "blocking from one project needs the project"})
+    worker = Worker.objects.get(pk=worker_id)
+    assignments, answers = _pending_in_scope(worker, project)
+    unconfirmed = set(assignments.filter(unconfirmed_q()).values_list("pk", flat=True))
+    decidable = [assignment for assignment in assignments.order_by("pk")
+                 if assignment.pk not in unconfirmed]
+    answer_ids = list(answers.order_by("pk").values_list("pk", flat=True))
+    if pending == "reject":
+        message = _rejection_message(message)
+        if any(assignment.hit.batch.provider == "prolific" for assignment in decidable):
+            _check_prolific_rejection(message, rejection_category.strip())
+    if scope == "everywhere":
+        worker = _set_blocked(worker_id=worker.pk, blocked=True, reason=reason.strip(),
+                              actor=actor)
+    else:
+        _, created = WorkerProjectBlock.objects.get_or_create(
+            worker=worker, project=project,
+            defaults={"reason": reason.strip(), "created_by": actor})
+        if created:
+            record_status_event(kind="worker_blocked", worker=worker, actor=actor,
+                                old="unblocked", new="blocked",
+                                detail={"reason": reason.strip(), "project": project.slug})
+    if pending == "leave":
+        return BlockOutcome(worker, scope, project, unconfirmed_left=len(unconfirmed),
+                            left_for_review=len(decidable) + len(answer_ids))
+    for assignment in decidable:
+        _decide_assignment(assignment_id=assignment.pk, approve=False, message=message,
+                           actor=actor, rejection_category=rejection_category.strip())
+    for annotation_id in answer_ids:
+        _decide_annotation(annotation_id=annotation_id, approve=False, message=message,
+                           actor=actor)
+    return BlockOutcome(worker, scope, project,
+                        rejected_assignments=tuple(a.pk for a in decidable),
+                        rejected_answers=tuple(answer_ids), unconfirmed_left=len(unconfirmed))
 
 
 @transaction.atomic
-def worker_unblock(*, worker_id: int, actor=None, reason: str = "") -> Worker:
-    return _set_blocked(worker_id=worker_id, blocked=False, reason=reason.strip(), actor=actor)
+def worker_unblock(*, worker_id: int, actor=None, reason: str = "",
+                   project_id: int | None = None) -> Worker:
+    """Lift the block everywhere, or (``project_id``) the block from that project."""
+    if project_id is None:
+        return _set_blocked(worker_id=worker_id, blocked=False, reason=reason.strip(),
+                            actor=actor)
+    worker = Worker.objects.get(pk=worker_id)
+    block = (WorkerProjectBlock.objects.select_for_update().select_related("project")
+             .filter(worker=worker, project_id=project_id).first())
+    if block is not None:
+        block.delete()
+        record_status_event(kind="worker_unblocked", worker=worker, actor=actor,
+                            old="blocked", new="unblocked",
+                            detail={"reason": reason.strip(), "project": block.project.slug})
+    return worker
 
 
 # --- What the jobs run: tell the provider ------------------------------------------------------

@@ -129,7 +129,12 @@ def worker_table(table: agreement.RatingTable) -> list[dict]:
     ]
     rows.sort(key=lambda row: (row["agreement"] if row["agreement"] is not None else 2.0,
                                row["worker"]))
-    return rows[:REPORT_WORKERS]
+    rows = rows[:REPORT_WORKERS]
+    # The name staff see on every page (issue 24): the pseudonym, beside the database id.
+    names = qc_selectors.worker_pseudonyms(worker_ids=[row["worker"] for row in rows])
+    for row in rows:
+        row["pseudonym"] = names.get(row["worker"], "")
+    return rows
 
 
 def text_agreement(project: Project) -> dict:

@@ -11,7 +11,15 @@ import pytest
 from django.core.management import call_command
 from django.db import transaction
 
-from annotation.models import Annotation, Assignment, Bonus, Flag, StatusEvent, Worker
+from annotation.models import (
+    Annotation,
+    Assignment,
+    Bonus,
+    Flag,
+    StatusEvent,
+    Worker,
+    WorkerProjectBlock,
+)
 from annotation.services import decisions
 from annotation.services.batches import collect
 from tests.factories import batch_plausibility_project, launched_batch, submitted_assignment
@@ -110,10 +118,46 @@ ACTIONS = {
     "block": dict(
         service=lambda c, actor: decisions.worker_block(
             worker_id=c["worker"].pk, actor=actor, reason="Random ratings"),
-        web=lambda c: (f"workers/{c['worker'].pk}/block/", {"reason": "Random ratings"}),
+        web=lambda c: (f"workers/{c['worker'].pk}/block/",
+                       {"reason": "Random ratings", "scope": "everywhere", "pending": "leave"}),
         cli=lambda c: ["block", c["remote_id"], "--reason", "Random ratings"],
         api=lambda c: (f"workers/{c['worker'].pk}/block/", {"reason": "Random ratings"}),
-        admin=lambda c: ("worker", "block", c["worker"].pk, {"reason": "Random ratings"}),
+        admin=lambda c: ("worker", "block", c["worker"].pk,
+                         {"reason": "Random ratings", "scope": "everywhere",
+                          "pending": "leave"}),
+    ),
+    # Blocked everywhere, the pending HIT rejected at the provider with the message.
+    "block_reject_pending": dict(
+        service=lambda c, actor: decisions.worker_block(
+            worker_id=c["worker"].pk, actor=actor, reason="Random ratings",
+            pending="reject", message="Random ratings in every HIT"),
+        web=lambda c: (f"workers/{c['worker'].pk}/block/",
+                       {"reason": "Random ratings", "scope": "everywhere", "pending": "reject",
+                        "message": "Random ratings in every HIT"}),
+        cli=lambda c: ["block", c["remote_id"], "--reason", "Random ratings", "--pending",
+                       "reject", "--message", "Random ratings in every HIT"],
+        api=lambda c: (f"workers/{c['worker'].pk}/block/",
+                       {"reason": "Random ratings", "pending": "reject",
+                        "message": "Random ratings in every HIT"}),
+        admin=lambda c: ("worker", "block", c["worker"].pk,
+                         {"reason": "Random ratings", "scope": "everywhere",
+                          "pending": "reject", "message": "Random ratings in every HIT"}),
+    ),
+    # Blocked from this project only: no provider call, the pending work left for review.
+    "block_project": dict(
+        service=lambda c, actor: decisions.worker_block(
+            worker_id=c["worker"].pk, actor=actor, reason="Random ratings", scope="project",
+            project_id=c["project"].pk),
+        web=lambda c: (f"workers/{c['worker'].pk}/block/",
+                       {"reason": "Random ratings", "scope": "project", "pending": "leave"}),
+        cli=lambda c: ["block", c["remote_id"], "--reason", "Random ratings", "--project",
+                       c["project"].slug],
+        api=lambda c: (f"workers/{c['worker'].pk}/block/",
+                       {"reason": "Random ratings", "scope": "project",
+                        "project": c["project"].slug}),
+        admin=lambda c: ("worker", "block", c["worker"].pk,
+                         {"reason": "Random ratings", "scope": "project",
+                          "project": c["project"].slug, "pending": "leave"}),
     ),
     "unblock": dict(
         setup=lambda c: decisions.worker_block(worker_id=c["worker"].pk, reason="by mistake"),
@@ -166,6 +210,8 @@ def effects(simulator, fake, calls_before: Counter, events_before: set[int], use
         "flags": sorted(Flag.objects.values_list("reason", "status", "decision_note")),
         "workers": sorted(Worker.objects.values_list("provider", "is_blocked",
                                                      "blocked_reason", "block_synced")),
+        "project_blocks": sorted(WorkerProjectBlock.objects.values_list(
+            "worker__provider", "project__slug", "reason")),
         "bonuses": [(amount, reason, sent is not None) for amount, reason, sent in
                     Bonus.objects.values_list("amount_cents", "reason", "sent_at")],
         "audit": [(event.kind, event.old_status, event.new_status, event.batch_id is not None,
@@ -208,5 +254,15 @@ def test_every_way_in_has_the_same_effects(name, fake, simulator, staff_client, 
     assert baseline["audit"], "a decision writes audit rows"
     for entry in ENTRY_POINTS[1:]:
         assert seen[entry] == baseline, entry
-    if name in ("approve", "reject_hit", "bonus", "block", "unblock"):
+    if name in ("approve", "reject_hit", "bonus", "block", "unblock", "block_reject_pending"):
         assert baseline["provider_calls"], "the provider was told"
+    if name == "block_reject_pending":
+        # The pending HIT is rejected at the stand-in, with the message; nothing is paid.
+        assert baseline["remote_assignments"] == [("Rejected", "Random ratings in every HIT")]
+        assert not [row for row in baseline["ledger"] if len(row) == 3], "no bonus paid"
+        assert not any(kind == "bonus_sent" for kind, *_ in baseline["audit"])
+        assert baseline["provider_calls"]["SendBonus"] == 0
+        assert baseline["provider_calls"]["ApproveAssignment"] == 0
+    if name == "block_project":
+        assert baseline["project_blocks"] and not baseline["provider_calls"], (
+            "a block from one project is this app's: no provider call")

@@ -230,12 +230,25 @@ def test_review_bonus_block_and_export_from_the_staff_pages(staff, live_server, 
     setups = FakeProlificSimulator(prolific.base_url).ledger()["bonus_setups"]
     assert [setup["payments"] for setup in setups.values()] == [1]
 
-    # Block the careless participant: the stand-in's blocklist group holds them.
-    bad.locator("input[aria-label='Block reason']").fill("Nonsense questions")
-    bad.locator("button:has-text('Block worker')").click()
-    assert "blocked" in staff.locator(".review-messages").inner_text()
+    # Block the careless participant: the page asks where and what to do with their pending
+    # work (left for review here); the stand-in's blocklist group holds them.
+    bad.locator("a:has-text('Block worker')").click()
+    staff.locator("input[name=scope][value=everywhere]").check()
+    staff.locator("textarea[name=reason]").fill("Nonsense questions")
+    staff.locator("input[name=pending][value=leave]").check()
+    staff.locator("button:has-text('Block worker')").click()
+    assert "blocked everywhere" in staff.locator(".message").inner_text()
+    assert "1 pending assignment(s)/answer(s) left for review" in staff.locator(
+        ".message").inner_text()
     groups = FakeProlificSimulator(prolific.base_url).ledger()["groups"]
     assert list(groups.values()) == [[bad_pid]]
+    # Their session is held back from bulk approval, shown apart, and decided there.
+    staff.goto(f"{live_server.url}/staff/review/{project.slug}/")
+    good = listed.locator(f".unflagged-assignment:has-text('{good_session}')")
+    assert bad_session not in listed.inner_text()
+    staff.goto(f"{live_server.url}/staff/projects/{project.slug}/held/")
+    bad = staff.locator(f"[data-testid=held-assignment]:has-text('{bad_session}')")
+    assert "blocked" in bad.locator("[data-testid=worker-blocked]").inner_text()
 
     # Reject: a message under 100 characters is refused (by the form, and by the server when
     # the form's check is bypassed), and nothing changes.
@@ -252,6 +265,7 @@ def test_review_bonus_block_and_export_from_the_staff_pages(staff, live_server, 
     reject_form.locator("input[name=message]").fill(REASON)
     reject_form.locator("button").click()
     assert "rejected" in staff.locator(".review-messages").inner_text()
+    staff.goto(f"{live_server.url}/staff/review/{project.slug}/")
     good.locator("button:has-text('Approve assignment')").click()
     assert "approved" in staff.locator(".review-messages").inner_text()
     assert prolific.world.submissions[bad_session].status == "REJECTED"

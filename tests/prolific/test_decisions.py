@@ -340,3 +340,55 @@ def test_every_way_in_has_the_same_effects_on_prolific(name, prolific_app, simul
     assert baseline["provider_calls"], "Prolific was told"
     for entry in ENTRY_POINTS[1:]:
         assert seen[entry] == baseline, entry
+
+
+def test_an_unconfirmed_prolific_session_cannot_be_decided_or_paid_until_collected(
+        prolific_app, simulator, client, staff_client, django_capture_on_commit_callbacks):
+    """Issue 24, point 5: a session the participant finished on our page, which collection has
+    not yet seen at Prolific, is shown apart, offers no Approve, and every way in refuses to
+    approve, reject or pay it; once collected, it is decided as any other."""
+    project = batch_plausibility_project(items=1, redundancy={"train": 3, "dev": 3, "test": 3})
+    batch = launch_prolific(project, django_capture_on_commit_callbacks)
+    assignment = participant_works(simulator, batch.hits.get(), client=client)
+    assignment.refresh_from_db()
+    assert assignment.status == Assignment.Status.SUBMITTED  # finished on our page
+    slug = project.slug
+    queue = staff_client.get(f"/staff/review/{slug}/").content.decode()
+    assert "Approve assignment" not in queue
+    assert "Approve the 0 submitted assignments" in queue or "Approve the" not in queue
+    held = staff_client.get(f"/staff/projects/{slug}/held/").content.decode()
+    assert f"Prolific session {assignment.provider_assignment_id}" in held
+    assert "Not confirmed by the provider yet (1)" in held
+    worker_page = staff_client.get(f"/staff/workers/{assignment.worker_id}/").content.decode()
+    assert assignment.provider_assignment_id in worker_page.split("Assignments (")[0]
+    events = StatusEvent.objects.count()
+    refused = "Prolific has not confirmed session"
+    api = staff_client.post(f"/api/assignments/{assignment.pk}/approve/", {},
+                            content_type="application/json")
+    assert api.status_code == 400 and refused in api.content.decode()
+    api = staff_client.post(f"/api/assignments/{assignment.pk}/bonus/",
+                            {"amount_cents": 25, "reason": "thanks"},
+                            content_type="application/json")
+    assert api.status_code == 400 and refused in api.content.decode()
+    api = staff_client.post("/api/assignments/approve/", {"assignments": [assignment.pk]},
+                            content_type="application/json")
+    assert api.status_code == 400 and refused in api.content.decode()
+    with pytest.raises(CommandError, match=refused):
+        call_command("review", "approve", assignment.provider_assignment_id, stdout=StringIO())
+    with pytest.raises(CommandError, match=refused):
+        call_command("review", "reject", assignment.provider_assignment_id, "--message", REASON,
+                     "--category", "LOW_EFFORT", stdout=StringIO())
+    page = staff_client.post(f"/staff/review/{slug}/assignments/{assignment.pk}/decide/",
+                             {"action": "approve"}, follow=True)
+    assert refused in page.content.decode()
+    assignment.refresh_from_db()
+    assert assignment.status == Assignment.Status.SUBMITTED and assignment.decision_synced
+    assert StatusEvent.objects.count() == events and not Bonus.objects.exists()
+    assert remote(prolific_app, assignment).status == "AWAITING REVIEW"
+    # Collected: it is Prolific's submitted work now, and may be approved.
+    batch_collect(batch_id=batch.pk)
+    queue = staff_client.get(f"/staff/review/{slug}/").content.decode()
+    assert "Approve assignment" in queue
+    with django_capture_on_commit_callbacks(execute=True):
+        decisions.assignment_approve(assignment_id=assignment.pk)
+    assert remote(prolific_app, assignment).status == "APPROVED"

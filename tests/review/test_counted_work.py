@@ -7,6 +7,7 @@ from __future__ import annotations
 import uuid
 
 import pytest
+from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from annotation.models import Annotation, Assignment, Batch, Hit, HitItem, Worker
@@ -185,16 +186,22 @@ def test_after_a_reviewer_rejects_a_local_answer_queue_planning_and_dashboard_ag
     assert qc_selectors.progress_by_split(project=project)[0]["complete"] == 1
 
 
-def test_a_decision_on_unconfirmed_work_holds_once_collection_confirms_it(staff_user):
+def test_unconfirmed_work_is_decided_only_once_collection_confirms_it(staff_user):
+    """Issue 24, point 5: crowd work collection has not confirmed is neither approved, rejected
+    nor paid (the services refuse, and nothing changes); once confirmed it may be."""
     project = sluice_project(items=1, redundancy={"train": 1})
     item = project.items.get()
     page = mturk_assignment(project, [item], "APAGE")
     provisional = answer(project, item, page.worker, assignment=page)
     assert provisional.state == Annotation.State.PROVISIONAL
     Assignment.objects.filter(pk=page.pk).update(status=Assignment.Status.SUBMITTED)
-    annotation_reject(annotation_id=provisional.pk, actor=staff_user, message="No.")
+    with pytest.raises(ValidationError, match="has not confirmed assignment ASGAPAGE yet"):
+        annotation_reject(annotation_id=provisional.pk, actor=staff_user, message="No.")
     provisional.refresh_from_db()
-    assert provisional.state == Annotation.State.PROVISIONAL  # still not MTurk's, nowhere
+    page.refresh_from_db()
+    assert provisional.state == Annotation.State.PROVISIONAL
+    assert page.status == Assignment.Status.SUBMITTED
     assert annotations_confirm(annotations=page.annotations.all()) == 1
+    annotation_reject(annotation_id=provisional.pk, actor=staff_user, message="No.")
     provisional.refresh_from_db()
     assert provisional.state == Annotation.State.REJECTED

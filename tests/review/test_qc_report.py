@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from io import StringIO
 
 import numpy as np
 import pytest
@@ -49,6 +50,11 @@ def test_report_finds_the_planted_worker_and_stores_flags_once(capsys):
     assert agreement["n_ratings"] == 72 and agreement["n_workers"] == 6
     assert agreement["krippendorff_alpha_ordinal"] is not None
     assert agreement["per_worker"][0]["worker"] == clicker.pk
+    # The name staff see everywhere (issue 24), in --json and in the text report.
+    assert agreement["per_worker"][0]["pseudonym"] == clicker.anonymous_id
+    out = StringIO()
+    call_command("qc_report", project.slug, stdout=out)
+    assert clicker.anonymous_id in out.getvalue()
     assert sum(report["aggregation"]["labels"].values()) == 12
     worker_flags = Flag.objects.filter(project=project, worker=clicker, annotation=None)
     assert worker_flags.filter(reason="worker_far_from_consensus").exists()

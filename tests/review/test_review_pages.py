@@ -55,7 +55,8 @@ def test_queue_and_dashboard_run_a_fixed_number_of_queries(staff_client,
     flagged_rewrites(2, (project, items))
     # session, user, project, the page of flag groups with their totals, the page's flags
     # with everything rendered, flag counts, submitted assignments without an open flag (the
-    # bulk approve button), and those assignments
+    # bulk approve button), and those assignments, and one
+    # for the review rules of selectors/blocks.py (blocked workers, unconfirmed work)
     with django_assert_num_queries(8) as small:
         staff_client.get(f"/staff/review/{project.slug}/")
     # session, user, project, progress, flag counts, and the time histogram's count,
@@ -116,7 +117,8 @@ def test_block_bonus_and_unflag(staff_client, django_capture_on_commit_callbacks
             mock.patch("annotation.tasks.send_bonus.delay") as bonus, \
             django_capture_on_commit_callbacks(execute=True):
         staff_client.post(f"{base}/workers/{assignment.worker_id}/block/",
-                          {"reason": "random rewrites"})
+                          {"reason": "random rewrites", "scope": "everywhere",
+                           "pending": "leave"})
         staff_client.post(f"{base}/assignments/{assignment.pk}/bonus/",
                           {"amount_cents": "25", "reason": "careful work"})
         staff_client.post(f"{base}/assignments/{assignment.pk}/bonus/",
@@ -207,7 +209,8 @@ def test_unflagged_submitted_work_is_listed_with_its_decisions(staff_client,
                                                                django_assert_num_queries):
     project, items = canard_sample()
     _, rows = submitted_unflagged(2, (project, items))
-    with django_assert_num_queries(8) as small:  # + the answers of the listed assignments
+    # + the answers of the listed assignments, + one for the rules of selectors/blocks.py
+    with django_assert_num_queries(9) as small:
         page = staff_client.get(f"/staff/review/{project.slug}/").content.decode()
     assert SCRIPT not in page and "&lt;script&gt;" in page
     assert "Submitted work without an open flag" in page

@@ -115,6 +115,20 @@ TABLE: dict[str, list[Row]] = {
         Row("POST", "/api/assignments/approve/", DRF_NO, DRF_NO, 400, data={"assignments": []},
             json=True),
         Row("GET", "/api/assignments/approve/", DRF_NO, DRF_NO, 405)],
+    "api/assignments/reject/": [
+        Row("POST", "/api/assignments/reject/", DRF_NO, DRF_NO, 400,
+            data={"assignments": [], "message": "x"}, json=True),
+        Row("GET", "/api/assignments/reject/", DRF_NO, DRF_NO, 405)],
+    "api/assignments/<int:pk>/approve-and-bonus/": [
+        Row("POST", "/api/assignments/{assignment}/approve-and-bonus/", DRF_NO, DRF_NO, 200,
+            data={"amount_cents": 25, "reason": "good work"}, json=True),
+        Row("POST", "/api/assignments/{assignment}/approve-and-bonus/", DRF_NO, DRF_NO, 400,
+            data={"amount_cents": 25, "reason": " "}, json=True)],
+    "api/flags/dismiss/": [
+        Row("POST", "/api/flags/dismiss/", DRF_NO, DRF_NO, 400, data={"flags": [999999]},
+            json=True),
+        Row("POST", "/api/flags/dismiss/", DRF_NO, DRF_NO, 400, data={"flags": []},
+            json=True)],
     "api/assignments/<int:pk>/approve/": [
         Row("POST", "/api/assignments/{assignment}/approve/", DRF_NO, DRF_NO, 200, data={},
             json=True),
@@ -226,6 +240,27 @@ TABLE: dict[str, list[Row]] = {
     "staff/review/<slug:slug>/workers/<int:worker_id>/block/": [
         Row("POST", "/staff/review/{slug}/workers/{other_worker}/block/", LOGIN, NO, BACK,
             data={"reason": "spam"})],
+    # --- staff decisions (issue 24): a worker's page, the block that asks, held-back work ---
+    "staff/workers/<int:worker_id>/": [
+        Row("GET", "/staff/workers/{other_worker}/", LOGIN, NO, 200),
+        Row("GET", "/staff/workers/999999/", LOGIN, NO, 404)],
+    "staff/workers/<int:worker_id>/block/": [
+        Row("GET", "/staff/workers/{other_worker}/block/?project={slug}", LOGIN, NO, 200),
+        # Without a scope and a choice for the pending work: refused, nothing changed.
+        Row("POST", "/staff/workers/{other_worker}/block/", LOGIN, NO, 400,
+            data={"reason": "spam"}),
+        Row("POST", "/staff/workers/999999/block/", LOGIN, NO, 404, data={})],
+    "staff/workers/<int:worker_id>/unblock/": [
+        Row("GET", "/staff/workers/{other_worker}/unblock/", LOGIN, NO, 405),
+        Row("POST", "/staff/workers/{other_worker}/unblock/", LOGIN, NO, BACK, data={})],
+    "staff/assignments/<int:assignment_id>/approve-and-bonus/": [
+        Row("GET", "/staff/assignments/{assignment}/approve-and-bonus/", LOGIN, NO, 405),
+        # Without an amount: refused with a message, nothing changed.
+        Row("POST", "/staff/assignments/{assignment}/approve-and-bonus/", LOGIN, NO, BACK,
+            data={})],
+    "staff/projects/<slug:slug>/held/": [
+        Row("GET", "/staff/projects/{slug}/held/", LOGIN, NO, 200),
+        Row("GET", "/staff/projects/nope/held/", LOGIN, NO, 404)],
     # --- staff batches --------------------------------------------------------------------------
     "staff/batches/": [Row("GET", "/staff/batches/", LOGIN, NO, 200)],
     "staff/batches/new/": [Row("GET", "/staff/batches/new/", LOGIN, NO, 200, reviewer=NO),

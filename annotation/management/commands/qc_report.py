@@ -58,10 +58,11 @@ def render(report: dict) -> str:
             lines.append(f"  {key}: {_number(value) if not isinstance(value, dict) else value}")
     workers = report["agreement"].get("per_worker") or []
     if workers:
-        lines.append("  per worker (leave-one-out, lowest first): worker  items  agreement  "
-                     "mean |dev|")
+        lines.append("  per worker (leave-one-out, lowest first): worker (pseudonym)  items  "
+                     "agreement  mean |dev|")
         for row in workers:
-            lines.append(f"    {row['worker']:>6}  {row['n_compared']:>5}  "
+            lines.append(f"    {row.get('pseudonym') or row['worker']:>13}  "
+                         f"{row['n_compared']:>5}  "
                          f"{_number(row['agreement']):>9}  {_number(row['mean_abs_deviation'])}")
     lines += _interval_lines(report["agreement"].get("intervals_by_split") or {})
     if "aggregation" in report:

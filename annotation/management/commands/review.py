@@ -13,9 +13,10 @@ from decimal import Decimal, InvalidOperation
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.models import Annotation, Bonus, Flag, Worker
+from annotation.models import Annotation, Bonus, Flag, Project, Worker
 from annotation.pseudonyms import is_pseudonym
 from annotation.selectors.batches import assignment_by_reference, assignments_pending_review
+from annotation.selectors.blocks import bulk_approvable
 from annotation.selectors.bonuses import bonus_report
 from annotation.services import decisions
 from annotation.services.audit import command_line
@@ -75,8 +76,20 @@ class Command(BaseCommand):
                                            "pseudonym")
         block.add_argument("--reason", default="")
         block.add_argument("--unblock", action="store_true", help="same as 'unblock'")
+        block.add_argument("--project", default=None,
+                           help="block from this project only (default: everywhere, which "
+                                "also puts them on the provider's block list)")
+        block.add_argument("--pending", choices=decisions.PENDING_CHOICES, default="leave",
+                           help="their submitted, undecided work: reject it (with --message) "
+                                "or leave it for review (bulk approvals skip it)")
+        block.add_argument("--message", default="", help="with --pending reject: what the "
+                           "worker reads (Prolific: at least 100 characters)")
+        block.add_argument("--category", default="",
+                           help="with --pending reject, Prolific: the rejection category")
         unblock = actions.add_parser("unblock")
         unblock.add_argument("worker")
+        unblock.add_argument("--project", default=None,
+                             help="lift the block from this project (default: everywhere)")
         resolve = actions.add_parser(
             "bonus-resolve", help="Prolific: after checking on Prolific a bonus whose pay call "
                                   "had an unknown outcome, say whether it was paid")
@@ -144,8 +157,12 @@ class Command(BaseCommand):
     def _approve(self, options):
         references = options["assignments"]
         if options["all_pending"]:
-            ids = list(assignments_pending_review(project_slug=options["project"])
-                       .values_list("pk", flat=True))
+            # Never a blocked worker's, never work collection has not confirmed.
+            ids = list(bulk_approvable(assignments_pending_review(
+                project_slug=options["project"])).values_list("pk", flat=True))
+            if not ids:
+                raise CommandError("no submitted assignment may be approved in bulk (blocked "
+                                   "workers' and unconfirmed work are left out)")
         elif references:
             ids = [self._assignment(reference).pk for reference in references]
         else:
@@ -162,10 +179,15 @@ class Command(BaseCommand):
             self.stdout.write(f"{assignment.provider_assignment_id}: {assignment.status}")
 
     def _reject(self, options):
-        for reference in options["assignments"]:
-            assignment = decisions.assignment_reject(
-                assignment_id=self._assignment(reference).pk, message=options["message"],
-                rejection_category=options["category"], actor=self.actor)
+        ids = [self._assignment(reference).pk for reference in options["assignments"]]
+        # Several: one message for all, all or none (``assignments_reject``).
+        decided = (decisions.assignments_reject(assignment_ids=ids, message=options["message"],
+                                                rejection_category=options["category"],
+                                                actor=self.actor) if len(ids) > 1 else
+                   [decisions.assignment_reject(assignment_id=ids[0], message=options["message"],
+                                                rejection_category=options["category"],
+                                                actor=self.actor)])
+        for assignment in decided:
             self.stdout.write(f"{assignment.provider_assignment_id}: {assignment.status}")
 
     def _approve_answer(self, options):
@@ -229,18 +251,35 @@ class Command(BaseCommand):
         if options["unblock"]:
             self._unblock(options)
             return
-        worker = decisions.worker_block(worker_id=self._worker(options["worker"]).pk,
-                                        reason=options["reason"], actor=self.actor)
-        self.stdout.write(f"{worker.anonymous_id}: blocked")
+        project = self._project(options["project"])
+        outcome = decisions.worker_block(
+            worker_id=self._worker(options["worker"]).pk, reason=options["reason"],
+            actor=self.actor, scope="project" if project else "everywhere",
+            project_id=project.pk if project else None, pending=options["pending"],
+            message=options["message"], rejection_category=options["category"])
+        self.stdout.write(outcome.summary())
 
     def _unblock(self, options):
+        project = self._project(options.get("project"))
         worker = decisions.worker_unblock(worker_id=self._worker(options["worker"]).pk,
-                                          actor=self.actor)
-        self.stdout.write(f"{worker.anonymous_id}: unblocked")
+                                          actor=self.actor,
+                                          project_id=project.pk if project else None)
+        where = f" from {project.slug}" if project else ""
+        self.stdout.write(f"{worker.anonymous_id}: unblocked{where}")
+
+    def _project(self, slug: str | None) -> Project | None:
+        if not slug:
+            return None
+        project = Project.objects.filter(slug=slug).first()
+        if project is None:
+            raise CommandError(f"no project {slug!r}")
+        return project
 
     def _dismiss(self, options):
         for flag_id in options["flags"]:
             if not Flag.objects.filter(pk=flag_id).exists():
                 raise CommandError(f"no flag {flag_id}")
-            flag = decisions.flag_dismiss(flag_id=flag_id, note=options["note"], actor=self.actor)
+        # All or none: one flag already decided changes nothing (``flags_dismiss``).
+        for flag in decisions.flags_dismiss(flag_ids=options["flags"], note=options["note"],
+                                            actor=self.actor):
             self.stdout.write(f"flag {flag.pk}: {flag.status}")
