@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0016_redundant_fk_indexes'),
+        ('annotation', '0018_h23_console'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

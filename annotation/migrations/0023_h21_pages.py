@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0016_redundant_fk_indexes'),
+        ('annotation', '0019_h24_decisions'),
     ]
 
     operations = [

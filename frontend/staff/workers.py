@@ -21,8 +21,9 @@ from annotation.providers.prolific import MIN_REJECTION_MESSAGE_LENGTH, REJECTIO
 from annotation.roles import page_requires
 from annotation.selectors import workers as worker_selectors
 from annotation.selectors.blocks import blocked_projects
+from annotation.selectors.bonuses import bonus_report
 from annotation.services import decisions
-from frontend.review import _back, bonus_summary
+from frontend.review import _back
 
 
 def _project_or_none(slug: str) -> Project | None:
@@ -120,6 +121,8 @@ def assignment_approve_and_bonus(request, assignment_id: int):
         except ValidationError as error:
             messages.error(request, "; ".join(error.messages))
         else:
-            messages.success(request, f"Assignment {assignment} approved; "
-                                      f"{bonus_summary(outcome)}")
+            # What became of the bonus, read back after its job (selectors.bonuses).
+            done, text = bonus_report(outcome.bonus.pk)
+            (messages.success if done else messages.warning)(
+                request, f"Assignment {assignment} approved; {text}")
     return _back(request, slug)
