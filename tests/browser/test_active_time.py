@@ -29,6 +29,7 @@ SHOW = """() => {
 
 def test_a_multi_item_page_reports_each_items_active_time(page, live_server, turk):  # noqa: F811
     origin, _ = turk
+    page.set_default_navigation_timeout(30_000)  # the first page of a session, on a busy host
     project = plausibility_project(items=3)
     publish_hit(project)
     # The test's own clock brackets each step: the page's claims must fit inside (a loaded
