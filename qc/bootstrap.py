@@ -86,8 +86,8 @@ def bootstrap_interval(ratings, statistic: Callable[[RatingTable], float], *,
 # ordinal) are sums of per-item terms, so each resample's statistic is a weighted sum: a matrix
 # product over a block of resamples instead of rebuilding a table each time.
 
-#: Resamples computed together (memory: BLOCK x items weights).
-BLOCK = 100
+#: Weights held at once (resamples x items): about 16 MB of float64.
+BLOCK_CELLS = 2_000_000
 #: Above this many per-item coincidence cells, the generic path is used instead.
 MAX_CELLS = 20_000_000
 
@@ -131,8 +131,9 @@ def fleiss_kappa_interval(ratings, *, n_resamples: int = 1000, confidence: float
                         / np.maximum(n_i * (n_i - 1), 1), 0.0)
     rng = np.random.default_rng(seed)
     values = []
-    for start in range(0, n_resamples, BLOCK):
-        weights = _draw_weights(rng, len(n_i), min(BLOCK, n_resamples - start)) * usable
+    block = max(1, BLOCK_CELLS // len(n_i))
+    for start in range(0, n_resamples, block):
+        weights = _draw_weights(rng, len(n_i), min(block, n_resamples - start)) * usable
         items = weights.sum(axis=1)
         with np.errstate(invalid="ignore", divide="ignore"):
             observed = weights @ per_item / items
@@ -167,8 +168,9 @@ def krippendorff_alpha_interval(ratings, level: str = "ordinal", *, n_resamples:
     low, high = np.minimum.outer(index, index), np.maximum.outer(index, index)
     rng = np.random.default_rng(seed)
     values = []
-    for start in range(0, n_resamples, BLOCK):
-        weights = _draw_weights(rng, len(m_u), min(BLOCK, n_resamples - start))
+    block = max(1, BLOCK_CELLS // len(m_u))
+    for start in range(0, n_resamples, block):
+        weights = _draw_weights(rng, len(m_u), min(block, n_resamples - start))
         for coincidences in (weights @ flat).reshape(-1, n_labels, n_labels):
             n_c = coincidences.sum(axis=1)
             if level == "nominal":
