@@ -275,3 +275,13 @@ sync_assignment_decisions  # Celery task, enqueued by name (annotation/tasks.py)
 _._bonus_resolve  # review subcommand, dispatched by name (annotation/management/commands/review.py)
 approved  # serializer field, read by drf-spectacular (annotation/api/decisions.py)
 open_flags  # selectors/qc.py: no caller since the queue reads pages (selectors/review_queue.py); kept only because another branch edits that module — delete it at merge
+search_help_text  # ModelAdmin option, read by Django's changelist (annotation/admin.py)
+_.get_search_results  # ModelAdmin hook, called by Django's changelist (annotation/admin.py)
+_.capped  # BoundedCountPaginator.capped, read by the admin's pagination templates
+paginator  # ModelAdmin option (annotation/admin_scale.py)
+show_full_result_count  # ModelAdmin option (annotation/admin_scale.py)
+_.paginate_queryset  # DRF pagination hook (annotation/api/pagination.py)
+_.get_paginated_response  # DRF pagination hook (annotation/api/pagination.py)
+_.get_paginated_response_schema  # DRF / drf-spectacular hook (annotation/api/pagination.py)
+_.get_schema_operation_parameters  # drf-spectacular hook (annotation/api/pagination.py)
+pagination_class  # DRF view option (annotation/api/projects.py)
