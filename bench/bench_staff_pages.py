@@ -124,17 +124,18 @@ def build(answers: int) -> None:
          "FROM bench_item i JOIN annotation_hititem hi ON hi.item_id = i.id "
          "JOIN bench_assignment a ON a.hit_id = hi.hit_id, annotation_project p "
          "WHERE p.slug = %(slug)s ORDER BY a.id, i.id", "annotations"),
-        # open QC flags: 1 answer in 89, a second flag on every 1,000th, 20 workers
+        # open QC flags: 1 answer in 89, a second flag on every 1,000th, 20 workers; a flag
+        # on an answer names its worker and assignment, as QC stores it
         ("INSERT INTO annotation_flag (project_id, annotation_id, worker_id, assignment_id, "
          "reason, raised_by, score, detail, fingerprint, status, decision_note, created_at) "
-         "SELECT project_id, id, worker_id, NULL, 'rating_outlier', 'qc', "
+         "SELECT project_id, id, worker_id, assignment_id, 'rating_outlier', 'qc', "
          "((id * 37) %% 1000) / 1000.0, 'rating far from the others', "
          "'rating_outlier:annotation:' || id, 'open', '', now() FROM annotation_annotation "
          "WHERE project_id = (SELECT id FROM annotation_project WHERE slug = %(slug)s) "
          "AND id %% 89 = 0", "flags"),
         ("INSERT INTO annotation_flag (project_id, annotation_id, worker_id, assignment_id, "
          "reason, raised_by, score, detail, fingerprint, status, decision_note, created_at) "
-         "SELECT project_id, id, worker_id, NULL, 'too_fast', 'qc', 0.5, 'under 5 s', "
+         "SELECT project_id, id, worker_id, assignment_id, 'too_fast', 'qc', 0.5, 'under 5 s', "
          "'too_fast:annotation:' || id, 'open', '', now() FROM annotation_annotation "
          "WHERE project_id = (SELECT id FROM annotation_project WHERE slug = %(slug)s) "
          "AND id %% 1000 = 0", "second flags"),
