@@ -296,3 +296,13 @@ _.settings_errors  # read by frontend/home.html
 blocked_for  # template filter (frontend/templatetags/staff_decisions.py), used by templates
 rejection_words  # template filter (frontend/templatetags/staff_decisions.py), used by templates
 is_unconfirmed  # template tag (frontend/templatetags/staff_decisions.py), used by templates
+search_help_text  # ModelAdmin option, read by Django's changelist (annotation/admin.py)
+_.get_search_results  # ModelAdmin hook, called by Django's changelist (annotation/admin.py)
+_.capped  # BoundedCountPaginator.capped, read by the admin's pagination templates
+paginator  # ModelAdmin option (annotation/admin_scale.py)
+show_full_result_count  # ModelAdmin option (annotation/admin_scale.py)
+_.paginate_queryset  # DRF pagination hook (annotation/api/pagination.py)
+_.get_paginated_response  # DRF pagination hook (annotation/api/pagination.py)
+_.get_paginated_response_schema  # DRF / drf-spectacular hook (annotation/api/pagination.py)
+_.get_schema_operation_parameters  # drf-spectacular hook (annotation/api/pagination.py)
+pagination_class  # DRF view option (annotation/api/projects.py)

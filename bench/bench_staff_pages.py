@@ -1,12 +1,13 @@
 """Bench the staff pages at scale: home, review list, review queue, admin, API lists, splits.
 
 Builds (``--build``) one CLAIRE-like plausibility project in the PostgreSQL database of
-``DATABASE_URL`` (a database for the bench alone: a build removes every project in it) the way the app stores it: ``N / 5`` fillers (items) in clozes of five, each
-rated by 5 workers of 2,000 through MTurk (one batch, HITs of 10 items, 5 submitted assignments
-per HIT), and open QC flags on about 1.1% of the answers (a second flag on every 1,000th
-answer, and worker-level flags on 20 workers): ~11,300 open flags at 1,000,000 answers. The
-rows go in with ``INSERT … SELECT generate_series`` (minutes for 1,000,000, not hours), then
-``ANALYZE``.
+``DATABASE_URL`` (a database for the bench alone: a build removes every project in it) the way
+the app stores it: ``N / 5`` fillers (items) in clozes of five, each rated by 5 workers of 2,000
+through MTurk (one batch, HITs of 10 items, 5 submitted assignments per HIT), and open QC flags
+on about 1.1% of the answers (a second flag on every 1,000th answer, and worker-level flags on
+20 workers): ~12,400 open flags at 1,000,000 answers. The rows go in with
+``INSERT … SELECT generate_series`` (minutes for 1,000,000, not hours), then ``VACUUM
+ANALYZE``.
 
 Then it times, through Django's test ``Client`` (the whole request: middleware, views,
 templates) logged in as a superuser, the median of ``--repeat`` requests of each page, and
@@ -123,17 +124,18 @@ def build(answers: int) -> None:
          "FROM bench_item i JOIN annotation_hititem hi ON hi.item_id = i.id "
          "JOIN bench_assignment a ON a.hit_id = hi.hit_id, annotation_project p "
          "WHERE p.slug = %(slug)s ORDER BY a.id, i.id", "annotations"),
-        # open QC flags: 1 answer in 89, a second flag on every 1,000th, 20 workers
+        # open QC flags: 1 answer in 89, a second flag on every 1,000th, 20 workers; a flag
+        # on an answer names its worker and assignment, as QC stores it
         ("INSERT INTO annotation_flag (project_id, annotation_id, worker_id, assignment_id, "
          "reason, raised_by, score, detail, fingerprint, status, decision_note, created_at) "
-         "SELECT project_id, id, worker_id, NULL, 'rating_outlier', 'qc', "
+         "SELECT project_id, id, worker_id, assignment_id, 'rating_outlier', 'qc', "
          "((id * 37) %% 1000) / 1000.0, 'rating far from the others', "
          "'rating_outlier:annotation:' || id, 'open', '', now() FROM annotation_annotation "
          "WHERE project_id = (SELECT id FROM annotation_project WHERE slug = %(slug)s) "
          "AND id %% 89 = 0", "flags"),
         ("INSERT INTO annotation_flag (project_id, annotation_id, worker_id, assignment_id, "
          "reason, raised_by, score, detail, fingerprint, status, decision_note, created_at) "
-         "SELECT project_id, id, worker_id, NULL, 'too_fast', 'qc', 0.5, 'under 5 s', "
+         "SELECT project_id, id, worker_id, assignment_id, 'too_fast', 'qc', 0.5, 'under 5 s', "
          "'too_fast:annotation:' || id, 'open', '', now() FROM annotation_annotation "
          "WHERE project_id = (SELECT id FROM annotation_project WHERE slug = %(slug)s) "
          "AND id %% 1000 = 0", "second flags"),

@@ -384,26 +384,6 @@ def flags_by_annotation(*, annotation_ids: list[int]) -> dict[int, list[dict]]:
 # --- review queue and dashboard --------------------------------------------------------------
 
 
-def open_flags(*, project: Project) -> QuerySet[Flag]:
-    """Open flags with everything the review queue renders, in a fixed number of queries."""
-    return (
-        Flag.objects.filter(project=project, status=Flag.Status.OPEN)
-        .select_related(
-            "worker",
-            "assignment__worker",
-            "assignment__hit__batch",
-            "annotation__worker",
-            "annotation__superseded_by",
-            "annotation__assignment__hit",
-            "annotation__item__target_sentence__document",
-            "annotation__item__turn__dialogue",
-            "annotation__item__filler__cloze",
-            "annotation__item__complex_sentence",
-        )
-        .order_by("-score", "id")
-    )
-
-
 def flag_counts(*, project: Project) -> dict[str, int]:
     rows = Flag.objects.filter(project=project).values("status").annotate(n=Count("id"))
     return {row["status"]: row["n"] for row in rows}
