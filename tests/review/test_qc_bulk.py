@@ -128,12 +128,13 @@ def export_peak(project, tmp_path, name) -> int:
 
 
 def test_the_generic_export_streams_its_memory_flat(tmp_path):
-    small = bulk_plausibility(1_000, 2, warned=False, slug="small")  # 2,000 answers
+    small = bulk_plausibility(500, 2, warned=False, slug="small")  # 1,000 answers
     large = bulk_plausibility(4_000, 2, warned=False, slug="large")  # 8,000 answers
     export_peak(small, tmp_path, "warm")  # imports, caches
     small_peak = export_peak(small, tmp_path, "small")
     large_peak = export_peak(large, tmp_path, "large")
     lines = (tmp_path / "large" / "annotations.jsonl").read_text().count("\n")
     assert lines == 8_000
-    # Four times the answers, not four times the memory: one chunk is held at a time.
-    assert large_peak < 1.5 * small_peak, (small_peak, large_peak)
+    # Eight times the answers, not eight times the memory: one chunk is held at a time (held
+    # whole, the rows alone would be ~1.3 MB per 1,000 answers on top of the fixed cost).
+    assert large_peak < 2 * small_peak, (small_peak, large_peak)
