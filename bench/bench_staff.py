@@ -343,11 +343,12 @@ def main() -> None:
     finally:
         served.close()
     with tempfile.TemporaryDirectory() as out:
-        for name, command in () if args.skip_commands else (("cli_qc_report", ("qc_report", SLUG, "--json")),
-                              ("cli_export_claire", ("export_data", SLUG, "--format", "claire",
-                                                     "--out", f"{out}/claire")),
-                              ("cli_export_jsonl", ("export_data", SLUG, "--format", "jsonl",
-                                                    "--out", f"{out}/jsonl"))):
+        commands = (("cli_qc_report", ("qc_report", SLUG, "--json")),
+                    ("cli_export_claire", ("export_data", SLUG, "--format", "claire",
+                                           "--out", f"{out}/claire")),
+                    ("cli_export_jsonl", ("export_data", SLUG, "--format", "jsonl",
+                                          "--out", f"{out}/jsonl")))
+        for name, command in () if args.skip_commands else commands:
             seconds, peak, _ = manage(*command)
             results[name] = {"wall_s": round(seconds, 1), "peak_mb": round(peak)}
             print(f"{name}: {results[name]}", flush=True)
