@@ -135,6 +135,7 @@ def test_the_generic_export_streams_its_memory_flat(tmp_path):
     large_peak = export_peak(large, tmp_path, "large")
     lines = (tmp_path / "large" / "annotations.jsonl").read_text().count("\n")
     assert lines == 8_000
-    # Eight times the answers, not eight times the memory: one chunk is held at a time (held
-    # whole, the rows alone would be ~1.3 MB per 1,000 answers on top of the fixed cost).
-    assert large_peak < 2 * small_peak, (small_peak, large_peak)
+    # Eight times the answers, not eight times the memory: one chunk of rows is held at a
+    # time. (Measured: +0.3 KB per extra answer on SQLite, +0.7 KB on PostgreSQL, against a
+    # generic row of ~2-3 KB as Python objects were they all held.)
+    assert (large_peak - small_peak) / 7_000 < 1_500, (small_peak, large_peak)
