@@ -295,6 +295,9 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--port", type=int, default=8321)
     parser.add_argument("--skip-build", action="store_true")
+    parser.add_argument("--jobs", default="qc,export_claire,export_jsonl",
+                        help="which jobs to start from the pages (comma-separated)")
+    parser.add_argument("--skip-commands", action="store_true")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args()
     if not os.environ.get("DATABASE_URL", "").startswith("postgres"):
@@ -332,17 +335,20 @@ def main() -> None:
                                   {"format": "claire"}),
                                  ("export_jsonl", f"/staff/review/{SLUG}/export/",
                                   {"format": "jsonl"})):
+            if name not in args.jobs.split(","):
+                continue
             figures = run_job(served, path, data)
             results[name] = {key: round(value, 2) for key, value in figures.items()}
             print(f"{name}: {results[name]}", flush=True)
     finally:
         served.close()
     with tempfile.TemporaryDirectory() as out:
-        for name, command in (("cli_qc_report", ("qc_report", SLUG, "--json")),
-                              ("cli_export_claire", ("export_data", SLUG, "--format", "claire",
-                                                     "--out", f"{out}/claire")),
-                              ("cli_export_jsonl", ("export_data", SLUG, "--format", "jsonl",
-                                                    "--out", f"{out}/jsonl"))):
+        commands = (("cli_qc_report", ("qc_report", SLUG, "--json")),
+                    ("cli_export_claire", ("export_data", SLUG, "--format", "claire",
+                                           "--out", f"{out}/claire")),
+                    ("cli_export_jsonl", ("export_data", SLUG, "--format", "jsonl",
+                                          "--out", f"{out}/jsonl")))
+        for name, command in () if args.skip_commands else commands:
             seconds, peak, _ = manage(*command)
             results[name] = {"wall_s": round(seconds, 1), "peak_mb": round(peak)}
             print(f"{name}: {results[name]}", flush=True)

@@ -12,43 +12,15 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from django.db import connection
 from django.db.models import Count, F, FloatField, Func, IntegerField, Value
 from django.db.models.functions import Cast, Least
 
-from ..models import Annotation, Item, Job, Project
-from .qc import qc_annotations
+from ..models import Annotation, Job, Project
+from .qc import progress_by_split, qc_annotations
 
 TIME_BINS = 20
 
-
-PROGRESS_SQL = """
-SELECT i.split, COALESCE(c.n, 0), COUNT(*)
-FROM {item} AS i
-LEFT JOIN (SELECT item_id, COUNT(*) AS n FROM {annotation}
-           WHERE project_id = %s AND state = %s GROUP BY item_id) AS c ON c.item_id = i.id
-WHERE i.project_id = %s
-GROUP BY i.split, COALESCE(c.n, 0)
-"""
-
-
-def progress_by_split(*, project: Project) -> list[dict]:
-    """Per split: items, items with enough counted answers for the split's redundancy, and
-    counted answers. One grouped statement: items per (split, number of counted answers)."""
-    sql = PROGRESS_SQL.format(item=Item._meta.db_table, annotation=Annotation._meta.db_table)
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [project.pk, Annotation.State.COUNTED, project.pk])
-        per_count = cursor.fetchall()
-    summary: dict[str, dict] = {}
-    for split, n_counted, items in per_count:
-        row = summary.setdefault(split, {"split": split, "items": 0, "complete": 0,
-                                         "annotations": 0})
-        row["items"] += items
-        row["annotations"] += n_counted * items
-        if n_counted >= project.redundancy_for(split):
-            row["complete"] += items
-    order = {"train": 0, "dev": 1, "test": 2}
-    return sorted(summary.values(), key=lambda row: order.get(row["split"], 9))
+__all__ = ["duration_histogram", "latest_qc_job", "progress_by_split", "rating_counts"]
 
 
 def rating_counts(*, project: Project) -> dict[int, int]:

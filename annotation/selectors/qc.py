@@ -387,3 +387,32 @@ def flags_by_annotation(*, annotation_ids: list[int]) -> dict[int, list[dict]]:
 def flag_counts(*, project: Project) -> dict[str, int]:
     rows = Flag.objects.filter(project=project).values("status").annotate(n=Count("id"))
     return {row["status"]: row["n"] for row in rows}
+
+
+PROGRESS_SQL = """
+SELECT i.split, COALESCE(c.n, 0), COUNT(*)
+FROM {item} AS i
+LEFT JOIN (SELECT item_id, COUNT(*) AS n FROM {annotation}
+           WHERE project_id = %s AND state = %s GROUP BY item_id) AS c ON c.item_id = i.id
+WHERE i.project_id = %s
+GROUP BY i.split, COALESCE(c.n, 0)
+"""
+
+
+def progress_by_split(*, project: Project) -> list[dict]:
+    """Per split: items, items with enough counted answers for the split's redundancy, and
+    counted answers. One grouped statement: items per (split, number of counted answers)."""
+    sql = PROGRESS_SQL.format(item=Item._meta.db_table, annotation=Annotation._meta.db_table)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [project.pk, Annotation.State.COUNTED, project.pk])
+        per_count = cursor.fetchall()
+    summary: dict[str, dict] = {}
+    for split, n_counted, items in per_count:
+        row = summary.setdefault(split, {"split": split, "items": 0, "complete": 0,
+                                         "annotations": 0})
+        row["items"] += items
+        row["annotations"] += n_counted * items
+        if n_counted >= project.redundancy_for(split):
+            row["complete"] += items
+    order = {"train": 0, "dev": 1, "test": 2}
+    return sorted(summary.values(), key=lambda row: order.get(row["split"], 9))

@@ -26,9 +26,14 @@ class JobQueueUnavailable(Exception):
     """The broker cannot be reached: nothing that needs a background job may start now."""
 
 
+def load_task_registry() -> None:
+    """Import the app's tasks now (Celery's autodiscovery), e.g. when a web server starts."""
+    current_app.loader.import_default_modules()
+
+
 def _task(task_name: str):
     if task_name not in current_app.tasks:
-        current_app.loader.import_default_modules()  # runs the app's task autodiscovery
+        load_task_registry()
     return current_app.tasks[task_name]
 
 
