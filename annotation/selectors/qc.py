@@ -28,6 +28,7 @@ from collections.abc import Iterable, Iterator
 from itertools import islice
 
 import numpy as np
+from django.db import connection
 from django.db.models import Count, Q, QuerySet
 
 from qc.timing import PageTimingRow
