@@ -1,7 +1,10 @@
 """Storing annotators' answers (local pages, MTurk ExternalQuestion pages and Prolific study pages).
 
 ``annotation_submit`` is idempotent: the browser's ``client_token`` is unique, so a double submit
-(or a retry after a lost response) returns the stored annotation instead of a second one. The
+(or a retry after a lost response) returns the stored annotation instead of a second one. A
+repeated token with ANOTHER answer is no retry (two tabs that restored one draft share its
+token): the stored annotation is returned with ``SubmitResult.same_answer`` False, so that the
+page says the answer sent was not stored. The
 capacity re-check under the Item row lock is the concurrency guarantee of the work queue
 (see ``annotation.services.work_queue``).
 
@@ -73,8 +76,8 @@ RELEASED_ASSIGNMENT_STATUSES = (Assignment.Status.RETURNED, Assignment.Status.AB
 #: ``Flag.reason`` of a problem report (``Flag.RaisedBy.ANNOTATOR``).
 REPORT_FLAG_REASON = "annotator_report"
 #: A client token already used for an answer to another item (a page's key is per item).
-KEY_REUSED_MESSAGE = ("This page's submission key was already used for another answer: reload "
-                        "the page to save this one.")
+KEY_REUSED_MESSAGE = ("This page's submission key was already used for another answer: "
+                      "reload the page to save this one.")
 
 
 class SubmitRefused(Exception):
@@ -520,8 +523,9 @@ def _store_locked(fields: _Submission, *, item: Item, clean: CleanPayload,
     if worker.is_blocked:
         raise SubmitRefused("blocked", "Your account cannot submit work for this project.")
     if state.own_annotation_id is not None:
-        return SubmitResult(Annotation.objects.get(pk=state.own_annotation_id),
-                            created=False, item=item, same_answer=False)
+        own = Annotation.objects.get(pk=state.own_annotation_id)
+        return SubmitResult(own, created=False, item=item,
+                            same_answer=_same_answer(own, item=item, clean=clean))
     if assignment is not None:
         if assignment_status != Assignment.Status.ACCEPTED:
             raise SubmitRefused(
@@ -587,7 +591,8 @@ def _concurrent_duplicate(fields: _Submission, *, item: Item | None,
                     .exclude(state=Annotation.State.SUPERSEDED).first())
     if existing is None:
         raise error
-    return SubmitResult(existing, created=False, item=item, same_answer=False)
+    return SubmitResult(existing, created=False, item=item,
+                        same_answer=_same_answer(existing, item=item, clean=clean))
 
 
 def _insert_if_open(annotation: Annotation, *, required: int) -> bool:

@@ -419,7 +419,7 @@ def test_retry_with_the_same_token_is_a_duplicate_and_changes_nothing(annotator_
     assert first.status_code == 200 and first.json()["status"] == "saved"
     stored = field_values(Annotation.objects.get())
     with CaptureQueriesContext(connection) as queries:
-        again = submit(annotator_client, project, item.pk, {"rating": 1}, token=token,
+        again = submit(annotator_client, project, item.pk, {"rating": 5}, token=token,
                        duration_ms=99, client_warnings=CLIENT_WARNINGS)
     assert again.status_code == 200
     assert again.json()["status"] == "duplicate"
@@ -427,8 +427,13 @@ def test_retry_with_the_same_token_is_a_duplicate_and_changes_nothing(annotator_
     assert again.json()["item_id"] == item.pk
     assert again.json()["next"]["item"]["item_id"] != item.pk
     assert Annotation.objects.count() == 1
-    assert field_values(Annotation.objects.get()) == stored  # the retry's rating 1 ignored
+    assert field_values(Annotation.objects.get()) == stored  # the retry's fields ignored
     assert_decided_under_the_lock(queries, then=1)  # + the stored annotation read
+    # The same token with ANOTHER answer is no retry (issue 22): not stored, and said so.
+    other = submit(annotator_client, project, item.pk, {"rating": 1}, token=token)
+    assert other.json()["status"] == "already_saved"
+    assert other.json()["stored"]["payload"] == {"rating": 5}
+    assert field_values(Annotation.objects.get()) == stored
 
 
 def test_same_worker_same_item_new_token_reports_the_stored_answer(annotator_client):

@@ -45,7 +45,9 @@ export function mount(section, item, ctx) {
       set(rating === null ? 3 : rating + moves[event.key]);
     } else if (event.key === "Home") set(1);
     else if (event.key === "End") set(5);
-    else return;
+    else if (/^[1-5]$/.test(event.key) && !event.ctrlKey && !event.metaKey && !event.altKey) {
+      set(Number(event.key)); // this slider's item, whichever item the page-wide keys rate
+    } else return;
     event.preventDefault();
     event.stopPropagation();
   });
