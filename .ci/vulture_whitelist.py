@@ -277,3 +277,4 @@ approved  # serializer field, read by drf-spectacular (annotation/api/decisions.
 blocked_for  # template filter (frontend/templatetags/staff_decisions.py), used by templates
 rejection_words  # template filter (frontend/templatetags/staff_decisions.py), used by templates
 is_unconfirmed  # template tag (frontend/templatetags/staff_decisions.py), used by templates
+event_words  # template filter (frontend/templatetags/staff_decisions.py), used by templates
