@@ -306,3 +306,4 @@ _.get_paginated_response  # DRF pagination hook (annotation/api/pagination.py)
 _.get_paginated_response_schema  # DRF / drf-spectacular hook (annotation/api/pagination.py)
 _.get_schema_operation_parameters  # drf-spectacular hook (annotation/api/pagination.py)
 pagination_class  # DRF view option (annotation/api/projects.py)
+event_words  # template filter (frontend/templatetags/staff_decisions.py), used by templates

@@ -74,3 +74,11 @@ def is_unconfirmed(context, assignment) -> bool:
     if project_id not in cache:
         cache[project_id] = unconfirmed_assignment_ids(project_id)
     return assignment.pk in cache[project_id]
+
+
+@register.filter
+def event_words(event) -> str:
+    """An audit event in a sentence for people (``frontend/staff/events.py``)."""
+    from frontend.staff.events import describe_event
+
+    return describe_event(event)

@@ -132,7 +132,10 @@ def test_staff_page_form_estimate_confirm_and_detail(staff_client, fake, simulat
     batch = Batch.objects.get()
     assert launched.status_code == 302 and launched.url == f"/staff/batches/{batch.pk}/"
     detail = staff_client.get(launched.url).content.decode()
-    assert "Rate &lt;fillers&gt;" in detail and "batch_published" in detail
+    # Events written for people (issue 24): words, never a Python dict.
+    assert "Rate &lt;fillers&gt;" in detail and "batch published" in detail
+    assert "estimate: 2 HITs, 8 assignments, 480 cents in all" in detail
+    assert "{&#x27;" not in detail and "{'" not in detail
     assert batch.hits.first().provider_hit_id in detail
     assert "sandbox" in detail
     assert str(batch.pk) in staff_client.get("/staff/batches/").content.decode()

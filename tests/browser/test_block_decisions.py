@@ -54,6 +54,9 @@ def test_block_rejecting_pending_work_then_bulk_approve_pays_only_the_others(
     batch_collect(batch_id=batch.pk)
     careless = Worker.objects.get(external_id="ACARELESS1")
     login_browser(page, live_server, staff_user)
+    # Blocking and approving call the stand-in inline (no broker here): a loaded machine may
+    # take longer than the default 8 s for those two submits.
+    page.set_default_timeout(30000)
 
     # From the review page: "Block worker…" opens the confirmation, which asks.
     page.goto(f"{live_server.url}/staff/review/{project.slug}/")

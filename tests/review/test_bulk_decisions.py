@@ -98,3 +98,24 @@ def test_approve_and_bonus_is_both_or_neither(staff_client):
                              {"amount_cents": "30", "reason": "thanks"}, follow=True)
     assert f"Assignment {second} approved; Bonus of 30 cents queued." in page.content.decode()
     assert Bonus.objects.count() == 2
+
+
+def test_a_project_block_rejects_a_local_annotators_pending_answers_there_only():
+    here, elsewhere = sluice_project(slug="here", items=2), sluice_project(slug="there", items=1)
+    worker = Worker.objects.create(provider="local", external_id="anna")
+    answers = [Annotation.objects.create(project=project, item=item, worker=worker,
+                                         source="local", text="Why?",
+                                         payload={"full_question": "Why?", "skipped": False})
+               for project in (here, elsewhere) for item in project.items.all()]
+    outcome = decisions.worker_block(worker_id=worker.pk, reason="copied", scope="project",
+                                     project_id=here.pk, pending="reject",
+                                     message="Copied the question.")
+    assert sorted(outcome.rejected_answers) == sorted(a.pk for a in answers[:2])
+    assert "Rejected 0 pending assignment(s) and 2 pending answer(s)." in outcome.summary()
+    states = dict(Annotation.objects.values_list("pk", "review_status"))
+    assert [states[a.pk] for a in answers] == ["rejected", "rejected", "pending"]
+    # Blocking again changes nothing more (nothing pending is left there).
+    again = decisions.worker_block(worker_id=worker.pk, reason="copied", scope="project",
+                                   project_id=here.pk, pending="reject", message="Copied.")
+    assert again.rejected_answers == () and states == dict(
+        Annotation.objects.values_list("pk", "review_status"))
