@@ -640,7 +640,7 @@ def _provider_label(bonus: Bonus) -> str:
     return "Prolific" if bonus.assignment.hit.batch.provider == "prolific" else "MTurk"
 
 
-def _bonus_outcome_unknown(bonus: Bonus, *, human_needed: bool) -> Bonus:
+def _bonus_outcome_unknown(bonus: Bonus, *, human_needed: bool, asked: bool = True) -> Bonus:
     """The reply to a pay call was lost and the provider does not list the payment (yet):
     say exactly that on the bonus, and what happens next. Never paid again automatically
     where the provider could still be paying it (Prolific pays asynchronously)."""
@@ -655,6 +655,8 @@ def _bonus_outcome_unknown(bonus: Bonus, *, human_needed: bool) -> Bonus:
     started = f"{bonus.paying_started_at:%Y-%m-%d %H:%M:%S}"
     what = (f"outcome unknown: the reply to paying ${bonus.amount_cents / 100:.2f} was lost "
             f"at {started}, so {label} may have paid it")
+    listed = (f"{label} lists no such payment yet ({label} pays bonuses within minutes)"
+              if asked else f"{label} could not be asked for its payments just now")
     if label == "MTurk":  # MTurk's list is immediate and its token pays once
         text = (f"{what}; MTurk's list of payments is read before it is sent again (with the "
                 "same request token, which MTurk pays at most once): " + (
@@ -670,14 +672,12 @@ def _bonus_outcome_unknown(bonus: Bonus, *, human_needed: bool) -> Bonus:
                 "automatically)")
         kind = "bonus_unconfirmed"
     elif current_app.conf.task_always_eager:
-        text = (f"{what}; {label} lists no such payment yet ({label} pays bonuses within "
-                f"minutes); nothing checks again by itself here: run "
+        text = (f"{what}; {listed}; nothing checks again by itself here: run "
                 f"`{bonus_check_command(bonus.pk)}` in a few minutes")
         kind = "bonus_unknown"
     else:
-        text = (f"{what}; {label} lists no such payment yet ({label} pays bonuses within "
-                "minutes); checking again every minute (the periodic job), and asking a human "
-                f"after {settings.UNPACK_BONUS_SETTLE_SECONDS // 60} minutes")
+        text = (f"{what}; {listed}; checking again every minute (the periodic job), and "
+                f"asking a human after {settings.UNPACK_BONUS_SETTLE_SECONDS // 60} minutes")
         kind = "bonus_unknown"
     with transaction.atomic():
         if Bonus.objects.filter(pk=bonus.pk, sent_at__isnull=True).exclude(error=text).update(
@@ -696,7 +696,13 @@ def _bonus_settle(bonus: Bonus, provider: AnnotationProvider) -> Bonus | None:
     SendBonus repeated with the same token pays once), so the caller sends it once; the bonus
     with its outcome still unknown when the provider may still be paying it (Prolific pays
     asynchronously: checked again, and a human is asked after UNPACK_BONUS_SETTLE_SECONDS)."""
-    if _paid_by_an_earlier_attempt(provider, bonus):
+    try:
+        paid = _paid_by_an_earlier_attempt(provider, bonus)
+    except (ProviderThrottled, ProviderTransientError):
+        # The provider cannot be asked now: still unknown, and it says so; asked again later.
+        _bonus_outcome_unknown(bonus, human_needed=False, asked=False)
+        raise
+    if paid:
         return _bonus_sent(bonus, found_paid=True)
     if not getattr(provider, "two_step_bonus", False):
         return None

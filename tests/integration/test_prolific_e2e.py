@@ -146,12 +146,14 @@ def test_prolific_from_launch_to_export(prolific, client, tmp_path):
     assert world.submissions[good.provider_assignment_id].status == "APPROVED"
     assert sim.stats()["calls"]["bulk_approve"] == 1
     assert [payment["cents"] for payment in world.payments] == [40]
-    # A replayed bonus job (redelivered after a crash) pays nothing twice.
+    # A replayed bonus job (redelivered after a crash) pays nothing twice: Prolific's list of
+    # the submission's payments shows it paid, so it is marked paid without a second pay.
     Bonus.objects.filter(pk=bonus.pk).update(sent_at=None)
     tasks.send_bonus.delay(bonus.pk)
-    wait_for(lambda: Bonus.objects.get(pk=bonus.pk).error, what="the replayed bonus job")
+    wait_for(lambda: Bonus.objects.get(pk=bonus.pk).sent_at, what="the replayed bonus job")
     wait_for_idle_worker()
     assert [payment["cents"] for payment in world.payments] == [40]
+    assert good.events.filter(kind="bonus_found_paid").exists()
     # The blocked participant cannot take a later study.
     later = batch_plausibility_project(items=1, slug="later")
     options = prolific_options()

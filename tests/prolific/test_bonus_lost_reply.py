@@ -87,3 +87,30 @@ def test_the_review_page_says_what_happened(prolific_app, simulator, client, sta
     page = answer.content.decode()
     assert "outcome unknown: the reply to paying $0.30 was lost" in page
     assert "Prolific may have paid it" in page
+
+
+def test_a_lost_reply_while_prolific_cannot_be_asked_says_so(
+        prolific_app, simulator, client, django_capture_on_commit_callbacks, monkeypatch):
+    ctx = scenario(simulator, django_capture_on_commit_callbacks, client=client)
+    reference = ctx["assignment"].provider_assignment_id
+    simulator.withhold_replies("pay_bonus")
+    world = prolific_app.world
+    real_pay = world.op_pay_bonus
+
+    def pay_then_unreachable(setup_id):
+        # Paid, reply lost, and then reading the submission answers 503 past the retries.
+        paid = real_pay(setup_id)
+        world.faults["get_submission"] = [(503, None)] * 20
+        return paid
+
+    monkeypatch.setattr(world, "op_pay_bonus", pay_then_unreachable)
+    with pytest.raises(CommandError) as unknown:
+        review("bonus", reference, "--amount", "0.50", "--reason", "Careful work")
+    text = str(unknown.value)
+    assert "outcome unknown" in text and "Prolific may have paid it" in text
+    assert "Prolific could not be asked for its payments just now" in text
+    assert "lists no such payment" not in text  # it was never asked successfully
+    prolific_app.world.faults.clear()
+    bonus = Bonus.objects.get()
+    assert review("bonus-check", str(bonus.pk)).strip().endswith("(nothing was sent again)")
+    assert prolific_app.world.calls["pay_bonus"] == 1 and len(payments(prolific_app)) == 1

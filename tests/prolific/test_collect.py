@@ -103,11 +103,15 @@ def test_a_session_prolific_does_not_report_is_released_and_flagged(
     project = batch_plausibility_project(items=2)
     batch = launch_prolific(project, django_capture_on_commit_callbacks)
     hit = batch.hits.first()
+    # Saved while Prolific could not be asked (503): kept provisionally. (Prolific's 404 for an
+    # invented session would refuse the save outright; tests/prolific/test_invented_sessions.)
+    simulator.fault("get_submission", count=1, status=503)
     invented = _invented_session(client, hit, "5f0000000000000000000abc",
                                  "5f00000000000000000000e1", items=2)
     assert invented.confirmed_at is None  # Prolific did not vouch for it
     long_ago = timezone.now() - timedelta(seconds=batch.assignment_duration_seconds + 3600)
     Assignment.objects.filter(pk=invented.pk).update(accepted_at=long_ago)
+    simulator.fault("get_submission", count=1, status=503)
     recent = _invented_session(client, hit, "5f0000000000000000000abd",
                                "5f00000000000000000000e2", items=1)
 
