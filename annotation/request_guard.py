@@ -26,6 +26,7 @@ import io
 from django.conf import settings
 from django.core.handlers.wsgi import LimitedStream
 from django.http import HttpResponse, JsonResponse
+from django.urls import Resolver404, resolve
 
 from .jsonbody import BadJSON, check_text
 
@@ -45,8 +46,33 @@ def refusal(request, status: int, code: str, message: str, field: str):
     return HttpResponse(f"{message}\n", status=status, content_type="text/plain; charset=utf-8")
 
 
-def too_large_message() -> str:
-    return (f"The request body is larger than the {settings.UNPACK_MAX_REQUEST_BYTES:,} bytes "
+def streams_upload(view):
+    """Mark ``view`` as one that streams its own multipart upload to disk, bounded by
+    ``UNPACK_UPLOAD_MAX_BYTES`` (``annotation.upload_limits``): its body may be that large,
+    and its form fields are left for the view to read once its upload handlers are set (the
+    upload forms' fields are Django form fields, which refuse NUL characters themselves)."""
+    view.streams_upload = True
+    return view
+
+
+def _streams_upload(request) -> bool:
+    try:
+        match = resolve(request.path_info)
+    except Resolver404:
+        return False
+    return getattr(match.func, "streams_upload", False)
+
+
+def body_limit(request) -> int:
+    """The most bytes this request's body may carry."""
+    if request.method == "POST" and _streams_upload(request):
+        return settings.UNPACK_UPLOAD_MAX_BYTES + 64 * 1024  # the form's own fields
+    return settings.UNPACK_MAX_REQUEST_BYTES
+
+
+def too_large_message(limit: int | None = None) -> str:
+    limit = settings.UNPACK_MAX_REQUEST_BYTES if limit is None else limit
+    return (f"The request body is larger than the {limit:,} bytes "
             "this server accepts; nothing was read or saved.")
 
 
@@ -57,7 +83,7 @@ class BodySizeLimitMiddleware:
         self.get_response = get_response
 
     def __call__(self, request):
-        limit = settings.UNPACK_MAX_REQUEST_BYTES
+        limit = body_limit(request)
         declared = request.META.get("CONTENT_LENGTH")
         if declared:
             try:
@@ -66,7 +92,7 @@ class BodySizeLimitMiddleware:
                 return refusal(request, 400, "invalid", "Content-Length is not a number.",
                                "body")
             if length > limit:
-                return refusal(request, 413, "too_large", too_large_message(), "body")
+                return refusal(request, 413, "too_large", too_large_message(limit), "body")
         elif "chunked" in request.META.get("HTTP_TRANSFER_ENCODING", "").lower():
             # Django reads no body without a Content-Length; read it here, counting, at most
             # the limit plus one byte, and hand the rest of the stack what was read.
@@ -79,7 +105,7 @@ class BodySizeLimitMiddleware:
                 chunks.append(chunk)
                 size += len(chunk)
             if size > limit:
-                return refusal(request, 413, "too_large", too_large_message(), "body")
+                return refusal(request, 413, "too_large", too_large_message(limit), "body")
             body = b"".join(chunks)
             request.META["CONTENT_LENGTH"] = str(len(body))
             request._stream = LimitedStream(io.BytesIO(body), len(body))
@@ -102,7 +128,9 @@ def unstorable_parameter(request) -> tuple[str, str] | None:
     if reason:
         return "path", reason
     sources = [request.GET]
-    if request.method == "POST" and request.content_type in FORM_TYPES:
+    if (request.method == "POST" and request.content_type in FORM_TYPES
+            and not (request.content_type == "multipart/form-data"
+                     and _streams_upload(request))):
         sources.append(request.POST)
     for source in sources:
         for name, values in source.lists():

@@ -27,6 +27,7 @@ from ..exporters import EXPORTERS, ExportError, export_zip
 from ..importers import FORMATS
 from ..importers.base import ImportInputError
 from ..models import Project, SplitManifest
+from ..request_guard import streams_upload
 from ..services.splits import RULES, SplitRefused, project_split, split_preview
 from ..services.uploads import UploadError, upload_commit, upload_get, upload_preview, upload_stage
 from ..upload_limits import too_large, upload_handlers
@@ -237,7 +238,7 @@ class ProjectExport(APIView):
 
 urlpatterns = [
     path("projects/<slug:slug>/splits/", ProjectSplits.as_view(), name="api-project-splits"),
-    path("projects/<slug:slug>/imports/preview/", ImportPreview.as_view(),
+    path("projects/<slug:slug>/imports/preview/", streams_upload(ImportPreview.as_view()),
          name="api-import-preview"),
     path("projects/<slug:slug>/imports/commit/", ImportCommit.as_view(),
          name="api-import-commit"),

@@ -22,6 +22,7 @@ from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from annotation.importers import FORMATS
 from annotation.importers.base import ImportInputError
 from annotation.models import Project
+from annotation.request_guard import streams_upload
 from annotation.roles import page_requires
 from annotation.services.uploads import (
     UploadError,
@@ -54,6 +55,7 @@ def _page(request, project, form, *, status=200, **context):
         "max_files": settings.UNPACK_UPLOAD_MAX_FILES, **context}, status=status)
 
 
+@streams_upload  # its body may be an upload's size; its fields are read by the view
 @csrf_exempt  # the upload handlers must be set before the body is read; CSRF is checked below
 @page_requires("change_projects")
 def import_upload(request, slug: str):
