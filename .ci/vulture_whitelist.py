@@ -274,3 +274,12 @@ _.supersedes  # Annotation.supersedes, the version a changed answer replaces (re
 sync_assignment_decisions  # Celery task, enqueued by name (annotation/tasks.py)
 _._bonus_resolve  # review subcommand, dispatched by name (annotation/management/commands/review.py)
 approved  # serializer field, read by drf-spectacular (annotation/api/decisions.py)
+get_offset  # DRF paginator hook (annotation/api/pagination.py)
+document_refusals  # drf-spectacular POSTPROCESSING_HOOKS entry (annotation/api/schema_hooks.py)
+BodySizeLimitMiddleware  # settings.MIDDLEWARE (annotation/request_guard.py)
+UnstorableTextMiddleware  # settings.MIDDLEWARE (annotation/request_guard.py)
+_._stream  # Django's request body stream, replaced by BodySizeLimitMiddleware
+DATA_UPLOAD_MAX_NUMBER_FIELDS  # Django setting (annotation/settings.py)
+handler404  # Django URLconf hook (annotation/urls.py)
+handler400  # Django URLconf hook (annotation/urls.py)
+get_limit  # DRF paginator hook (annotation/api/pagination.py)

@@ -27,7 +27,7 @@ def _refusal(description: str) -> dict:
             "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
 
 
-def document_refusals(result, generator, request, public):
+def document_refusals(result, **_context):
     """drf-spectacular ``POSTPROCESSING_HOOKS`` entry (see the module)."""
     schemas = result.setdefault("components", {}).setdefault("schemas", {})
     schemas["Error"] = ERROR
