@@ -8,7 +8,7 @@ from .query_params import whole_number
 
 class BoundedLimitOffsetPagination(LimitOffsetPagination):
     """``?limit=`` above ``max_limit`` (e.g. 9223372036854775807) gives ``max_limit`` rows. An
-    offset past the end is already an empty page without a query. A ``limit`` or ``offset``
+    offset past the end (any size) is an empty page without a query. A ``limit`` or ``offset``
     that is not one whole number in range is a 400 (not the first page)."""
 
     max_limit = 1000
@@ -24,6 +24,5 @@ class BoundedLimitOffsetPagination(LimitOffsetPagination):
         parameters = super().get_schema_operation_parameters(view)
         for parameter in parameters:
             minimum = 1 if parameter["name"] == self.limit_query_param else 0
-            parameter["schema"] = {**parameter["schema"], "minimum": minimum,
-                                   "maximum": 2**63 - 1}
+            parameter["schema"] = {**parameter["schema"], "minimum": minimum}
         return parameters
