@@ -307,3 +307,12 @@ _.get_paginated_response_schema  # DRF / drf-spectacular hook (annotation/api/pa
 _.get_schema_operation_parameters  # drf-spectacular hook (annotation/api/pagination.py)
 pagination_class  # DRF view option (annotation/api/projects.py)
 event_words  # template filter (frontend/templatetags/staff_decisions.py), used by templates
+get_offset  # DRF paginator hook (annotation/api/pagination.py)
+document_refusals  # drf-spectacular POSTPROCESSING_HOOKS entry (annotation/api/schema_hooks.py)
+BodySizeLimitMiddleware  # settings.MIDDLEWARE (annotation/request_guard.py)
+UnstorableTextMiddleware  # settings.MIDDLEWARE (annotation/request_guard.py)
+_._stream  # Django's request body stream, replaced by BodySizeLimitMiddleware
+DATA_UPLOAD_MAX_NUMBER_FIELDS  # Django setting (annotation/settings.py)
+handler404  # Django URLconf hook (annotation/urls.py)
+handler400  # Django URLconf hook (annotation/urls.py)
+get_limit  # DRF paginator hook (annotation/api/pagination.py)

@@ -191,6 +191,10 @@ UNPACK_CROWD_SESSIONS_PER_ADDRESS = int(
     os.environ.get("UNPACK_CROWD_SESSIONS_PER_ADDRESS", "10"))
 UNPACK_CROWD_SESSIONS_PER_HIT = int(os.environ.get("UNPACK_CROWD_SESSIONS_PER_HIT", "30"))
 
+# Form fields per request: the API takes forms too, and a bulk approval may name 1,000
+# assignments (and a message), which Django's default of 1,000 fields refused.
+DATA_UPLOAD_MAX_NUMBER_FIELDS = 2000
+
 # The largest request body any endpoint reads (annotation/request_guard.py); Django's own
 # DATA_UPLOAD_MAX_MEMORY_SIZE (the same 2.5 MB) covers only form parsing.
 UNPACK_MAX_REQUEST_BYTES = int(os.environ.get("UNPACK_MAX_REQUEST_BYTES", str(2_621_440)))
@@ -277,6 +281,10 @@ SPECTACULAR_SETTINGS = {
     # One name for the train/dev/test choices (items, launch options); the schema is checked
     # with `manage.py spectacular --validate --fail-on-warn` in the tests.
     "ENUM_NAME_OVERRIDES": {"SplitEnum": "annotation.models.Split"},
+    # Refusals (400/401/403/404/413/415) and non-blank required text documented
+    # (annotation/api/schema_hooks.py).
+    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums",
+                             "annotation.api.schema_hooks.document_refusals"],
 }
 
 # Celery: a real broker when REDIS_URL is set, otherwise tasks run inline in the caller.

@@ -13,6 +13,9 @@ admin.site.login_form = ThrottledAdminAuthenticationForm
 
 # Server errors, and a 503 while the database is unreachable, rendered without the database.
 handler500 = "frontend.errors.server_error"
+# JSON for the API (an id that matches no URL pattern), Django's pages elsewhere.
+handler404 = "frontend.errors.page_not_found"
+handler400 = "frontend.errors.bad_request"
 
 urlpatterns = [
     path("admin/", admin.site.urls),

@@ -1,14 +1,17 @@
 """Annotators' throughput while an attacker guesses passwords (issue 11, point 6).
 
-Runs gunicorn (``gunicorn.conf.py``) on 127.0.0.1 over a scratch SQLite file, with
-``--annotators`` simulated annotators (``bench_load.Annotator``: the task page, then submit after
-submit) and, in the attack phases, ``--attackers`` clients posting wrong passwords to
-``/accounts/login/`` as fast as the server answers (each fetches the login page for its CSRF
-cookie first, as a script would). The attack starts ``--lead`` seconds before the measured
-window: with the lockout, an address's first guesses are still checked (10 per process without
-a shared cache: the embedded default counts per gunicorn process), and this bench measures the
-state the server then stays in for the rest of the 15-minute window. Three phases, interleaved
-``--rounds`` times because the machine's 2 CPUs are shared with others:
+Runs gunicorn (``gunicorn.conf.py``) on 127.0.0.1 over a scratch SQLite file (``--backend
+sqlite``, the embedded default) or a scratch PostgreSQL database with Redis as the shared cache
+(``--backend postgres``; both: ``--backend both``), with ``--annotators`` simulated annotators
+(``bench_load.Annotator``: the task page, then submit after submit) and, in the attack phases,
+``--attackers`` clients posting wrong passwords to ``/accounts/login/`` as fast as the server
+answers (each fetches the login page for its CSRF cookie first, as a script would; they run in
+a process of their own, as an attacker does not share the annotators' event loop, on the same
+2 CPUs). The attack starts ``--lead`` seconds before the measured window: with the lockout, an
+address's first guesses are still checked (10 per process without a shared cache: the embedded
+default counts per gunicorn process), and this bench measures the state the server then stays
+in for the rest of the 15-minute window. Three phases, interleaved ``--rounds`` times because
+the machine's 2 CPUs are shared with others:
 
 * ``quiet``: annotators alone;
 * ``attack, no lockout``: the attack with ``UNPACK_LOGIN_FAILURE_LIMIT`` set out of reach (every
@@ -16,9 +19,11 @@ state the server then stays in for the rest of the 15-minute window. Three phase
 * ``attack, lockout``: the attack with the shipped lockout (10 failures per address, 900 s).
 
 Prints one JSON line per phase and round, then the median submits/s per phase and the ratio
-to ``quiet``. Usage::
+to ``quiet`` (and, per round, the lockout phase against the quiet phase just before it).
+``--phases`` picks phases (e.g. ``quiet,lockout``). Usage::
 
-    python bench/bench_login_abuse.py --annotators 16 --attackers 4 --seconds 10 --rounds 3
+    python bench/bench_login_abuse.py --annotators 8 --attackers 4 --seconds 10 --lead 20 \
+        --rounds 3 --backend both
 """
 
 from __future__ import annotations
@@ -26,6 +31,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import multiprocessing
+import os
 import statistics
 import subprocess
 import sys
@@ -95,28 +102,96 @@ class Attacker:
                 self.statuses[0] = self.statuses.get(0, 0) + 1
 
 
+def attack(port: int, attackers: int, seconds: float, results) -> None:
+    """The attackers' process: ``attackers`` guessing loops for ``seconds``; their answers'
+    statuses (summed) into ``results``."""
+    deadline = time.monotonic() + seconds
+    guessers = [Attacker(port, deadline) for _ in range(attackers)]
+
+    async def everyone():
+        await asyncio.gather(*(g.run() for g in guessers))
+
+    asyncio.run(everyone())
+    statuses: dict[int, int] = {}
+    for guesser in guessers:
+        for status, count in guesser.statuses.items():
+            statuses[status] = statuses.get(status, 0) + count
+    results.put(statuses)
+
+
 async def run_phase(port: int, keys: list[str], attackers: int, warmup: float,
-                    seconds: float) -> tuple[list[Annotator], list[Attacker]]:
-    """Attackers and annotators start together; annotators are measured after ``warmup``."""
+                    seconds: float) -> tuple[list[Annotator], dict[int, int]]:
+    """Attackers (another process) and annotators start together; annotators are measured
+    after ``warmup``."""
+    results = multiprocessing.Queue()
+    attacking = multiprocessing.Process(target=attack,
+                                        args=(port, attackers, warmup + seconds, results))
+    if attackers:
+        attacking.start()
     measure_from = time.monotonic() + warmup
     deadline = measure_from + seconds
     annotators = [Annotator(port, key, measure_from, deadline) for key in keys]
-    guessers = [Attacker(port, deadline) for _ in range(attackers)]
-    await asyncio.wait_for(asyncio.gather(*(a.run() for a in annotators),
-                                          *(g.run() for g in guessers)), warmup + seconds + 60)
-    return annotators, guessers
+    await asyncio.wait_for(asyncio.gather(*(a.run() for a in annotators)),
+                           warmup + seconds + 60)
+    if not attackers:
+        return annotators, {}
+    statuses = results.get(timeout=120)
+    attacking.join(30)
+    return annotators, statuses
 
 
-def phase(name: str, args, failure_limit: int, attackers: int) -> dict:
-    with tempfile.TemporaryDirectory() as folder:
+def scratch_postgres(args):
+    """A context manager: the environment of a scratch PostgreSQL database (dropped after)
+    with a scratch Redis database as the shared cache (emptied after)."""
+    import contextlib
+    from urllib.parse import urlsplit
+
+    import psycopg
+    import redis
+
+    @contextlib.contextmanager
+    def scratch():
+        name = f"unpack_login_bench_{os.getpid()}"
+        with psycopg.connect(args.postgres_url, autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+            admin.execute(f'CREATE DATABASE "{name}"')
         env = base_env()
-        env["UNPACK_SQLITE_PATH"] = str(Path(folder) / "bench.sqlite3")
+        env["DATABASE_URL"] = urlsplit(args.postgres_url)._replace(path=f"/{name}").geturl()
+        env["REDIS_URL"] = args.redis_url
+        redis.Redis.from_url(args.redis_url).flushdb()
+        try:
+            yield env
+        finally:
+            redis.Redis.from_url(args.redis_url).flushdb()
+            with psycopg.connect(args.postgres_url, autocommit=True) as admin:
+                admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+    return scratch()
+
+
+def scratch_sqlite():
+    import contextlib
+
+    @contextlib.contextmanager
+    def scratch():
+        with tempfile.TemporaryDirectory() as folder:
+            env = base_env()
+            env["UNPACK_SQLITE_PATH"] = str(Path(folder) / "bench.sqlite3")
+            yield env
+
+    return scratch()
+
+
+def phase(name: str, args, failure_limit: int, attackers: int, backend: str) -> dict:
+    with (scratch_postgres(args) if backend == "postgres" else scratch_sqlite()) as env:
         env["UNPACK_LOGIN_FAILURE_LIMIT"] = str(failure_limit)
+        env["UNPACK_LOGIN_USERNAME_FAILURE_LIMIT"] = str(max(failure_limit, 50))
         subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], cwd=REPO, env=env,
                        check=True)
+        # Redundancy above the number of annotators: nobody runs out of work in a run.
         seeded = subprocess.run([sys.executable, "-c", SEED, str(args.annotators),
-                                 str(args.items), SLUG], cwd=REPO, env=env, check=True,
-                                capture_output=True, text=True)
+                                 str(args.items), SLUG, str(args.annotators + 1)], cwd=REPO,
+                                env=env, check=True, capture_output=True, text=True)
         keys = json.loads(seeded.stdout.strip().splitlines()[-1])
         subprocess.run([sys.executable, "-c", VICTIM], cwd=REPO, env=env, check=True)
         port = free_port()
@@ -127,21 +202,24 @@ def phase(name: str, args, failure_limit: int, attackers: int) -> dict:
             cwd=REPO, env=env)
         try:
             wait_until_listening(port, workers)
-            annotators, guessers = asyncio.run(run_phase(port, keys, attackers, args.lead,
+            annotators, statuses = asyncio.run(run_phase(port, keys, attackers, args.lead,
                                                          args.seconds))
         finally:
             server.terminate()
-            server.wait(10)
+            try:
+                server.wait(40)
+            except subprocess.TimeoutExpired:
+                server.kill()
+                server.wait(10)
     submits = sum(len(a.submit_ms) for a in annotators)
-    statuses: dict[int, int] = {}
-    for guesser in guessers:
-        for status, count in guesser.statuses.items():
-            statuses[status] = statuses.get(status, 0) + count
-    return {"phase": name, "annotators": len(annotators), "attackers": attackers,
+    return {"phase": name, "backend": backend, "annotators": len(annotators),
+            "attackers": attackers,
             "submits_per_s": round(submits / args.seconds, 1),
             "submit_p99_ms": round(sorted(ms for a in annotators for ms in a.submit_ms)[
                 int(0.99 * submits)] if submits else 0, 1),
             "annotator_errors": sum(a.errors for a in annotators),
+            "annotators_finished": sum(a.finished for a in annotators),
+            "stored": sum(a.stored for a in annotators),
             "guesses_per_s": round(sum(statuses.values()) / (args.lead + args.seconds), 1),
             "guess_statuses": {str(k): v for k, v in sorted(statuses.items())}}
 
@@ -156,22 +234,40 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--items", type=int, default=3000)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--backend", choices=["sqlite", "postgres", "both"], default="sqlite")
+    parser.add_argument("--phases", default="quiet,no-lockout,lockout",
+                        help="comma-separated, of quiet, no-lockout, lockout")
+    parser.add_argument("--postgres-url",
+                        default="postgres://postgres@127.0.0.1:5432/postgres")
+    parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/14",
+                        help="a scratch Redis database for the PostgreSQL runs (emptied)")
     args = parser.parse_args()
     if not 1 <= args.annotators <= 128 or not 1 <= args.seconds <= 120 or args.rounds > 10:
         parser.error("--annotators 1-128, --seconds 1-120, --rounds at most 10")
-    phases = [("quiet", 10, 0), ("attack, no lockout", 10**9, args.attackers),
-              ("attack, lockout", 10, args.attackers)]
-    results: dict[str, list[float]] = {name: [] for name, _, _ in phases}
+    known = {"quiet": ("quiet", 10, 0),
+             "no-lockout": ("attack, no lockout", 10**9, args.attackers),
+             "lockout": ("attack, lockout", 10, args.attackers)}
+    phases = [known[key] for key in args.phases.split(",")]
+    backends = ["sqlite", "postgres"] if args.backend == "both" else [args.backend]
+    results = {(backend, name): [] for backend in backends for name, _, _ in phases}
     for _ in range(args.rounds):
-        for name, limit, attackers in phases:
-            result = phase(name, args, limit, attackers)
-            print(json.dumps(result), flush=True)
-            results[name].append(result["submits_per_s"])
-    quiet = statistics.median(results["quiet"])
-    for name, values in results.items():
-        median = statistics.median(values)
-        print(f"{name:20s} median {median:7.1f} submits/s  ({median / quiet:.0%} of quiet)  "
-              f"runs {values}")
+        for backend in backends:
+            for name, limit, attackers in phases:
+                result = phase(name, args, limit, attackers, backend)
+                print(json.dumps(result), flush=True)
+                results[backend, name].append(result["submits_per_s"])
+    for backend in backends:
+        quiet = statistics.median(results.get((backend, "quiet")) or [float("nan")])
+        for (where, name), values in results.items():
+            if where != backend:
+                continue
+            median = statistics.median(values)
+            print(f"{backend:8s} {name:20s} median {median:7.1f} submits/s  "
+                  f"({median / quiet:.0%} of quiet)  runs {values}")
+        pairs = zip(results.get((backend, "quiet"), []),
+                    results.get((backend, "attack, lockout"), []), strict=False)
+        print(f"{backend:8s} lockout / quiet per round: "
+              + ", ".join(f"{attacked / calm:.0%}" for calm, attacked in pairs if calm))
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ import sys
 from django.db import DatabaseError, InterfaceError, OperationalError
 from django.http import HttpResponse, JsonResponse
 from django.template.loader import render_to_string
+from django.views import defaults
 
 RETRY_AFTER_SECONDS = 30
 MESSAGES = {
@@ -79,3 +80,18 @@ def server_error(request):
 def _wants_json(request) -> bool:
     return (request.path.startswith("/api/") or request.content_type == "application/json"
             or "application/json" in request.headers.get("Accept", ""))
+
+
+def page_not_found(request, exception):
+    """``handler404``: JSON callers (the API: ``/api/items/abc/`` matches no URL pattern) get
+    ``{"detail"}`` as the API's own 404s do, the schema's documented answer; pages Django's."""
+    if _wants_json(request):
+        return JsonResponse({"detail": "Not found."}, status=404)
+    return defaults.page_not_found(request, exception)
+
+
+def bad_request(request, exception):
+    """``handler400`` (a suspicious request refused before any view): JSON for JSON callers."""
+    if _wants_json(request):
+        return JsonResponse({"detail": "Bad request."}, status=400)
+    return defaults.bad_request(request, exception)

@@ -1,19 +1,36 @@
 """The API's pagination: keyset pages (``?after=``) for the lists that grow with the work
-(items, annotations); DRF's limit/offset with a ceiling on ``?limit=`` for the short ones."""
+(items, annotations); DRF's limit/offset with a ceiling on ``?limit=`` for the short ones. Every
+parameter is validated in one place (``annotation/api/query_params.py``)."""
 
 from rest_framework.exceptions import ValidationError
-from rest_framework.pagination import BasePagination, LimitOffsetPagination, _positive_int
+from rest_framework.pagination import BasePagination, LimitOffsetPagination
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
 from rest_framework.utils.urls import remove_query_param, replace_query_param
 
+from .query_params import whole_number
+
 
 class BoundedLimitOffsetPagination(LimitOffsetPagination):
-    """``?limit=`` above ``max_limit`` (e.g. 9223372036854775808, which no database can take
-    as a LIMIT) gives ``max_limit`` rows. An offset past the end is already an empty page
-    without a query."""
+    """``?limit=`` above ``max_limit`` (e.g. 9223372036854775807) gives ``max_limit`` rows. An
+    offset past the end (any size) is an empty page without a query. A ``limit`` or ``offset``
+    that is not one whole number in range is a 400 (not the first page)."""
 
     max_limit = 1000
+
+    def get_limit(self, request):
+        limit = whole_number(request, self.limit_query_param, minimum=1)
+        return self.default_limit if limit is None else min(limit, self.max_limit)
+
+    def get_offset(self, request):
+        return whole_number(request, self.offset_query_param, minimum=0) or 0
+
+    def get_schema_operation_parameters(self, view):
+        parameters = super().get_schema_operation_parameters(view)
+        for parameter in parameters:
+            minimum = 1 if parameter["name"] == self.limit_query_param else 0
+            parameter["schema"] = {**parameter["schema"], "minimum": minimum}
+        return parameters
 
 
 class KeysetPagination(BasePagination):
@@ -49,26 +66,18 @@ class KeysetPagination(BasePagination):
         return rows
 
     def _limit(self, request) -> int:
-        default = api_settings.PAGE_SIZE or 100
-        raw = request.query_params.get(self.limit_query_param)
-        if raw is None:
-            return min(default, self.max_limit)
-        try:
-            return _positive_int(raw, strict=True, cutoff=self.max_limit)
-        except (KeyError, ValueError):
-            return min(default, self.max_limit)  # as DRF's LimitOffsetPagination does
+        limit = whole_number(request, self.limit_query_param, minimum=1)
+        return min(api_settings.PAGE_SIZE or 100 if limit is None else limit, self.max_limit)
 
     @staticmethod
     def _integer(request, name: str, highest: int) -> int | None:
-        raw = request.query_params.get(name)
-        if raw is None or raw == "":
-            return None
-        if not raw.isdigit() or int(raw) > highest:
+        value = whole_number(request, name, minimum=0)
+        if value is not None and value > highest:
             detail = (f"a whole number from 0 to {highest}" if name != "offset" else
                       f"a whole number from 0 to {highest}; page further with ?after=<id> "
                       "(the next link)")
             raise ValidationError({name: [detail]})
-        return int(raw)
+        return value
 
     def get_next_link(self) -> str | None:
         if not self.has_next:

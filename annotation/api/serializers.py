@@ -85,6 +85,10 @@ class ItemSerializer(serializers.ModelSerializer):
 class AnnotationSerializer(serializers.ModelSerializer):
     project = serializers.SlugRelatedField(slug_field="slug", read_only=True)
     worker = serializers.SerializerMethodField()
+    # An answer without a category (every kind but decontextualization) has null, one of the
+    # schema's values, not "" (which the enum of categories does not hold).
+    category = serializers.ChoiceField(choices=Annotation.Category.choices, allow_null=True,
+                                       read_only=True)
 
     class Meta:
         model = Annotation
@@ -93,6 +97,11 @@ class AnnotationSerializer(serializers.ModelSerializer):
                   "duration_ms", "client_warnings", "overridden_warnings", "server_warnings",
                   "review_status", "provenance", "created_at"]
         read_only_fields = fields
+
+    def to_representation(self, annotation: Annotation) -> dict:
+        data = super().to_representation(annotation)
+        data["category"] = data["category"] or None
+        return data
 
     def get_worker(self, annotation: Annotation) -> str:
         # Staff see pseudonyms too: the API is also used to build shareable exports.
