@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pyarrow as pa
@@ -47,10 +48,16 @@ class HuggingFaceExporter(Exporter):
     kinds = ()  # every task kind
     description = "Hugging Face dataset: Parquet per split + dataset card"
 
-    def write(self, out_dir: Path) -> list[WrittenFile]:
+    def write(self, out_dir: Path, *,
+              progress: Callable[[int, int | None, str], None] | None = None
+              ) -> list[WrittenFile]:
+        """The Parquet file of each split and the card; ``progress(files done, files,
+        message)`` (optional, as ``Exporter.write``) hears each split start."""
         out_dir.mkdir(parents=True, exist_ok=True)
         written, counts, workers = [], {}, set()
-        for split in SPLITS:
+        for done, split in enumerate(SPLITS):
+            if progress is not None:
+                progress(done, len(SPLITS) + 1, f"writing {split}.parquet")
             path = out_dir / f"{split}.parquet"
             rows, left_out = self._write_split(split, path, workers)
             if path.exists():

@@ -221,6 +221,18 @@ def job_finish(*, job_id: int, result: dict, result_path: str = "") -> None:
         heartbeat_at=now, progress_message="done")
 
 
+def job_record_finished(*, kind: str, project: Project, result: dict,
+                        params: dict | None = None) -> Job:
+    """Record work a caller already ran in its own process (the demo's QC) as a finished job,
+    so the pages that show a job's result (the dashboard's per-worker agreement) show it."""
+    params = KINDS[kind].check(project, dict(params or {}))
+    now = timezone.now()
+    return Job.objects.create(kind=kind, project=project, params=params,
+                              params_key=params_key(params), state=Job.State.DONE,
+                              result=result, started_at=now, heartbeat_at=now,
+                              finished_at=now, progress_message="done")
+
+
 def job_fail(*, job_id: int, error: str) -> None:
     _mark_failed(job_id, error)
 
@@ -276,7 +288,7 @@ def _check_export(project: Project | None, params: dict) -> dict:
 
 def _run_export(job: Job, progress: ProgressCallback) -> JobOutcome:
     """Write the export's files, then zip them (streamed from disk to disk) for download."""
-    from ..exporters import ExportError, export_project
+    from ..exporters import ExportError, export_manifest, export_project, export_warnings
 
     project, format_name = job.project, job.params["format"]
     folder = job_files_dir(job)
@@ -290,13 +302,19 @@ def _run_export(job: Job, progress: ProgressCallback) -> JobOutcome:
             raise JobError(f"The export failed: {error}") from None
         progress(len(written), len(written), "zipping the files")
         partial = archive.with_suffix(".zip.part")
+        # The same MANIFEST.json (files and warnings) as the console's download and the words
+        # export_data prints as notes (exporters.export_manifest / export_warnings).
+        manifest = export_manifest(project=project, format_name=format_name, written=written,
+                                   out_dir=Path(work))
         with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as bundle:
             for file in written:
                 bundle.write(file.path, arcname=Path(file.path).relative_to(work))
+            bundle.writestr("MANIFEST.json", json.dumps(manifest, indent=2, sort_keys=True))
         partial.replace(archive)
     files = [{"name": Path(file.path).name, "records": file.records,
               "bytes": file.bytes_written, "notes": file.notes} for file in written]
     return JobOutcome(result={"format": format_name, "files": files,
+                              "warnings": export_warnings(written),
                               "zip_bytes": archive.stat().st_size},
                       result_path=str(archive))
 

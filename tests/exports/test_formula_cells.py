@@ -72,6 +72,10 @@ def test_worker_text_reaches_only_json_never_a_spreadsheet_cell(tmp_path):
                 continue
             out = tmp_path / f"{project.slug}-{name}"
             for written in export_project(project=project, format_name=name, out_dir=out):
+                if written.path.suffix == ".parquet":
+                    # Typed string columns (the hf format), not text a spreadsheet parses:
+                    # their values are checked as strings by the Hugging Face export's tests.
+                    continue
                 text = written.path.read_text(encoding="utf-8")
                 if written.path.name.endswith(SPREADSHEET_SUFFIXES):
                     spreadsheet_files.add(f"{name}:{written.path.name}")

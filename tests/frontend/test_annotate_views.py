@@ -222,10 +222,11 @@ def test_annotate_page_query_count_does_not_grow_with_data(annotator_client):
         assert annotator_client.get(f"/annotate/{small.slug}/").status_code == 200
     with CaptureQueriesContext(connection) as big_queries:
         assert annotator_client.get(f"/annotate/{big.slug}/").status_code == 200
-    # session, user with worker, project, the item chosen AND loaded by one statement, and its
-    # lease (on PostgreSQL written by that same statement).
+    # session, user with worker, project, whether the worker is blocked from this project
+    # (selectors/blocks.py), the item chosen AND loaded by one statement, and its lease (on
+    # PostgreSQL written by that same statement).
     assert len(data_queries(small_queries)) == len(data_queries(big_queries)) == (
-        4 + separate_lease()), data_queries(big_queries)
+        5 + separate_lease()), data_queries(big_queries)
     chooser = data_queries(big_queries)[-1 - separate_lease()]
     # Branch A (done-by-me, counted, leases of workers who did not answer, the group of my last
     # item), then B1 and B2 from after my last item (the same three and my last item each): all

@@ -155,8 +155,10 @@ def test_a_new_redundancy_reopens_or_fills_the_items(staff_user):
     request = RequestFactory().post("/admin/")
     request.user = staff_user
     form_class = project_admin.get_form(request, project, change=True)
+    many = ("allowed_users", "allowed_groups")  # the team's choices: none chosen
     data = {field: getattr(project, field) for field in form_class.base_fields
-            if field != "redundancy"}
+            if field != "redundancy" and field not in many}
+    data.update({field: [] for field in many if field in form_class.base_fields})
     form = form_class(data={**data, "redundancy": json.dumps({"train": 3}),
                             "flag_settings": json.dumps(project.flag_settings),
                             "live_check_settings": json.dumps(project.live_check_settings)},
