@@ -47,11 +47,13 @@ from ..models import (
     HitItem,
     Item,
     ItemLease,
+    Job,
     Project,
     ProjectCount,
     StatusEvent,
     TargetSentence,
     Worker,
+    WorkerProjectBlock,
 )
 
 #: The tables the annotator and batch hot paths read, whose row counts grow with use.
@@ -63,7 +65,7 @@ ANNOTATOR_MODELS: tuple[type[Model], ...] = (Item, Annotation, Worker, Assignmen
 STAFF_MODELS: tuple[type[Model], ...] = (
     Flag, StatusEvent, ClozeItem, ClozeFiller, Document, TargetSentence, Dialogue,
     DialogueTurn, ComplexSentence, HitItem, Batch, Bonus, ItemLease, Session, Project,
-    ProjectCount)
+    ProjectCount, Job, WorkerProjectBlock)
 #: Every table whose statistics the app refreshes.
 HOT_MODELS: tuple[type[Model], ...] = ANNOTATOR_MODELS + STAFF_MODELS
 #: Changed rows below this never trigger an ANALYZE (autovacuum's analyze threshold is 50; a

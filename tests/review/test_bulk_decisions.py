@@ -9,6 +9,7 @@ import pytest
 from django.core.exceptions import ValidationError
 
 from annotation.models import Annotation, Assignment, Bonus, Flag, StatusEvent, Worker
+from annotation.selectors.bonuses import bonus_report
 from annotation.services import decisions
 from tests.factories import prolific_study_hit, publish_hit, sluice_project
 
@@ -96,8 +97,10 @@ def test_approve_and_bonus_is_both_or_neither(staff_client):
     assert second.status == "submitted" and not second.bonuses.exists()
     page = staff_client.post(f"/staff/assignments/{second.pk}/approve-and-bonus/",
                              {"amount_cents": "30", "reason": "thanks"}, follow=True)
-    assert f"Assignment {second} approved; Bonus of 30 cents queued." in page.content.decode()
     assert Bonus.objects.count() == 2
+    # What became of the bonus, in the words of selectors.bonuses (paid inline here).
+    _, bonus_words = bonus_report(second.bonuses.get().pk)
+    assert f"Assignment {second} approved; {bonus_words}" in page.content.decode()
 
 
 def test_a_project_block_rejects_a_local_annotators_pending_answers_there_only():
