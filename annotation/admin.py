@@ -8,6 +8,8 @@ block, unblock, dismiss) call ``annotation.services.decisions`` like every other
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.auth import get_user_model
+from django.contrib.auth.admin import UserAdmin
 from django.core.exceptions import ValidationError
 from django.db import models as django_models
 from django.template.response import TemplateResponse
@@ -570,3 +572,29 @@ class StatusEventAdmin(ScaledChangeListMixin, ReadOnlyWorkMixin, ReadOnlyRawMixi
     list_select_related = ("batch", "hit", "assignment", "worker", "flag", "actor")
     list_filter = ("kind",)
     raw_id_fields = ("batch", "hit", "assignment", "worker", "annotation", "flag", "actor")
+
+
+class SuperuserOnlyUserAdmin(UserAdmin):
+    """Accounts in the admin are for superusers only. Researchers hold ``add_user`` and
+    ``change_user`` to run the console's team page (``services/accounts.py``), which gives only
+    the roles it offers; Django's user admin would let them edit anyone's groups, permissions
+    and superuser flag, their own included."""
+
+    def has_module_permission(self, request):
+        return request.user.is_active and request.user.is_superuser
+
+    def has_view_permission(self, request, obj=None):
+        return request.user.is_active and request.user.is_superuser
+
+    def has_add_permission(self, request):
+        return request.user.is_active and request.user.is_superuser
+
+    def has_change_permission(self, request, obj=None):
+        return request.user.is_active and request.user.is_superuser
+
+    def has_delete_permission(self, request, obj=None):
+        return request.user.is_active and request.user.is_superuser
+
+
+admin.site.unregister(get_user_model())
+admin.site.register(get_user_model(), SuperuserOnlyUserAdmin)

@@ -280,7 +280,9 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     # One name for the train/dev/test choices (items, launch options); the schema is checked
     # with `manage.py spectacular --validate --fail-on-warn` in the tests.
-    "ENUM_NAME_OVERRIDES": {"SplitEnum": "annotation.models.Split"},
+    "ENUM_NAME_OVERRIDES": {"SplitEnum": "annotation.models.Split",
+                            "ProjectStatusEnum": "annotation.models.Project.Status",
+                            "BatchStatusEnum": "annotation.models.Batch.Status"},
     # Refusals (400/401/403/404/413/415) and non-blank required text documented
     # (annotation/api/schema_hooks.py).
     "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums",

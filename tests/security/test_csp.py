@@ -17,6 +17,7 @@ import pytest
 from django.conf import settings
 from django.test import Client
 
+from annotation.services.staff_jobs import job_start
 from tests.factories import BUILDERS, annotate, claire_sample, publish_hit, sluice_project, workers
 
 pytestmark = pytest.mark.django_db
@@ -182,6 +183,8 @@ def test_staff_dashboard_plots_are_inline_svg_without_style(staff_client):
     for worker in workers(3):
         for k, item in enumerate(items):
             annotate(item, worker, rating=1 + k % 5, duration_ms=1000 * (k + 1))
+    # The per-worker plot is drawn from the latest QC job (inline here).
+    job_start(kind="qc", project=project)
     response = staff_client.get(f"/staff/review/{project.slug}/dashboard/")
     assert response.content.decode().count("<svg") == 3
     assert_base_policy(directives(response))
