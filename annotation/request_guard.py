@@ -129,8 +129,7 @@ def unstorable_parameter(request) -> tuple[str, str] | None:
         return "path", reason
     sources = [request.GET]
     if (request.method == "POST" and request.content_type in FORM_TYPES
-            and not (request.content_type == "multipart/form-data"
-                     and _streams_upload(request))):
+            and not _streams_upload(request)):
         sources.append(request.POST)
     for source in sources:
         for name, values in source.lists():

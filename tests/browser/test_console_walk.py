@@ -19,6 +19,21 @@ from annotation.selectors.qc import AnonymousIds
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
+
+def role_groups_as_migrated() -> None:
+    """The role groups as the migrations make them (0007, 0013, 0018): a live-server test
+    before this one may have flushed the database, groups included."""
+    from importlib import import_module
+
+    from django.db import connection
+    from django.db.migrations.executor import MigrationExecutor
+
+    historical = MigrationExecutor(connection).loader.project_state(
+        ("annotation", "0018_h23_console")).apps
+    import_module("annotation.migrations.0007_i11a_staff_groups").create_groups(historical, None)
+    import_module("annotation.migrations.0013_h11_reviewers_block").grant(historical, None)
+    import_module("annotation.migrations.0018_h23_console").grant(historical, None)
+
 CLAIRE = Path(__file__).resolve().parents[2] / "annotation" / "demo_data" / "claire"
 PASSWORD = "walk-Through-2026"
 
@@ -37,6 +52,7 @@ def test_a_new_researcher_goes_from_login_to_an_annotated_item_and_an_hf_export(
     page.context.set_default_timeout(30000)  # imports, splits and exports run in the request
     settings.UNPACK_UPLOAD_DIR = tmp_path / "uploads"
     researcher = get_user_model().objects.create_user("rita", password=PASSWORD, is_staff=True)
+    role_groups_as_migrated()
     researcher.groups.add(Group.objects.get(name="researcher"))
     log_in(page, live_server, "rita", PASSWORD)
 

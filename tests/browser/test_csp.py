@@ -12,6 +12,7 @@ from urllib.parse import urlencode
 import pytest
 
 from annotation.models import Annotation
+from annotation.services.staff_jobs import job_start
 from tests.browser.conftest import login_browser, open_task
 from tests.factories import (
     BUILDERS,
@@ -104,6 +105,7 @@ def test_staff_pages(watched, live_server, staff_user):
     for worker in workers(3):
         for k, item in enumerate(items):
             annotate(item, worker, rating=1 + k % 5, duration_ms=1000 * (k + 1))
+    job_start(kind="qc", project=project)  # the per-worker plot is the latest QC job's
     login_browser(watched, live_server, staff_user)
     base = live_server.url
     visit(watched, f"{base}/", "main")

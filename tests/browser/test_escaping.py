@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pytest
 
+from annotation.services.staff_jobs import job_start
 from tests.browser.conftest import login_browser
 from tests.factories import annotator_pages, hostile_world, mturk_page, staff_pages
 
@@ -40,6 +41,7 @@ def test_staff_and_admin_pages_render_hostile_text_inert(page, live_server, staf
     # The texts are shown: e.g. the flag detail and the plot titles on the dashboard.
     page.goto(f"{live_server.url}/staff/review/{world.plausibility.slug}/")
     assert page.get_by_text("<img id=\"xss-flag-detail\"", exact=False).count() >= 1
+    job_start(kind="qc", project=world.plausibility)  # the per-worker plot: the latest QC job
     page.goto(f"{live_server.url}/staff/review/{world.plausibility.slug}/dashboard/")
     assert page.locator("svg.plot").count() == 3
 
