@@ -86,3 +86,22 @@ def warning_codes(page, scope: str = "") -> list[str]:
 def assert_no_injected_script(page) -> None:
     """Dataset strings with <script> were shown as text, never run."""
     assert page.evaluate("window.__xss") is None
+
+
+#: A phone's CSS width (an iPhone 12/13/14): the pages must fit it without scrolling sideways.
+WIDTH = 390
+
+
+@pytest.fixture
+def phone(browser):
+    """A 390×844 touch screen (an iPhone 12/13/14's CSS viewport)."""
+    assert CHROMIUM.exists()
+    context = browser.new_context(viewport={"width": WIDTH, "height": 844}, has_touch=True,
+                                  is_mobile=True, device_scale_factor=3)
+    context.set_default_timeout(8000)
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    yield page
+    context.close()
+    assert not errors, errors

@@ -5,8 +5,8 @@ page says that Enter saves."""
 
 import pytest
 
-from tests.browser.conftest import login_browser
-from tests.browser.test_small_screens import WIDTH, page_width
+from tests.browser.conftest import WIDTH, login_browser
+from tests.browser.test_small_screens import page_width
 from tests.factories import (
     decontext_project,
     local_submit,
@@ -20,20 +20,6 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 LONG_ANSWER = ("Why did Frank Zappa's band, the Mothers of Invention, disband in 1969 after "
                "Uncle-Meat-and-Burnt-Weeny-Sandwich-era-recordings-of-the-Mothers?")
-
-
-@pytest.fixture
-def phone(browser):
-    """A 390×844 touch screen (an iPhone 12/13/14's CSS viewport)."""
-    context = browser.new_context(viewport={"width": WIDTH, "height": 844}, has_touch=True,
-                                  is_mobile=True, device_scale_factor=3)
-    context.set_default_timeout(8000)
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    yield page
-    context.close()
-    assert not errors, errors
 
 
 def projects():

@@ -4,7 +4,7 @@ selection (which fires no mouseup)."""
 
 import pytest
 
-from tests.browser.conftest import CHROMIUM, login_browser, open_task
+from tests.browser.conftest import WIDTH, login_browser, open_task
 from tests.factories import (
     decontext_project,
     plausibility_project,
@@ -20,22 +20,6 @@ BUILDERS = {"decontext": decontext_project, "plausibility": plausibility_project
             "rewrite": rewrite_project, "sluice": sluice_project, "split": split_project}
 
 
-@pytest.fixture
-def phone(browser):
-    """A 390×844 touch screen (an iPhone 12/13/14's CSS viewport)."""
-    assert CHROMIUM.exists()
-    context = browser.new_context(viewport={"width": WIDTH, "height": 844}, has_touch=True,
-                                  is_mobile=True, device_scale_factor=3)
-    context.set_default_timeout(8000)
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    yield page
-    context.close()
-    assert not errors, errors
-
-
-WIDTH = 390
 
 
 def page_width(page) -> int:
