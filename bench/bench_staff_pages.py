@@ -42,8 +42,12 @@ RATINGS_PER_ITEM = 5
 
 
 def build(answers: int) -> None:
-    """The project, from nothing: every project of the database is removed first."""
+    """The project, from nothing: the schema brought up to date (a new database gets every
+    table), then every project of the database removed."""
+    from django.core.management import call_command
     from django.db import connection
+
+    call_command("migrate", verbosity=0)
 
     items = answers // RATINGS_PER_ITEM
     hits = (items + ITEMS_PER_HIT - 1) // ITEMS_PER_HIT
