@@ -57,9 +57,10 @@ def build(answers: int) -> None:
         ("DO $$ BEGIN IF to_regclass('annotation_projectcount') IS NOT NULL THEN "
          "TRUNCATE annotation_projectcount; END IF; END $$", "old project counts"),
         ("INSERT INTO annotation_project (slug, name, kind, instructions, redundancy, "
-         "reward_cents, live_check_settings, flag_settings, created_at) VALUES (%(slug)s, "
+         "reward_cents, live_check_settings, flag_settings, created_at, status, "
+         "workers_everyone, licence, attribution) VALUES (%(slug)s, "
          "'CLAIRE bench', 'plausibility', '', '{\"train\": 5, \"dev\": 5, \"test\": 5}', 5, "
-         "'{}', '{}', now())", "project"),
+         "'{}', '{}', now(), 'open', true, '', '')", "project"),
         ("INSERT INTO annotation_worker (provider, external_id, is_blocked, blocked_reason, "
          "block_synced, created_at) SELECT 'mturk', 'BENCHW' || lpad(k::text, 5, '0'), false, "
          "'', true, now() FROM generate_series(0, %(workers)s - 1) k "
