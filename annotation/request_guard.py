@@ -121,12 +121,24 @@ def _unstorable(text: str) -> str | None:
     return None
 
 
+#: The longest query parameter (name or value) read. gunicorn refuses request lines over 4,094
+#: bytes before the app sees them, other servers and the test client do not; SQLite refuses a
+#: LIKE pattern over 50,000 characters (an admin search), and no filter needs more than this.
+MAX_QUERY_PARAMETER_CHARS = 2000
+
+
 def unstorable_parameter(request) -> tuple[str, str] | None:
     """``(parameter, reason)`` of the first part of the request that cannot be stored: the
-    path, a query parameter's name or value, a form field's (read after the size check)."""
+    path, a query parameter's name or value, a form field's (read after the size check); or
+    a query parameter longer than ``MAX_QUERY_PARAMETER_CHARS``."""
     reason = _unstorable(request.path_info)
     if reason:
         return "path", reason
+    for name, values in request.GET.lists():
+        if any(len(text) > MAX_QUERY_PARAMETER_CHARS for text in (name, *values)):
+            return (_printable(name[:100]),
+                    f"longer than the {MAX_QUERY_PARAMETER_CHARS:,} characters a query "
+                    "parameter may have")
     sources = [request.GET]
     if (request.method == "POST" and request.content_type in FORM_TYPES
             and not _streams_upload(request)):
@@ -145,7 +157,8 @@ def _printable(name: str) -> str:
 
 
 class UnstorableTextMiddleware:
-    """400 for a NUL or a lone surrogate in the path, a query parameter or a form field."""
+    """400 for a NUL or a lone surrogate in the path, a query parameter or a form field, and
+    for a query parameter over ``MAX_QUERY_PARAMETER_CHARS``."""
 
     def __init__(self, get_response):
         self.get_response = get_response
