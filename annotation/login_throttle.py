@@ -29,6 +29,7 @@ proxy's, so the address lock then covers every client of that proxy.
 from __future__ import annotations
 
 import hashlib
+import logging
 
 from django.conf import settings
 from django.core import signing
@@ -41,6 +42,8 @@ KNOWN_COOKIE = "unpack_known_login"
 KNOWN_SALT = "unpack.login_throttle.known"
 KNOWN_MAX_AGE = 90 * 24 * 3600
 KNOWN_NAMES = 5
+
+logger = logging.getLogger(__name__)
 
 
 def _address(request) -> str:
@@ -106,9 +109,15 @@ def record(request, username: str, *, succeeded: bool) -> None:
         # add() starts the window with the first failure; incr() keeps its expiry.
         cache.add(key, 0, timeout=settings.UNPACK_LOGIN_LOCKOUT_SECONDS)
         try:
-            cache.incr(key)
+            count = cache.incr(key)
         except ValueError:  # expired between add and incr: a new window
             cache.add(key, 1, timeout=settings.UNPACK_LOGIN_LOCKOUT_SECONDS)
+            count = 1
+        if key == keys[0] and count == settings.UNPACK_LOGIN_FAILURE_LIMIT:
+            # One line when an address is locked, none per refused request after it (the
+            # middleware marks its 429s logged): a guessing script cannot flood the log.
+            logger.warning("login: address %s locked for %d s after %d failed logins",
+                           _address(request), settings.UNPACK_LOGIN_LOCKOUT_SECONDS, count)
 
 
 LOCKED_MESSAGE = ("Too many failed logins from here or for this account. Try again in "
@@ -137,9 +146,11 @@ class LoginLockoutMiddleware:
 
     def __call__(self, request):
         if request.path in LOGIN_PATHS and not address_allowed(request):
-            return HttpResponse(LOCKED_PAGE.format(message=locked_message()), status=429,
-                                headers={"Retry-After": str(
-                                    settings.UNPACK_LOGIN_LOCKOUT_SECONDS)})
+            locked = HttpResponse(LOCKED_PAGE.format(message=locked_message()), status=429,
+                                  headers={"Retry-After": str(
+                                      settings.UNPACK_LOGIN_LOCKOUT_SECONDS)})
+            locked._has_been_logged = True  # django.request's warning: once per lock, in record()
+            return locked
         response = self.get_response(request)
         name = getattr(request, "unpack_known_login", None)
         if name is not None:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import base64
+import logging
 from unittest import mock
 
 import pytest
@@ -74,6 +75,18 @@ def test_a_locked_address_gets_a_small_429_page_before_any_form(alice):
         assert "Too many failed logins" in page.content.decode()
         assert "csrfmiddlewaretoken" not in page.content.decode()  # no form rendered
     assert Client(REMOTE_ADDR="10.0.0.8").get("/accounts/login/").status_code == 200
+
+
+def test_a_lock_is_logged_once_not_once_per_refused_request(alice, caplog):
+    """A script left guessing must not write a log line per request (each was django.request's
+    "Too Many Requests" warning): one line when the address is locked, naming it."""
+    client = Client(REMOTE_ADDR="10.0.0.9")
+    with caplog.at_level(logging.WARNING):
+        for _ in range(LIMIT + 20):
+            site_login(client, "alice", "wrong")
+            client.get("/accounts/login/")
+    lines = [record.getMessage() for record in caplog.records]
+    assert lines == [f"login: address 10.0.0.9 locked for 900 s after {LIMIT} failed logins"]
 
 
 def test_guessing_a_username_from_one_address_does_not_lock_it_elsewhere(alice):
