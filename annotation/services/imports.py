@@ -17,7 +17,7 @@ Contract of :func:`import_files`:
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -72,9 +72,15 @@ class ImportResult:
     dry_run: bool = False
 
 
+#: ``progress(done, total, message)``, as the staff jobs' runners pass it (a job's
+#: ``DatabaseProgress``, the command's ``ProgressBar``).
+ImportProgress = Callable[[int, "int | None", str], None]
+
+
 def import_files(*, fmt: str, paths: Sequence[str | Path], project_slug: str,
                  split: str | None = None, name: str | None = None,
-                 quiet: bool = True, dry_run: bool = False) -> ImportResult:
+                 quiet: bool = True, dry_run: bool = False,
+                 progress: ImportProgress | None = None) -> ImportResult:
     """Import ``paths`` of format ``fmt`` into the project ``project_slug``.
 
     Non-mturk formats create the project (of the format's kind) when it is missing;
@@ -84,6 +90,9 @@ def import_files(*, fmt: str, paths: Sequence[str | Path], project_slug: str,
     ``dry_run``: everything is parsed, checked and written as for real, the counts taken, and
     the transaction rolled back — the console's preview (nothing is kept, the project is not
     created either); the result also says the items per split before and added.
+
+    ``progress``: told the bytes read of all the files while they are parsed ("reading
+    NAME"), then the writing steps done out of the steps ("writing MODEL").
     """
     importer = FORMATS.get(fmt)
     if importer is None:
@@ -92,6 +101,8 @@ def import_files(*, fmt: str, paths: Sequence[str | Path], project_slug: str,
     if not paths:
         raise ImportInputError(fmt, "-", "no file given")
     files = [SourceFile.read(fmt, path) for path in paths]
+    if progress is not None:
+        _report_reading(files, progress)
     project = Project.objects.filter(slug=project_slug).first()
     kind = importer.KIND
     if kind is None:
@@ -121,7 +132,8 @@ def import_files(*, fmt: str, paths: Sequence[str | Path], project_slug: str,
         if dry_run:
             result.existing_items_per_split = _items_per_split(project)
         _BundleWriter(project, bundle, fmt, result,
-                      file_label=", ".join(file.name for file in files)).write()
+                      file_label=", ".join(file.name for file in files),
+                      progress=progress).write()
         new_files = [file for file in files if file.sha256 not in done]
         ImportRecord.objects.bulk_create([
             ImportRecord(project=project, format=fmt, path=str(file.path)[:500],
@@ -147,6 +159,19 @@ def import_files(*, fmt: str, paths: Sequence[str | Path], project_slug: str,
         # items) until autovacuum gets round to it, if it ever does.
         planner_statistics_refresh()
     return result
+
+
+def _report_reading(files: list[SourceFile], progress: ImportProgress) -> None:
+    """Have every file tell ``progress`` the bytes read of all the files so far (importers
+    may read them in any order: CLAIRE reads a split's data file before its labels)."""
+    total = sum(file.size for file in files)
+    read: dict[int, int] = {}
+    for index, file in enumerate(files):
+        def on_read(position: int, *, index: int = index, file: SourceFile = file) -> None:
+            read[index] = min(position, file.size)
+            progress(sum(read.values()), total, f"reading {file.name}")
+
+        file.on_read = on_read
 
 
 def _items_per_split(project: Project) -> dict[str, int]:
@@ -235,26 +260,48 @@ _MISSING = object()
 class _BundleWriter:
     """Writes one parsed bundle; each step maps natural keys to database ids."""
 
+    #: The writing steps, in order, as ``progress`` names them.
+    STEPS = ("documents", "target sentences", "dialogues", "dialogue turns", "clozes",
+             "cloze fillers", "complex sentences", "facts", "items", "annotations")
+
     def __init__(self, project: Project, bundle: Bundle, fmt: str, result: ImportResult, *,
-                 file_label: str):
+                 file_label: str, progress: ImportProgress | None = None):
         self.project, self.bundle, self.fmt, self.result = project, bundle, fmt, result
         self.file_label = file_label
+        self.progress = progress
+
+    def _step(self, name: str) -> None:
+        if self.progress is not None:
+            index = self.STEPS.index(name)
+            self.progress(index, len(self.STEPS), f"writing {name}")
 
     def write(self) -> None:
         b = self.bundle
+        self._step("documents")
         documents = self._by_external_id(Document, b.documents)
+        self._step("target sentences")
         targets = self._targets(documents) if b.targets else {}
+        self._step("dialogues")
         dialogues = self._by_external_id(Dialogue, b.dialogues)
+        self._step("dialogue turns")
         turns = self._turns(dialogues) if b.turns else {}
+        self._step("clozes")
         clozes = self._clozes() if b.clozes else {}
+        self._step("cloze fillers")
         fillers = self._fillers(clozes) if b.fillers else {}
+        self._step("complex sentences")
         complexes = self._by_external_id(ComplexSentence, b.complex_sentences)
+        self._step("facts")
         if b.facts:
             self._facts(complexes)
+        self._step("items")
         items = self._items({"target": targets, "turn": turns, "filler": fillers,
                              "complex": complexes})
+        self._step("annotations")
         if b.annotations:
             self._annotations(items)
+        if self.progress is not None:
+            self.progress(len(self.STEPS), len(self.STEPS), "written")
 
     def _insert(self, model, rows: list[dict], *, label: str | None = None,
                 ignore_conflicts: bool = False) -> int:
