@@ -424,3 +424,7 @@ UNPACK_UPLOAD_KEEP_SECONDS = int(os.environ.get("UNPACK_UPLOAD_KEEP_SECONDS", "8
 # progress; inline when there is no broker); smaller ones in the request.
 UNPACK_UPLOAD_JOB_MIN_BYTES = int(os.environ.get("UNPACK_UPLOAD_JOB_MIN_BYTES",
                                                  str(5 * 1024 * 1024)))
+
+# --- Invites (the console's team page, annotation/services/invites.py) -------------------------
+# How many days a single-use invite link stays valid.
+UNPACK_INVITE_DAYS = int(os.environ.get("UNPACK_INVITE_DAYS", "7"))
