@@ -85,7 +85,7 @@ def main() -> None:
     os.environ.pop("DATABASE_URL", None)
     os.environ["UNPACK_SQLITE_PATH"] = str(folder / "bench.sqlite3")
     os.environ["UNPACK_UPLOAD_DIR"] = str(folder / "uploads")
-    rows = int(args.mb * 1024 * 1024 / 190)  # a synthetic sentence is ~190 bytes
+    rows = int(args.mb * 1024 * 1024 / 230)  # a synthetic sentence line is ~230 bytes
     source = folder / "websplit_train.jsonl"
     write_synthetic_websplit(source, rows)
     size = source.stat().st_size

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from itertools import chain, islice
 from pathlib import Path
 
 from django.core.exceptions import ValidationError
@@ -239,19 +240,27 @@ class _RowInserter:
                 values.append(convert(value))
         return tuple(values)
 
-    def insert(self, rows: list[dict]) -> int:
-        if not rows:
+    def insert(self, rows: Iterable[dict]) -> int:
+        """Insert ``rows`` (a generator is best: they are consumed as they are written, so
+        the rows to insert are never all in memory as well as the bundle); the count."""
+        iterator = iter(rows)
+        first = next(iterator, None)
+        if first is None:
             return 0
+        count = 0
         with connection.cursor() as cursor:
             if connection.vendor == "postgresql" and not self.ignore_conflicts:
                 # COPY is PostgreSQL's bulk path: ~10x an INSERT of the same rows.
                 with cursor.cursor.copy(self.copy_sql) as copy:
-                    for row in rows:
+                    for row in chain([first], iterator):
                         copy.write_row(self._values(row))
+                        count += 1
             else:
-                for chunk in _chunks(rows, BATCH_SIZE):
-                    cursor.executemany(self.insert_sql, [self._values(row) for row in chunk])
-        return len(rows)
+                iterator = chain([first], iterator)
+                while batch := [self._values(row) for row in islice(iterator, BATCH_SIZE)]:
+                    cursor.executemany(self.insert_sql, batch)
+                    count += len(batch)
+        return count
 
 
 _MISSING = object()
@@ -303,7 +312,7 @@ class _BundleWriter:
         if self.progress is not None:
             self.progress(len(self.STEPS), len(self.STEPS), "written")
 
-    def _insert(self, model, rows: list[dict], *, label: str | None = None,
+    def _insert(self, model, rows: Iterable[dict], *, label: str | None = None,
                 ignore_conflicts: bool = False) -> int:
         count = _RowInserter(model, ignore_conflicts=ignore_conflicts).insert(rows)
         if count:
@@ -320,8 +329,8 @@ class _BundleWriter:
                         .values_list("external_id", "id"))
 
         ids = read()
-        new = [{"project_id": self.project.pk, "external_id": key, **fields}
-               for key, fields in records.items() if key not in ids]
+        new = ({"project_id": self.project.pk, "external_id": key, **fields}
+               for key, fields in records.items() if key not in ids)
         return read() if self._insert(model, new) else ids
 
     def _targets(self, documents: dict[str, int]) -> dict[tuple, int]:
@@ -331,10 +340,10 @@ class _BundleWriter:
                 "document_id", "paragraph_index", "start_byte", "end_byte", "id")}
 
         ids = read()
-        new = [{"document_id": documents[document], "paragraph_index": paragraph,
+        new = ({"document_id": documents[document], "paragraph_index": paragraph,
                 "start_byte": start, "end_byte": end, **fields}
                for (document, paragraph, start, end), fields in self.bundle.targets.items()
-               if (documents[document], paragraph, start, end) not in ids]
+               if (documents[document], paragraph, start, end) not in ids)
         if self._insert(TargetSentence, new):
             ids = read()
         return {key: ids[(documents[key[0]], *key[1:])] for key in self.bundle.targets}
@@ -379,9 +388,9 @@ class _BundleWriter:
                 cloze__project=self.project).values_list("cloze_id", "position", "id")}
 
         ids = read()
-        new = [{"cloze_id": clozes[cloze], "position": position, **fields}
+        new = ({"cloze_id": clozes[cloze], "position": position, **fields}
                for (cloze, position), fields in self.bundle.fillers.items()
-               if (clozes[cloze], position) not in ids]
+               if (clozes[cloze], position) not in ids)
         if self._insert(ClozeFiller, new):
             ids = read()
         return {key: ids[(clozes[key[0]], key[1])] for key in self.bundle.fillers}
@@ -392,20 +401,22 @@ class _BundleWriter:
                 project=self.project).values_list("subject", "property", "object", "id")}
 
         ids = read()
-        new = [{"project_id": self.project.pk, "subject": s, "property": p, "object": o}
-               for (s, p, o) in self.bundle.facts if (s, p, o) not in ids]
+        new = ({"project_id": self.project.pk, "subject": s, "property": p, "object": o}
+               for (s, p, o) in self.bundle.facts if (s, p, o) not in ids)
         if self._insert(Fact, new):
             ids = read()
         link = ComplexSentence.facts.through
         linked = set(link.objects.filter(complexsentence__project=self.project)
                      .values_list("complexsentence_id", "fact_id"))
-        rows = []
-        for sentence, fact in self.bundle.complex_facts:
-            pair = (complexes[sentence], ids[fact])
-            if pair not in linked:
-                linked.add(pair)
-                rows.append({"complexsentence_id": pair[0], "fact_id": pair[1]})
-        self._insert(link, rows, label="ComplexSentence.facts")
+
+        def rows():
+            for sentence, fact in self.bundle.complex_facts:
+                pair = (complexes[sentence], ids[fact])
+                if pair not in linked:
+                    linked.add(pair)
+                    yield {"complexsentence_id": pair[0], "fact_id": pair[1]}
+
+        self._insert(link, rows(), label="ComplexSentence.facts")
 
     def _items(self, sources: dict[str, dict]) -> dict[str, int]:
         def read() -> dict[str, int]:
@@ -429,15 +440,17 @@ class _BundleWriter:
             return ids
         column = {"target": "target_sentence_id", "turn": "turn_id", "filler": "filler_id",
                   "complex": "complex_sentence_id"}
-        new = []
-        for external_id, record in self.bundle.items.items():
-            if external_id in ids:
-                continue
-            kind, key = record.source
-            new.append({"project_id": self.project.pk, "external_id": external_id,
-                        "split": record.split, "group_key": record.group_key,
-                        "position": record.position, column[kind]: sources[kind][key]})
-        return read() if self._insert(Item, new) else ids
+
+        def new():
+            for external_id, record in self.bundle.items.items():
+                if external_id in ids:
+                    continue
+                kind, key = record.source
+                yield {"project_id": self.project.pk, "external_id": external_id,
+                       "split": record.split, "group_key": record.group_key,
+                       "position": record.position, column[kind]: sources[kind][key]}
+
+        return read() if self._insert(Item, new()) else ids
 
     def _sluice_items_by_context(self) -> dict[str, list[int]]:
         """Item ids per sluice context id (the group key; an item per split): mturk-csv
