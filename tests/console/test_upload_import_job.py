@@ -5,10 +5,12 @@ and report how far they have read."""
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.core.management import call_command
 
 from annotation.importers.base import ImportInputError, SourceFile, read_delimited
 from annotation.models import ImportRecord, Item, Job, Project
@@ -135,3 +137,31 @@ def test_the_csv_reader_streams_and_still_names_the_bad_line(tmp_path):
                                 "(byte 0xff at column 3)")
     assert seen and seen[0] < path.stat().st_size  # told how far it read before the end
     assert not hasattr(file, "data")  # the file's bytes are not kept
+
+
+def test_import_data_shows_the_services_progress(monkeypatch):
+    from annotation.management.commands import import_data
+
+    seen: list[str] = []
+
+    class Recorder:
+        def __init__(self, *args, **kwargs):
+            pass
+
+        def __call__(self, done, total=None, message=""):
+            seen.append(message)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc_info):
+            return None
+
+    monkeypatch.setattr(import_data, "ProgressBar", Recorder)
+    call_command("import_data", "claire", *[str(CLAIRE / name) for name in NAMES],
+                 "--project", "claire-cli", stdout=io.StringIO())
+    assert "reading dev_data.tsv" in seen and seen[-1] == "written"
+    seen.clear()
+    call_command("import_data", "claire", *[str(CLAIRE / name) for name in NAMES],
+                 "--project", "claire-cli-quiet", "--quiet", stdout=io.StringIO())
+    assert seen == []
