@@ -319,3 +319,8 @@ get_limit  # DRF paginator hook (annotation/api/pagination.py)
 _.has_module_permission  # ModelAdmin hook, called by the admin site (annotation/admin.py)
 _.has_view_permission  # ModelAdmin hook, called by the admin site (annotation/admin.py)
 _._has_been_logged  # read by django.utils.log.log_response (annotation/login_throttle.py)
+
+# --- h23: invites (Invite columns written through the ORM; the accept form's second password)
+token_sha256  # Invite column (annotation/models.py), read and written through the ORM
+used_by  # Invite column (annotation/models.py), set by services/invites.py
+password_again  # form field (frontend/invites.py), read through cleaned_data

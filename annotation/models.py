@@ -897,3 +897,23 @@ class WorkerProjectBlock(models.Model):
 
     def __str__(self) -> str:
         return f"{self.worker} blocked from {self.project_id}"
+
+
+class Invite(models.Model):
+    """A single-use link that lets one person make their own account with ``role`` (and
+    access to ``projects``) once, before ``expires_at`` (``services/invites.py``). Only the
+    SHA-256 of the link's token is stored: the link cannot be rebuilt from the database."""
+
+    token_sha256 = models.CharField(max_length=64, unique=True)
+    role = models.CharField(max_length=20)
+    projects = models.ManyToManyField(Project, blank=True, related_name="invites")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
+                                   on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField()
+    used_at = models.DateTimeField(null=True, blank=True)
+    used_by = models.OneToOneField(settings.AUTH_USER_MODEL, null=True, blank=True,
+                                   on_delete=models.SET_NULL, related_name="invite")
+
+    def __str__(self) -> str:
+        return f"invite {self.pk} ({self.role})"

@@ -420,3 +420,11 @@ UNPACK_UPLOAD_MAX_FILES = int(os.environ.get("UNPACK_UPLOAD_MAX_FILES", "10"))
 UNPACK_UPLOAD_DIR = Path(os.environ.get("UNPACK_UPLOAD_DIR", "") or (
     Path(tempfile.gettempdir()) / "unpack-uploads"))
 UNPACK_UPLOAD_KEEP_SECONDS = int(os.environ.get("UNPACK_UPLOAD_KEEP_SECONDS", "86400"))
+# Uploads of at least this many bytes are imported by a staff job (the job's page shows its
+# progress; inline when there is no broker); smaller ones in the request.
+UNPACK_UPLOAD_JOB_MIN_BYTES = int(os.environ.get("UNPACK_UPLOAD_JOB_MIN_BYTES",
+                                                 str(5 * 1024 * 1024)))
+
+# --- Invites (the console's team page, annotation/services/invites.py) -------------------------
+# How many days a single-use invite link stays valid.
+UNPACK_INVITE_DAYS = int(os.environ.get("UNPACK_INVITE_DAYS", "7"))

@@ -23,6 +23,7 @@ urlpatterns = [
     path("favicon.ico", RedirectView.as_view(url=static("frontend/favicon.svg"), permanent=True)),
     path("accounts/login/", LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("invite/", include("frontend.invites")),
     path("api/", include("annotation.api.batches")),
     path("api/", include("annotation.api.decisions")),
     path("api/", include("annotation.api.console")),

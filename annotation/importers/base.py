@@ -4,7 +4,8 @@ An importer is a pure parser: ``parse(files, *, split, kind) -> Bundle``. It rea
 checks every row and returns plain records keyed by natural keys (external ids, turn orders,
 filler positions). It never touches the database; ``annotation.services.imports`` writes the
 bundle in one transaction. Parsing everything first means a bad row at the end of a file is
-reported before a single row is written.
+reported before a single row is written. Files are read as streams, line by line (only the
+one-JSON-document formats are read whole); what stays in memory is the parsed records.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ import hashlib
 import io
 import json
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,6 +26,10 @@ from tqdm import tqdm
 SPLITS = ("train", "dev", "test")
 # Above this many rows a progress bar is worth drawing.
 PROGRESS_MIN_ROWS = 2000
+# Bytes read at a time when a file is checksummed.
+READ_CHUNK = 1024 * 1024
+# How often (in lines) a reader says how far it has read.
+REPORT_EVERY_LINES = 2000
 
 
 class ImportInputError(Exception):
@@ -45,11 +51,18 @@ class ImportInputError(Exception):
 
 @dataclass
 class SourceFile:
-    """One input file read whole: its bytes, checksum and the name used in messages."""
+    """One input file: its path, checksum and the name used in messages.
+
+    The file is never held whole: the checksum is taken in chunks, and the readers below
+    (``lines``, ``read_delimited``, ``read_jsonl``) decode it line by line as they go.
+    """
 
     path: Path
-    data: bytes
     sha256: str
+    size: int
+    #: Told the bytes of this file read so far, every ``REPORT_EVERY_LINES`` lines (a job's
+    #: or the command's progress; ``annotation.services.imports`` sets it).
+    on_read: Callable[[int], None] | None = None
 
     @property
     def name(self) -> str:
@@ -60,22 +73,60 @@ class SourceFile:
         path = Path(path)
         if not path.is_file():
             raise ImportInputError(fmt, str(path), "no such file")
-        data = path.read_bytes()
-        return cls(path=path, data=data, sha256=hashlib.sha256(data).hexdigest())
+        digest = hashlib.sha256()
+        size = 0
+        with path.open("rb") as handle:
+            while chunk := handle.read(READ_CHUNK):
+                digest.update(chunk)
+                size += len(chunk)
+        return cls(path=path, sha256=digest.hexdigest(), size=size)
+
+    @contextmanager
+    def open_text(self, fmt: str) -> Iterator[io.TextIOWrapper]:
+        """The file as strict UTF-8 text (a BOM is dropped, newlines left as they are, for
+        the csv module); a bad byte met while reading is reported with its line and column."""
+        with self.path.open("rb") as raw, io.TextIOWrapper(
+                raw, encoding="utf-8-sig", errors="strict", newline="") as text:
+            try:
+                yield text
+            except UnicodeDecodeError:
+                raise self._decode_error(fmt) from None
+
+    def _decode_error(self, fmt: str) -> ImportInputError:
+        """The first undecodable byte's line and column, found by a second pass line by line
+        (only on the error path: the text stream's error does not know its line)."""
+        # A UTF-8 character never contains a newline byte, so each line decodes alone.
+        with self.path.open("rb") as handle:
+            for number, raw in enumerate(handle, start=1):
+                try:
+                    raw.decode("utf-8")
+                except UnicodeDecodeError as error:
+                    return ImportInputError(
+                        fmt, self.name, f"not valid UTF-8 (byte 0x{raw[error.start]:02x} at "
+                                        f"column {error.start + 1})", line=number)
+        return ImportInputError(fmt, self.name, "not valid UTF-8")
 
     def text(self, fmt: str) -> str:
-        """The file decoded as strict UTF-8 (a BOM is dropped); bad bytes name their line."""
-        try:
-            text = self.data.decode("utf-8")
-        except UnicodeDecodeError as error:
-            line = self.data.count(b"\n", 0, error.start) + 1
-            column = error.start - (self.data.rfind(b"\n", 0, error.start) + 1) + 1
-            raise ImportInputError(
-                fmt, self.name,
-                f"not valid UTF-8 (byte 0x{self.data[error.start]:02x} at column {column})",
-                line=line,
-            ) from None
-        return text.removeprefix("\ufeff")
+        """The file decoded whole, for the formats that are one JSON document (QuAC, CoQA,
+        CANARD, Sluice JSON): a JSON document has to be read whole to be parsed."""
+        with self.open_text(fmt) as text:
+            whole = text.read()
+            self.report_read(text)
+            return whole
+
+    def lines(self, fmt: str) -> Iterator[tuple[int, str]]:
+        """(line number, line without its end) for every line, read as they are needed."""
+        with self.open_text(fmt) as text:
+            for number, raw in enumerate(text, start=1):
+                if number % REPORT_EVERY_LINES == 0:
+                    self.report_read(text)
+                yield number, raw.rstrip("\r\n")
+            self.report_read(text)
+
+    def report_read(self, text: io.TextIOWrapper) -> None:
+        """Tell ``on_read`` how far the reader is (the underlying file's position)."""
+        if self.on_read is not None:
+            self.on_read(text.buffer.tell())
 
 
 @dataclass
@@ -197,8 +248,20 @@ def read_delimited(fmt: str, file: SourceFile, *, delimiter: str, required: Iter
 
     A missing column or a row with the wrong number of cells is an error naming file and line.
     """
-    reader = csv.reader(io.StringIO(file.text(fmt), newline=""), delimiter=delimiter,
-                        quoting=quoting, strict=True)
+    with file.open_text(fmt) as text:
+        for count, row in enumerate(_read_delimited_rows(
+                fmt, file, text, delimiter=delimiter, required=required, quoting=quoting),
+                start=1):
+            if count % REPORT_EVERY_LINES == 0:
+                file.report_read(text)
+            yield row
+        file.report_read(text)
+
+
+def _read_delimited_rows(fmt: str, file: SourceFile, text: io.TextIOWrapper, *,
+                         delimiter: str, required: Iterable[str],
+                         quoting: int) -> Iterator[tuple[int, dict[str, str]]]:
+    reader = csv.reader(text, delimiter=delimiter, quoting=quoting, strict=True)
     try:
         header = next(reader)
     except StopIteration:
@@ -248,7 +311,7 @@ def read_json_data_list(fmt: str, file: SourceFile) -> list:
 
 def read_jsonl(fmt: str, file: SourceFile) -> Iterator[tuple[int, dict]]:
     """Yield (line number, object) for every non-blank line; each must be a JSON object."""
-    for number, raw in enumerate(file.text(fmt).splitlines(), start=1):
+    for number, raw in file.lines(fmt):
         if not raw.strip():
             continue
         try:

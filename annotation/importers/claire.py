@@ -50,7 +50,7 @@ def _prefix_and_role(file: SourceFile) -> tuple[str, str]:
 def _read_values(file: SourceFile) -> dict[str, tuple[str, Where]]:
     """``<Id>_<n>`` TAB value lines (no header) -> {filler id: (value, where)}."""
     values: dict[str, tuple[str, Where]] = {}
-    for number, raw in enumerate(file.text(FORMAT).splitlines(), start=1):
+    for number, raw in file.lines(FORMAT):
         if not raw.strip():
             continue
         where = Where(file.name, line=number)
@@ -84,9 +84,11 @@ def _parse_split(bundle: Bundle, roles: dict[str, SourceFile], split: str | None
     data = roles["data"]
     file_split = resolve_split(FORMAT, data, split, None)
     filler_ids: dict[str, tuple[str, int]] = {}
-    rows = list(read_delimited(FORMAT, data, delimiter="\t", required=DATA_COLUMNS,
-                               quoting=csv.QUOTE_NONE))
-    for line, row in progress(rows, total=len(rows), desc=data.name, quiet=quiet):
+    rows = 0
+    for line, row in progress(read_delimited(FORMAT, data, delimiter="\t",
+                                             required=DATA_COLUMNS, quoting=csv.QUOTE_NONE),
+                              total=None, desc=data.name, quiet=quiet):
+        rows += 1
         where = Where(data.name, line=line)
         cloze_id = row["Id"].strip()
         if not cloze_id:
@@ -115,7 +117,7 @@ def _parse_split(bundle: Bundle, roles: dict[str, SourceFile], split: str | None
                                        position=position, source=("filler",
                                                                   (cloze_id, position))),
                             FORMAT, where)
-    bundle.rows[data.name] = len(rows)
+    bundle.rows[data.name] = rows
     bundle.file_splits[data.name] = file_split
     scores = _check_scores(roles["scores"], filler_ids) if "scores" in roles else None
     labels = _check_labels(roles["labels"], filler_ids) if "labels" in roles else None

@@ -97,10 +97,12 @@ def parse(files: list[SourceFile], *, split: str | None, kind: str, quiet: bool)
     bundle = Bundle(kind=KIND)
     for file in files:
         file_split = resolve_split(FORMAT, file, split, None)
-        lines = list(read_jsonl(FORMAT, file))
-        for number, record in progress(lines, total=len(lines), desc=file.name, quiet=quiet):
+        rows = 0
+        for number, record in progress(read_jsonl(FORMAT, file), total=None, desc=file.name,
+                                       quiet=quiet):
+            rows += 1
             _parse_example(bundle, Where(file.name, line=number), record, file_split)
-        bundle.rows[file.name] = len(lines)
+        bundle.rows[file.name] = rows
         bundle.file_splits[file.name] = file_split
     return bundle
 

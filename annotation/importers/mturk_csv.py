@@ -113,9 +113,11 @@ def parse(files: list[SourceFile], *, split: str | None, kind: str, quiet: bool)
     by_pair: dict[tuple[str, str], str] = {}
     assignments: set[str] = set()
     for file in files:
-        rows = list(read_delimited(FORMAT, file, delimiter=",",
-                                   required=META + ANSWERS[kind]))
-        for line, row in progress(rows, total=len(rows), desc=file.name, quiet=quiet):
+        rows = 0
+        for line, row in progress(read_delimited(FORMAT, file, delimiter=",",
+                                                 required=META + ANSWERS[kind]),
+                                  total=None, desc=file.name, quiet=quiet):
+            rows += 1
             where = Where(file.name, line=line)
             for column in ("HITId", "AssignmentId", "WorkerId"):
                 if not row[column].strip():
@@ -147,7 +149,7 @@ def parse(files: list[SourceFile], *, split: str | None, kind: str, quiet: bool)
             bundle.annotations.append(AnnotationRecord(
                 worker=("mturk", worker), item_key=item_key, source="mturk", fields=fields,
                 where=where))
-        bundle.rows[file.name] = len(rows)
+        bundle.rows[file.name] = rows
     return bundle
 
 

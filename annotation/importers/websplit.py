@@ -64,8 +64,10 @@ def parse(files: list[SourceFile], *, split: str | None, kind: str, quiet: bool)
     pending: list[tuple[str, str, Where]] = []
     for file in files:
         file_split = resolve_split(FORMAT, file, split, "train")
-        lines = list(read_jsonl(FORMAT, file))
-        for number, record in progress(lines, total=len(lines), desc=file.name, quiet=quiet):
+        rows = 0
+        for number, record in progress(read_jsonl(FORMAT, file), total=None, desc=file.name,
+                                       quiet=quiet):
+            rows += 1
             where = Where(file.name, line=number)
             sentence_id = _parse_sentence(bundle, where, record)
             clusters.find(sentence_id)
@@ -73,7 +75,7 @@ def parse(files: list[SourceFile], *, split: str | None, kind: str, quiet: bool)
                 other = first_sentence_of_fact.setdefault(triple, sentence_id)
                 clusters.join(sentence_id, other)
             pending.append((sentence_id, file_split, where))
-        bundle.rows[file.name] = len(lines)
+        bundle.rows[file.name] = rows
         bundle.file_splits[file.name] = file_split
     for sentence_id, file_split, where in pending:
         bundle.add_item(sentence_id,

@@ -17,8 +17,9 @@ Contract of :func:`import_files`:
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from itertools import chain, islice
 from pathlib import Path
 
 from django.core.exceptions import ValidationError
@@ -72,9 +73,15 @@ class ImportResult:
     dry_run: bool = False
 
 
+#: ``progress(done, total, message)``, as the staff jobs' runners pass it (a job's
+#: ``DatabaseProgress``, the command's ``ProgressBar``).
+ImportProgress = Callable[[int, "int | None", str], None]
+
+
 def import_files(*, fmt: str, paths: Sequence[str | Path], project_slug: str,
                  split: str | None = None, name: str | None = None,
-                 quiet: bool = True, dry_run: bool = False) -> ImportResult:
+                 quiet: bool = True, dry_run: bool = False,
+                 progress: ImportProgress | None = None) -> ImportResult:
     """Import ``paths`` of format ``fmt`` into the project ``project_slug``.
 
     Non-mturk formats create the project (of the format's kind) when it is missing;
@@ -84,6 +91,9 @@ def import_files(*, fmt: str, paths: Sequence[str | Path], project_slug: str,
     ``dry_run``: everything is parsed, checked and written as for real, the counts taken, and
     the transaction rolled back — the console's preview (nothing is kept, the project is not
     created either); the result also says the items per split before and added.
+
+    ``progress``: told the bytes read of all the files while they are parsed ("reading
+    NAME"), then the writing steps done out of the steps ("writing MODEL").
     """
     importer = FORMATS.get(fmt)
     if importer is None:
@@ -92,6 +102,8 @@ def import_files(*, fmt: str, paths: Sequence[str | Path], project_slug: str,
     if not paths:
         raise ImportInputError(fmt, "-", "no file given")
     files = [SourceFile.read(fmt, path) for path in paths]
+    if progress is not None:
+        _report_reading(files, progress)
     project = Project.objects.filter(slug=project_slug).first()
     kind = importer.KIND
     if kind is None:
@@ -121,7 +133,8 @@ def import_files(*, fmt: str, paths: Sequence[str | Path], project_slug: str,
         if dry_run:
             result.existing_items_per_split = _items_per_split(project)
         _BundleWriter(project, bundle, fmt, result,
-                      file_label=", ".join(file.name for file in files)).write()
+                      file_label=", ".join(file.name for file in files),
+                      progress=progress).write()
         new_files = [file for file in files if file.sha256 not in done]
         ImportRecord.objects.bulk_create([
             ImportRecord(project=project, format=fmt, path=str(file.path)[:500],
@@ -147,6 +160,19 @@ def import_files(*, fmt: str, paths: Sequence[str | Path], project_slug: str,
         # items) until autovacuum gets round to it, if it ever does.
         planner_statistics_refresh()
     return result
+
+
+def _report_reading(files: list[SourceFile], progress: ImportProgress) -> None:
+    """Have every file tell ``progress`` the bytes read of all the files so far (importers
+    may read them in any order: CLAIRE reads a split's data file before its labels)."""
+    total = sum(file.size for file in files)
+    read: dict[int, int] = {}
+    for index, file in enumerate(files):
+        def on_read(position: int, *, index: int = index, file: SourceFile = file) -> None:
+            read[index] = min(position, file.size)
+            progress(sum(read.values()), total, f"reading {file.name}")
+
+        file.on_read = on_read
 
 
 def _items_per_split(project: Project) -> dict[str, int]:
@@ -214,19 +240,27 @@ class _RowInserter:
                 values.append(convert(value))
         return tuple(values)
 
-    def insert(self, rows: list[dict]) -> int:
-        if not rows:
+    def insert(self, rows: Iterable[dict]) -> int:
+        """Insert ``rows`` (a generator is best: they are consumed as they are written, so
+        the rows to insert are never all in memory as well as the bundle); the count."""
+        iterator = iter(rows)
+        first = next(iterator, None)
+        if first is None:
             return 0
+        count = 0
         with connection.cursor() as cursor:
             if connection.vendor == "postgresql" and not self.ignore_conflicts:
                 # COPY is PostgreSQL's bulk path: ~10x an INSERT of the same rows.
                 with cursor.cursor.copy(self.copy_sql) as copy:
-                    for row in rows:
+                    for row in chain([first], iterator):
                         copy.write_row(self._values(row))
+                        count += 1
             else:
-                for chunk in _chunks(rows, BATCH_SIZE):
-                    cursor.executemany(self.insert_sql, [self._values(row) for row in chunk])
-        return len(rows)
+                iterator = chain([first], iterator)
+                while batch := [self._values(row) for row in islice(iterator, BATCH_SIZE)]:
+                    cursor.executemany(self.insert_sql, batch)
+                    count += len(batch)
+        return count
 
 
 _MISSING = object()
@@ -235,28 +269,50 @@ _MISSING = object()
 class _BundleWriter:
     """Writes one parsed bundle; each step maps natural keys to database ids."""
 
+    #: The writing steps, in order, as ``progress`` names them.
+    STEPS = ("documents", "target sentences", "dialogues", "dialogue turns", "clozes",
+             "cloze fillers", "complex sentences", "facts", "items", "annotations")
+
     def __init__(self, project: Project, bundle: Bundle, fmt: str, result: ImportResult, *,
-                 file_label: str):
+                 file_label: str, progress: ImportProgress | None = None):
         self.project, self.bundle, self.fmt, self.result = project, bundle, fmt, result
         self.file_label = file_label
+        self.progress = progress
+
+    def _step(self, name: str) -> None:
+        if self.progress is not None:
+            index = self.STEPS.index(name)
+            self.progress(index, len(self.STEPS), f"writing {name}")
 
     def write(self) -> None:
         b = self.bundle
+        self._step("documents")
         documents = self._by_external_id(Document, b.documents)
+        self._step("target sentences")
         targets = self._targets(documents) if b.targets else {}
+        self._step("dialogues")
         dialogues = self._by_external_id(Dialogue, b.dialogues)
+        self._step("dialogue turns")
         turns = self._turns(dialogues) if b.turns else {}
+        self._step("clozes")
         clozes = self._clozes() if b.clozes else {}
+        self._step("cloze fillers")
         fillers = self._fillers(clozes) if b.fillers else {}
+        self._step("complex sentences")
         complexes = self._by_external_id(ComplexSentence, b.complex_sentences)
+        self._step("facts")
         if b.facts:
             self._facts(complexes)
+        self._step("items")
         items = self._items({"target": targets, "turn": turns, "filler": fillers,
                              "complex": complexes})
+        self._step("annotations")
         if b.annotations:
             self._annotations(items)
+        if self.progress is not None:
+            self.progress(len(self.STEPS), len(self.STEPS), "written")
 
-    def _insert(self, model, rows: list[dict], *, label: str | None = None,
+    def _insert(self, model, rows: Iterable[dict], *, label: str | None = None,
                 ignore_conflicts: bool = False) -> int:
         count = _RowInserter(model, ignore_conflicts=ignore_conflicts).insert(rows)
         if count:
@@ -273,8 +329,8 @@ class _BundleWriter:
                         .values_list("external_id", "id"))
 
         ids = read()
-        new = [{"project_id": self.project.pk, "external_id": key, **fields}
-               for key, fields in records.items() if key not in ids]
+        new = ({"project_id": self.project.pk, "external_id": key, **fields}
+               for key, fields in records.items() if key not in ids)
         return read() if self._insert(model, new) else ids
 
     def _targets(self, documents: dict[str, int]) -> dict[tuple, int]:
@@ -284,10 +340,10 @@ class _BundleWriter:
                 "document_id", "paragraph_index", "start_byte", "end_byte", "id")}
 
         ids = read()
-        new = [{"document_id": documents[document], "paragraph_index": paragraph,
+        new = ({"document_id": documents[document], "paragraph_index": paragraph,
                 "start_byte": start, "end_byte": end, **fields}
                for (document, paragraph, start, end), fields in self.bundle.targets.items()
-               if (documents[document], paragraph, start, end) not in ids]
+               if (documents[document], paragraph, start, end) not in ids)
         if self._insert(TargetSentence, new):
             ids = read()
         return {key: ids[(documents[key[0]], *key[1:])] for key in self.bundle.targets}
@@ -332,9 +388,9 @@ class _BundleWriter:
                 cloze__project=self.project).values_list("cloze_id", "position", "id")}
 
         ids = read()
-        new = [{"cloze_id": clozes[cloze], "position": position, **fields}
+        new = ({"cloze_id": clozes[cloze], "position": position, **fields}
                for (cloze, position), fields in self.bundle.fillers.items()
-               if (clozes[cloze], position) not in ids]
+               if (clozes[cloze], position) not in ids)
         if self._insert(ClozeFiller, new):
             ids = read()
         return {key: ids[(clozes[key[0]], key[1])] for key in self.bundle.fillers}
@@ -345,20 +401,22 @@ class _BundleWriter:
                 project=self.project).values_list("subject", "property", "object", "id")}
 
         ids = read()
-        new = [{"project_id": self.project.pk, "subject": s, "property": p, "object": o}
-               for (s, p, o) in self.bundle.facts if (s, p, o) not in ids]
+        new = ({"project_id": self.project.pk, "subject": s, "property": p, "object": o}
+               for (s, p, o) in self.bundle.facts if (s, p, o) not in ids)
         if self._insert(Fact, new):
             ids = read()
         link = ComplexSentence.facts.through
         linked = set(link.objects.filter(complexsentence__project=self.project)
                      .values_list("complexsentence_id", "fact_id"))
-        rows = []
-        for sentence, fact in self.bundle.complex_facts:
-            pair = (complexes[sentence], ids[fact])
-            if pair not in linked:
-                linked.add(pair)
-                rows.append({"complexsentence_id": pair[0], "fact_id": pair[1]})
-        self._insert(link, rows, label="ComplexSentence.facts")
+
+        def rows():
+            for sentence, fact in self.bundle.complex_facts:
+                pair = (complexes[sentence], ids[fact])
+                if pair not in linked:
+                    linked.add(pair)
+                    yield {"complexsentence_id": pair[0], "fact_id": pair[1]}
+
+        self._insert(link, rows(), label="ComplexSentence.facts")
 
     def _items(self, sources: dict[str, dict]) -> dict[str, int]:
         def read() -> dict[str, int]:
@@ -382,15 +440,17 @@ class _BundleWriter:
             return ids
         column = {"target": "target_sentence_id", "turn": "turn_id", "filler": "filler_id",
                   "complex": "complex_sentence_id"}
-        new = []
-        for external_id, record in self.bundle.items.items():
-            if external_id in ids:
-                continue
-            kind, key = record.source
-            new.append({"project_id": self.project.pk, "external_id": external_id,
-                        "split": record.split, "group_key": record.group_key,
-                        "position": record.position, column[kind]: sources[kind][key]})
-        return read() if self._insert(Item, new) else ids
+
+        def new():
+            for external_id, record in self.bundle.items.items():
+                if external_id in ids:
+                    continue
+                kind, key = record.source
+                yield {"project_id": self.project.pk, "external_id": external_id,
+                       "split": record.split, "group_key": record.group_key,
+                       "position": record.position, column[kind]: sources[kind][key]}
+
+        return read() if self._insert(Item, new()) else ids
 
     def _sluice_items_by_context(self) -> dict[str, list[int]]:
         """Item ids per sluice context id (the group key; an item per split): mturk-csv

@@ -319,5 +319,37 @@ def _run_export(job: Job, progress: ProgressCallback) -> JobOutcome:
                       result_path=str(archive))
 
 
+def _check_import(project: Project | None, params: dict) -> dict:
+    from .uploads import TOKEN_PATTERN
+
+    if project is None:
+        raise JobRefused("an import is into a project")
+    unknown = set(params) - {"upload"}
+    if unknown:
+        raise JobRefused(f"import job: unknown parameter(s) {', '.join(sorted(unknown))}")
+    token = params.get("upload")
+    if not isinstance(token, str) or not TOKEN_PATTERN.match(token):
+        raise JobRefused("this upload is unknown or has expired; upload the files again")
+    # The upload (staged files) is the job's identity: a second click on "Import" for the
+    # same upload finds the job already running instead of importing twice.
+    return {"upload": token}
+
+
+def _run_import(job: Job, progress: ProgressCallback) -> JobOutcome:
+    """Import a staged upload (the console's), all-or-nothing, through ``upload_commit``."""
+    from ..importers.base import ImportInputError
+    from .uploads import UploadError, upload_commit, upload_get_for_job, upload_summary
+
+    try:
+        staged = upload_get_for_job(token=job.params["upload"], project=job.project)
+        result = upload_commit(staged=staged, progress=progress)
+    except UploadError as error:
+        raise JobError(str(error)) from None
+    except ImportInputError as error:
+        raise JobError(f"{error} — nothing was imported.") from None
+    return JobOutcome(result=upload_summary(result))
+
+
 register(Job.Kind.QC, check=_check_qc, run=_run_qc)
 register(Job.Kind.EXPORT, check=_check_export, run=_run_export)
+register(Job.Kind.IMPORT, check=_check_import, run=_run_import)

@@ -28,7 +28,7 @@ from django.conf import settings
 
 from ..importers import FORMATS
 from ..models import Project
-from .imports import ImportResult, import_files
+from .imports import ImportProgress, ImportResult, import_files
 
 #: Leading bytes of the archive formats refused.
 ARCHIVE_MAGIC = {b"PK\x03\x04": "zip", b"PK\x05\x06": "zip", b"\x1f\x8b": "gzip",
@@ -140,10 +140,32 @@ def upload_get(*, token: str, user_id: int, project: Project) -> StagedUpload:
                         meta["size"])
 
 
-def _import(staged: StagedUpload, *, dry_run: bool) -> ImportResult:
+def upload_get_for_job(*, token: str, project: Project) -> StagedUpload:
+    """The staged upload ``token`` of ``project`` (the import job's: the page that started
+    the job checked it was the user's), or UploadError."""
+    folder = _folder(token)
+    try:
+        meta = json.loads((folder / "upload.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        raise UploadError("this upload is unknown or has expired; upload the files again"
+                          ) from None
+    if meta["project"] != project.slug:
+        raise UploadError("this upload is unknown or has expired; upload the files again")
+    return StagedUpload(token, meta["project"], meta["format"], meta["split"], meta["names"],
+                        meta["size"])
+
+
+def upload_runs_as_job(staged: StagedUpload) -> bool:
+    """Whether the import of ``staged`` is a staff job (big) rather than the request's work."""
+    return staged.size >= settings.UNPACK_UPLOAD_JOB_MIN_BYTES
+
+
+def _import(staged: StagedUpload, *, dry_run: bool,
+            progress: ImportProgress | None = None) -> ImportResult:
     folder = _folder(staged.token)
     return import_files(fmt=staged.fmt, paths=[folder / name for name in staged.names],
-                        project_slug=staged.project_slug, split=staged.split, dry_run=dry_run)
+                        project_slug=staged.project_slug, split=staged.split, dry_run=dry_run,
+                        progress=progress)
 
 
 def upload_preview(*, staged: StagedUpload) -> ImportResult:
@@ -152,11 +174,24 @@ def upload_preview(*, staged: StagedUpload) -> ImportResult:
     return _import(staged, dry_run=True)
 
 
-def upload_commit(*, staged: StagedUpload) -> ImportResult:
-    """Import ``staged`` (all-or-nothing) and remove its files once imported."""
-    result = _import(staged, dry_run=False)
+def upload_commit(*, staged: StagedUpload,
+                  progress: ImportProgress | None = None) -> ImportResult:
+    """Import ``staged`` (all-or-nothing) and remove its files once imported; ``progress``
+    as ``import_files`` tells it (the import job's)."""
+    result = _import(staged, dry_run=False, progress=progress)
     shutil.rmtree(_folder(staged.token), ignore_errors=True)
     return result
+
+
+def upload_summary(result: ImportResult) -> dict:
+    """An import's outcome as JSON (what the import job keeps) with the one sentence the
+    import page and the job's page both show."""
+    message = (f"Imported {result.rows} row(s) from {', '.join(result.files_imported)}."
+               if result.files_imported else
+               f"Nothing new: {', '.join(result.files_skipped)} had been imported already.")
+    return {"message": message, "rows": result.rows,
+            "files_imported": result.files_imported, "files_skipped": result.files_skipped,
+            "created": result.created, "warnings": result.warnings}
 
 
 def upload_discard(*, staged: StagedUpload) -> None:

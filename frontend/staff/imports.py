@@ -6,8 +6,9 @@ over the importers ``import_data`` uses).
 
 Uploads stream to temporary files (``TemporaryFileUploadHandler`` only: nothing is held in
 memory) through a handler that stops a request past ``UNPACK_UPLOAD_MAX_BYTES``. The import
-runs in the request; an upload near the limit takes as long as ``import_data`` would (about
-10,000+ rows a second, docs/importing.md), which the page says.
+(commit) of an upload of ``UNPACK_UPLOAD_JOB_MIN_BYTES`` or more runs as a staff job (kind
+``import``, ``annotation.services.staff_jobs``) whose page shows its progress; smaller ones run
+in the request. The preview (a dry run) runs in the upload's request.
 """
 
 from __future__ import annotations
@@ -21,16 +22,21 @@ from django.views.decorators.csrf import csrf_exempt, csrf_protect
 
 from annotation.importers import FORMATS
 from annotation.importers.base import ImportInputError
-from annotation.models import Project
+from annotation.models import Job, Project
 from annotation.request_guard import streams_upload
 from annotation.roles import page_requires
+from annotation.services.jobs import JobQueueUnavailable
+from annotation.services.staff_jobs import JobRefused, job_start
 from annotation.services.uploads import (
+    StagedUpload,
     UploadError,
     upload_commit,
     upload_discard,
     upload_get,
     upload_preview,
+    upload_runs_as_job,
     upload_stage,
+    upload_summary,
 )
 from annotation.upload_limits import SizeLimitHandler, too_large, upload_handlers
 
@@ -52,7 +58,8 @@ class UploadForm(forms.Form):
 def _page(request, project, form, *, status=200, **context):
     return render(request, "frontend/staff/import.html", {
         "project": project, "form": form, "limit": settings.UNPACK_UPLOAD_MAX_BYTES,
-        "max_files": settings.UNPACK_UPLOAD_MAX_FILES, **context}, status=status)
+        "max_files": settings.UNPACK_UPLOAD_MAX_FILES,
+        "job_min_bytes": settings.UNPACK_UPLOAD_JOB_MIN_BYTES, **context}, status=status)
 
 
 @streams_upload  # its body may be an upload's size; its fields are read by the view
@@ -92,15 +99,14 @@ def _import_upload(request, slug: str, limit: SizeLimitHandler | None):
             upload_discard(staged=staged)
             messages.success(request, "The uploaded files were discarded; nothing was imported.")
             return redirect("staff:import", slug=project.slug)
+        if upload_runs_as_job(staged):
+            return _import_as_job(request, project, staged)
         try:
             result = upload_commit(staged=staged)
         except ImportInputError as error:
             return _page(request, project, UploadForm(project=project), status=400,
                          upload_error=f"{error} — nothing was imported.")
-        messages.success(request, (
-            f"Imported {result.rows} row(s) from {', '.join(result.files_imported)}."
-            if result.files_imported else
-            f"Nothing new: {', '.join(result.files_skipped)} had been imported already."))
+        messages.success(request, upload_summary(result)["message"])
         for warning in result.warnings:
             messages.warning(request, warning)
         return redirect("staff:import", slug=project.slug)
@@ -122,6 +128,23 @@ def _import_upload(request, slug: str, limit: SizeLimitHandler | None):
                      upload_error=f"{error} — nothing was imported.")
     return _page(request, project, form, staged=staged, preview=preview,
                  created=sorted(preview.created.items()))
+
+
+def _import_as_job(request, project: Project, staged: StagedUpload):
+    """Start the import of a big upload as a staff job and go to its page, which follows its
+    progress (and does so again after a reload); inline (no broker) the job has run when
+    ``job_start`` returns and its page shows the outcome. A second click on "Import" finds the
+    job of this upload already started (its identity is the upload) and starts nothing."""
+    try:
+        started = job_start(kind=Job.Kind.IMPORT, project=project, user=request.user,
+                            params={"upload": staged.token})
+    except (JobRefused, JobQueueUnavailable) as error:
+        return _page(request, project, UploadForm(project=project), status=400,
+                     upload_error=f"The import did not start: {error}")
+    if not started.created:
+        messages.info(request, f"This import is already {started.job.state} (job "
+                               f"{started.job.pk}); it was not started a second time.")
+    return redirect("staff_jobs:detail", job_id=started.job.pk)
 
 
 urlpatterns = [

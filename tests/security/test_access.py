@@ -302,6 +302,16 @@ TABLE: dict[str, list[Row]] = {
     "staff/team/": [
         Row("GET", "/staff/team/", LOGIN, NO, 200, reviewer=NO),
         Row("POST", "/staff/team/", LOGIN, NO, 200, data={}, reviewer=NO)],
+    "staff/team/invites/": [
+        Row("GET", "/staff/team/invites/", LOGIN, NO, 200, reviewer=NO),
+        Row("POST", "/staff/team/invites/", LOGIN, NO, 200, data={"role": "bogus"},
+            reviewer=NO)],
+    # A forged invite token: not found for everyone, nothing written (tests/console/
+    # test_invites.py has the real, expired and used links).
+    "invite/<str:token>/": [
+        Row("GET", "/invite/forged-token/", 404, 404, 404),
+        Row("POST", "/invite/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA/", 404, 404, 404,
+            data={"username": "x", "password": "y", "password_again": "y"})],
     "staff/projects/<slug:slug>/import/": [
         Row("GET", "/staff/projects/{slug}/import/", LOGIN, NO, 200, reviewer=NO),
         Row("POST", "/staff/projects/{slug}/import/", LOGIN, NO, 400, data={}, reviewer=NO)],

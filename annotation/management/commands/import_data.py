@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from contextlib import nullcontext
+
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.importers import FORMATS, ImportInputError
+from annotation.management.progress import ProgressBar
 from annotation.services.imports import UnknownFormatError, import_files
 
 
@@ -25,10 +28,15 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         quiet = options["quiet"] or options["verbosity"] == 0
+        # The same progress the console's import job records: bytes read, then the writing
+        # steps (a bar on stderr, drawn only on a terminal).
+        bar = nullcontext() if quiet else ProgressBar("import", unit="step")
         try:
-            result = import_files(fmt=options["format"], paths=options["paths"],
-                                  project_slug=options["project"], split=options["split"],
-                                  name=options["name"], quiet=quiet)
+            with bar:
+                result = import_files(fmt=options["format"], paths=options["paths"],
+                                      project_slug=options["project"],
+                                      split=options["split"], name=options["name"],
+                                      progress=None if quiet else bar)
         except (ImportInputError, UnknownFormatError) as error:
             raise CommandError(str(error)) from None
         if options["verbosity"] == 0:
