@@ -29,6 +29,7 @@ from annotation.selectors import dashboard as dashboard_selectors
 from annotation.selectors import projects as project_selectors
 from annotation.selectors import qc as qc_selectors
 from annotation.selectors import review_queue
+from annotation.selectors.adjudication import answer_words
 from annotation.selectors.bonuses import bonus_report
 from annotation.services import decisions, staff_jobs
 from annotation.services.jobs import JobQueueUnavailable
@@ -94,10 +95,7 @@ def answer_of(annotation: Annotation) -> str:
         return "(skipped)"
     if annotation.category and annotation.category != Annotation.Category.DONE:
         return annotation.category
-    sentences = (annotation.payload or {}).get("simple_sentences")
-    if isinstance(sentences, list):
-        return " ".join(map(str, sentences))
-    return annotation.text
+    return answer_words(annotation)
 
 
 def newer_version(annotation: Annotation) -> Annotation | None:
@@ -113,8 +111,14 @@ def previous_turns(flags: list[Flag]) -> dict[int, tuple[str, str]]:
 
     One query for the whole queue (the turns of the flagged dialogues), none without sluices.
     """
-    dialogue_ids = {flag.annotation.item.turn.dialogue_id for flag in flags
-                    if flag.annotation is not None and flag.annotation.item.turn_id}
+    return earlier_turns_of([flag.annotation for flag in flags])
+
+
+def earlier_turns_of(annotations: list) -> dict[int, tuple[str, str]]:
+    """turn id → (question, answer) of the turn before it, for ``annotations`` (None
+    entries skipped): one query, none without dialogue turns."""
+    dialogue_ids = {annotation.item.turn.dialogue_id for annotation in annotations
+                    if annotation is not None and annotation.item.turn_id}
     if not dialogue_ids:
         return {}
     turns: dict[int, list[tuple]] = {}
