@@ -14,6 +14,7 @@ from itertools import pairwise
 from diff_match_patch import diff_match_patch
 from django.contrib import messages
 from django.core.exceptions import ValidationError
+from django.db.models import Prefetch
 from django.http import HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.html import escape, format_html
@@ -36,6 +37,9 @@ from annotation.services.jobs import JobQueueUnavailable
 from frontend.staff_jobs import qc_summary
 
 GAP = "______"
+#: What ``source_of`` reads of an answer's item, to load with it.
+ITEM_TEXT_RELATIONS = ("item__target_sentence__document", "item__turn__dialogue",
+                       "item__filler__cloze", "item__complex_sentence")
 PLOT_WIDTH, PLOT_HEIGHT, PLOT_MARGIN = 420, 180, 28
 MAX_WORKER_BARS = 40
 
@@ -325,10 +329,15 @@ def queue(request, slug: str):
     # bonused or its worker blocked here too (not only approved in bulk).
     unflagged = list(Assignment.objects.filter(pk__in=unflagged_ids[:UNFLAGGED_SHOWN])
                      .select_related("worker", "hit__batch")
-                     .prefetch_related("annotations").order_by("pk"))
-    for assignment in unflagged:
-        for annotation in assignment.annotations.all():
-            annotation.answer = answer_of(annotation)
+                     .prefetch_related(Prefetch("annotations", queryset=Annotation.objects
+                                                .select_related(*ITEM_TEXT_RELATIONS)))
+                     .order_by("pk"))
+    unflagged_answers = [a for assignment in unflagged for a in assignment.annotations.all()]
+    unflagged_turns = earlier_turns_of(unflagged_answers) if project.kind == "sluice" else {}
+    for annotation in unflagged_answers:
+        annotation.answer = answer_of(annotation)
+        # Staff read the item's text, not its database id ("ITEM 195 rating 3", issue 24).
+        annotation.item_text = source_of(annotation, unflagged_turns)["source"]
     return render(request, "frontend/review/queue.html", {
         "project": project, "groups": groups, "group_by": group_by, "page": page,
         "after": after, "next_after": str(page.next_cursor) if page.next_cursor else None,

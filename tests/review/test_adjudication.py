@@ -31,7 +31,7 @@ def page(project, item) -> str:
 
 
 def test_the_page_shows_every_answer_with_its_diff_escaped(staff_client, rewrite_answers):
-    project, items, answers = rewrite_answers
+    project, items, _answers = rewrite_answers
     body = staff_client.get(page(project, items[1])).content.decode()
     assert "3 answers to this item" in body
     assert body.count('class="answer-card"') == 3
@@ -54,7 +54,7 @@ def test_picking_an_answer_settles_the_reference_with_its_audit_row(staff_client
     assert event.actor == staff_user and event.annotation == answers[2]
     assert event.detail["new"] == "When did Zappa's group end?" and not event.detail["written"]
     body = staff_client.get(page(project, items[1])).content.decode()
-    assert "answer %d picked by researcher" % answers[2].pk in body
+    assert f"answer {answers[2].pk} picked by researcher" in body
 
 
 def test_a_written_reference_replaces_the_picked_one_and_both_are_audited(staff_user,
@@ -97,7 +97,7 @@ def test_a_superseded_answer_cannot_be_picked(staff_user, rewrite_answers):
 
 
 def test_a_plausibility_reference_is_a_rating_from_1_to_5(staff_user):
-    project, items = claire_sample()
+    _project, items = claire_sample()
     with pytest.raises(ValidationError, match="a rating from 1 to 5"):
         item_reference_set(item_id=items[0].pk, actor=staff_user, rating="7")
     with pytest.raises(ValidationError, match="a rating from 1 to 5"):

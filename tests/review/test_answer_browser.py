@@ -110,7 +110,7 @@ def test_a_local_annotator_is_found_by_username(staff_client, rewrites, django_u
 
 
 def test_rows_show_the_item_the_answer_and_an_escaped_diff(staff_client, rewrites):
-    project, items, answers = rewrites
+    project, _items, answers = rewrites
     local = answers[12]
     _, _, page = shown(staff_client, url(project, f"?worker={local.worker.anonymous_id}"))
     assert "When did they disband?" in page  # the item's text
@@ -121,7 +121,7 @@ def test_rows_show_the_item_the_answer_and_an_escaped_diff(staff_client, rewrite
 
 
 def test_a_flagged_answer_shows_its_open_flag(staff_client, rewrites):
-    project, _, answers = rewrites
+    project, _, _answers = rewrites
     _, _, page = shown(staff_client, url(project, "?state=flagged"))
     assert 'data-testid="answer-flags">open flag: copy_of_input' in page
 
