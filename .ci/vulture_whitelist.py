@@ -318,3 +318,7 @@ handler400  # Django URLconf hook (annotation/urls.py)
 get_limit  # DRF paginator hook (annotation/api/pagination.py)
 _.has_module_permission  # ModelAdmin hook, called by the admin site (annotation/admin.py)
 _.has_view_permission  # ModelAdmin hook, called by the admin site (annotation/admin.py)
+
+# --- h24browse: the data browser and adjudication (issue 24) ---
+decided_by  # ItemReference field, rendered by frontend/staff/adjudicate.html
+worker_found  # AnswerPage field, read by frontend/staff/answers.html
