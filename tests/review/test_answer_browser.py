@@ -65,6 +65,9 @@ def test_pages_walk_every_answer_once_newest_first_without_offset(staff_client, 
             ids, link, _ = shown(staff_client, address)
             seen.append(ids)
             address = url(project, link) if link else None
+    first = staff_client.get(url(project)).content.decode()
+    assert ("This page shows 4 answers, newest first; older ones on the next page."
+            in first)
     flat = [pk for page in seen for pk in page]
     assert flat == sorted((a.pk for a in answers), reverse=True)
     assert [len(page) for page in seen] == [4, 4, 4, 2]  # 14 answers
@@ -150,3 +153,15 @@ def test_a_bad_filter_is_refused_naming_the_field(staff_client, rewrites, query,
     response = staff_client.get(url(project, query))
     assert response.status_code == 400
     assert f"Bad filter: {field}:" in response.content.decode()
+
+
+def test_a_text_found_in_many_items_walks_the_answers_with_the_same_result(staff_client,
+                                                                         rewrites,
+                                                                         monkeypatch):
+    project, _, _ = rewrites
+    listed = {query: shown(staff_client, url(project, query))[0]
+              for query in ("?q=did", "?q=disband&split=dev", "?q=why&state=counted")}
+    monkeypatch.setattr(answer_browser, "SEARCH_ITEMS_LISTED", 0)  # every found text "common"
+    for query, ids in listed.items():
+        assert ids, query
+        assert shown(staff_client, url(project, query))[0] == ids, query
