@@ -324,3 +324,7 @@ _._has_been_logged  # read by django.utils.log.log_response (annotation/login_th
 token_sha256  # Invite column (annotation/models.py), read and written through the ORM
 used_by  # Invite column (annotation/models.py), set by services/invites.py
 password_again  # form field (frontend/invites.py), read through cleaned_data
+
+# --- h24browse: the data browser and adjudication (issue 24) ---
+decided_by  # ItemReference field, rendered by frontend/staff/adjudicate.html
+worker_found  # AnswerPage field, read by frontend/staff/answers.html

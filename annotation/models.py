@@ -658,6 +658,11 @@ class Annotation(models.Model):
             # With id: a worker's latest annotation in a project is one index probe (the work
             # queue starts after it).
             models.Index(fields=["worker", "project", "id"], name="annotation_worker_project"),
+            # The data browser's keyset pages, newest first: a project's answers, and those of
+            # one state or one source, are each one index range (selectors/answer_browser.py).
+            models.Index(fields=["project", "id"], name="annotation_project_id"),
+            models.Index(fields=["project", "state", "id"], name="annotation_project_state_id"),
+            models.Index(fields=["project", "source", "id"], name="annotation_project_source_id"),
         ]
 
     def __str__(self) -> str:
@@ -917,3 +922,24 @@ class Invite(models.Model):
 
     def __str__(self) -> str:
         return f"invite {self.pk} ({self.role})"
+
+
+class ItemReference(models.Model):
+    """The reference a reviewer settled for one item after comparing its answers
+    (adjudication): one of the answers picked, or a text / rating the reviewer wrote. Set only
+    by ``services/adjudication.py`` (each change also a ``reference_set`` audit row); exports
+    write it to ``adjudicated.jsonl`` beside the dataset's files."""
+
+    item = models.OneToOneField(Item, on_delete=models.CASCADE, related_name="reference")
+    # The picked answer; NULL when the reviewer wrote the reference (or the answer was deleted).
+    chosen = models.ForeignKey(Annotation, null=True, blank=True, on_delete=models.SET_NULL,
+                               related_name="+")
+    text = models.TextField(blank=True)  # text kinds: the reference sentence(s)
+    rating = models.FloatField(null=True, blank=True)  # plausibility: the reference rating
+    note = models.TextField(blank=True)
+    decided_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
+                                   on_delete=models.SET_NULL, related_name="+")
+    decided_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"reference of item {self.item_id}"

@@ -14,6 +14,7 @@ from itertools import pairwise
 from diff_match_patch import diff_match_patch
 from django.contrib import messages
 from django.core.exceptions import ValidationError
+from django.db.models import Prefetch
 from django.http import HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.html import escape, format_html
@@ -29,12 +30,16 @@ from annotation.selectors import dashboard as dashboard_selectors
 from annotation.selectors import projects as project_selectors
 from annotation.selectors import qc as qc_selectors
 from annotation.selectors import review_queue
+from annotation.selectors.adjudication import answer_words
 from annotation.selectors.bonuses import bonus_report
 from annotation.services import decisions, staff_jobs
 from annotation.services.jobs import JobQueueUnavailable
 from frontend.staff_jobs import qc_summary
 
 GAP = "______"
+#: What ``source_of`` reads of an answer's item, to load with it.
+ITEM_TEXT_RELATIONS = ("item__target_sentence__document", "item__turn__dialogue",
+                       "item__filler__cloze", "item__complex_sentence")
 PLOT_WIDTH, PLOT_HEIGHT, PLOT_MARGIN = 420, 180, 28
 MAX_WORKER_BARS = 40
 
@@ -94,10 +99,7 @@ def answer_of(annotation: Annotation) -> str:
         return "(skipped)"
     if annotation.category and annotation.category != Annotation.Category.DONE:
         return annotation.category
-    sentences = (annotation.payload or {}).get("simple_sentences")
-    if isinstance(sentences, list):
-        return " ".join(map(str, sentences))
-    return annotation.text
+    return answer_words(annotation)
 
 
 def newer_version(annotation: Annotation) -> Annotation | None:
@@ -113,8 +115,14 @@ def previous_turns(flags: list[Flag]) -> dict[int, tuple[str, str]]:
 
     One query for the whole queue (the turns of the flagged dialogues), none without sluices.
     """
-    dialogue_ids = {flag.annotation.item.turn.dialogue_id for flag in flags
-                    if flag.annotation is not None and flag.annotation.item.turn_id}
+    return earlier_turns_of([flag.annotation for flag in flags])
+
+
+def earlier_turns_of(annotations: list) -> dict[int, tuple[str, str]]:
+    """turn id → (question, answer) of the turn before it, for ``annotations`` (None
+    entries skipped): one query, none without dialogue turns."""
+    dialogue_ids = {annotation.item.turn.dialogue_id for annotation in annotations
+                    if annotation is not None and annotation.item.turn_id}
     if not dialogue_ids:
         return {}
     turns: dict[int, list[tuple]] = {}
@@ -321,10 +329,15 @@ def queue(request, slug: str):
     # bonused or its worker blocked here too (not only approved in bulk).
     unflagged = list(Assignment.objects.filter(pk__in=unflagged_ids[:UNFLAGGED_SHOWN])
                      .select_related("worker", "hit__batch")
-                     .prefetch_related("annotations").order_by("pk"))
-    for assignment in unflagged:
-        for annotation in assignment.annotations.all():
-            annotation.answer = answer_of(annotation)
+                     .prefetch_related(Prefetch("annotations", queryset=Annotation.objects
+                                                .select_related(*ITEM_TEXT_RELATIONS)))
+                     .order_by("pk"))
+    unflagged_answers = [a for assignment in unflagged for a in assignment.annotations.all()]
+    unflagged_turns = earlier_turns_of(unflagged_answers) if project.kind == "sluice" else {}
+    for annotation in unflagged_answers:
+        annotation.answer = answer_of(annotation)
+        # Staff read the item's text, not its database id ("ITEM 195 rating 3", issue 24).
+        annotation.item_text = source_of(annotation, unflagged_turns)["source"]
     return render(request, "frontend/review/queue.html", {
         "project": project, "groups": groups, "group_by": group_by, "page": page,
         "after": after, "next_after": str(page.next_cursor) if page.next_cursor else None,

@@ -21,6 +21,7 @@ from annotation.selectors.batches import (
     batch_hit_status_counts,
     batch_hits,
     batches_with_counts,
+    hit_provider_ids,
 )
 from annotation.services.batches.collect import batch_is_collected
 from annotation.services.batches.decide import batch_manage, parse_duration_seconds
@@ -250,7 +251,7 @@ def batch_resume_view(request, batch_id: int):
 def batch_manage_view(request, batch_id: int):
     """Stop, pause or resume the batch's published HITs (Prolific: studies), or add
     assignments (places) to them: all of them, or the one named by ``hit``."""
-    get_object_or_404(Batch, pk=batch_id)
+    batch = get_object_or_404(Batch, pk=batch_id)
     action = request.POST.get("action", "")
     hit = request.POST.get("hit", "").strip()
     count_text = request.POST.get("count", "").strip()
@@ -264,9 +265,25 @@ def batch_manage_view(request, batch_id: int):
     except ValidationError as error:
         messages.error(request, "; ".join(error.messages))
     else:
-        messages.success(request, f"{action}: requested for {len(queued)} HIT(s)/studies.")
+        messages.success(request, manage_requested_words(batch, action, queued, count_text))
     return redirect("staff_batches:detail", batch_id=batch_id)
 
+
+def manage_requested_words(batch: Batch, action: str, hit_ids: list[int], count: str) -> str:
+    """What the manage form's success says: the HITs (studies) by the provider's id, not by
+    ours ("Add places to study # 1" answered with database ids, issue 24)."""
+    words = PROLIFIC_WORDS if batch.provider == "prolific" else MTURK_WORDS
+    names = hit_provider_ids(hit_ids=hit_ids[:MANAGE_NAMES_SHOWN])
+    what = {"add": f"{words['add_assignments']} ({count})", "stop": words["stop_all"],
+            "pause": "Pause", "resume": "Resume"}.get(action, action)
+    plural = words["hits"] if len(hit_ids) != 1 else words["hit"]
+    named = ", ".join(names) + (f" and {len(hit_ids) - len(names)} more"
+                                if len(hit_ids) > len(names) else "")
+    return f"{what}: requested for {len(hit_ids)} {plural.lower()}: {named}."
+
+
+#: The HITs (studies) a manage message names one by one.
+MANAGE_NAMES_SHOWN = 10
 
 MTURK_WORDS = {"hit": "HIT", "hits": "HITs", "assignment": "assignment",
                "assignments": "Assignments", "Hit": "HIT", "Assignment": "Assignment",

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..models import Project
+from .adjudicated import AdjudicatedExporter, has_references
 from .aggregated import AggregatedExporter, aggregation_is_on
 from .base import Exporter, ExportError, WrittenFile
 from .canard import CanardExporter
@@ -43,6 +44,8 @@ def export_project(*, project: Project, format_name: str, out_dir: Path,
     written = exporter_class(project).write(Path(out_dir), progress=progress)
     if aggregation_is_on(project):  # beside the dataset; its own files never change
         written += AggregatedExporter(project).write(Path(out_dir))
+    if has_references(project):  # reviewers' adjudicated references, beside the dataset too
+        written += AdjudicatedExporter(project).write(Path(out_dir))
     return written
 
 

@@ -83,3 +83,10 @@ def assignment_by_reference(reference: str) -> Assignment | None:
     if assignment is None and reference.isdigit():
         assignment = Assignment.objects.filter(pk=int(reference)).first()
     return assignment
+
+
+def hit_provider_ids(*, hit_ids: list[int]) -> list[str]:
+    """The provider's ids of ``hit_ids`` (MTurk HIT ids, Prolific study ids), in our order:
+    what staff messages name HITs by."""
+    return list(Hit.objects.filter(pk__in=hit_ids).order_by("pk")
+                .values_list("provider_hit_id", flat=True))

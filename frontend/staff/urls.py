@@ -12,4 +12,5 @@ urlpatterns = [
     path("", include("frontend.staff.exports")),
     path("", include("frontend.staff.imports")),
     path("", include("frontend.staff.invites")),
+    path("", include("frontend.staff.browse")),
 ]

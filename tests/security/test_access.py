@@ -261,6 +261,19 @@ TABLE: dict[str, list[Row]] = {
     "staff/projects/<slug:slug>/held/": [
         Row("GET", "/staff/projects/{slug}/held/", LOGIN, NO, 200),
         Row("GET", "/staff/projects/nope/held/", LOGIN, NO, 404)],
+    # --- the data browser and adjudication (issue 24) ---
+    "staff/projects/<slug:slug>/answers/": [
+        Row("GET", "/staff/projects/{slug}/answers/", LOGIN, NO, 200),
+        Row("GET", "/staff/projects/{slug}/answers/?state=nope", LOGIN, NO, 400),
+        Row("GET", "/staff/projects/nope/answers/", LOGIN, NO, 404)],
+    "staff/projects/<slug:slug>/items/<int:item_id>/adjudicate/": [
+        Row("GET", "/staff/projects/{slug}/items/{item}/adjudicate/", LOGIN, NO, 200),
+        Row("GET", "/staff/projects/{slug}/items/999999/adjudicate/", LOGIN, NO, 404)],
+    "staff/projects/<slug:slug>/items/<int:item_id>/adjudicate/decide/": [
+        Row("GET", "/staff/projects/{slug}/items/{item}/adjudicate/decide/", LOGIN, NO, 405),
+        # Neither an answer picked nor a reference written: refused with a message.
+        Row("POST", "/staff/projects/{slug}/items/{item}/adjudicate/decide/", LOGIN, NO, BACK,
+            data={"answer": "", "text": ""})],
     # --- staff batches --------------------------------------------------------------------------
     "staff/batches/": [Row("GET", "/staff/batches/", LOGIN, NO, 200)],
     "staff/batches/new/": [Row("GET", "/staff/batches/new/", LOGIN, NO, 200, reviewer=NO),

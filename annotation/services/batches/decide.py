@@ -200,7 +200,8 @@ def batch_manage(*, batch_id: int, action: str, hit_ids: Iterable[int] = (),
             raise ValidationError({"hits": f"not published HITs of batch {batch_id}: "
                                            f"{missing[:20]}"})
     if action == "add" and batch.provider != "prolific":
-        full = [hit.pk for hit in hits if hit.max_assignments + count > MAX_ASSIGNMENTS_PER_HIT]
+        full = [hit.provider_hit_id for hit in hits
+                if hit.max_assignments + count > MAX_ASSIGNMENTS_PER_HIT]
         if full:
             raise ValidationError({"count": (
                 f"HITs {full[:20]} would have more than {MAX_ASSIGNMENTS_PER_HIT} assignments "

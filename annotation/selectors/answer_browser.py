@@ -1,0 +1,229 @@
+"""The data browser: every answer of a project, newest first, one page at a time.
+
+Keyset, never OFFSET: a page is the ``PAGE_ANSWERS`` answers with an id below the cursor (the
+last id of the page before), so page 1,000 costs what page 1 costs. Filters narrow the same
+statement: split (the item's), state (:data:`STATES`), worker (pseudonym or a local
+annotator's username), provider (the answer's source) and a text search on the item's text.
+The indexes ``annotation_project_id``, ``annotation_project_state_id`` and
+``annotation_project_source_id`` (migration 0024_h24browse) serve the unfiltered, state- and
+provider-filtered pages from one index range each, the worker filter uses
+``annotation_worker_project``; a text search finds the items first (trigram indexes).
+
+No total is counted (counting a filtered 1,000,000-row table is the slow part of every
+page); the page says how many rows it shows and whether there are more.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.db.models import OuterRef, Q, QuerySet, Subquery
+
+from ..models import (
+    Annotation,
+    ClozeFiller,
+    ClozeItem,
+    ComplexSentence,
+    DialogueTurn,
+    Flag,
+    Item,
+    Project,
+    Split,
+    TargetSentence,
+    TaskKind,
+    Worker,
+)
+from ..pseudonyms import is_pseudonym, pseudonym
+
+PAGE_ANSWERS = 50
+#: A text search found in at most this many items lists them (their answers are read by item);
+#: found in more, the newest answers are checked one by one against their item.
+SEARCH_ITEMS_LISTED = 2000
+#: The longest item-text search accepted (a search is a substring, not a document).
+MAX_SEARCH_CHARS = 200
+
+#: state filter → (label, condition). The first four are the stored ``Annotation.state``;
+#: ``flagged`` is an answer with an open flag, ``pending`` one still waiting for a review
+#: decision (counted or not yet confirmed, neither approved nor rejected).
+STATES: dict[str, str] = {
+    "counted": "counted (fills a redundancy slot)",
+    "superseded": "superseded (changed by the annotator)",
+    "rejected": "rejected by a reviewer",
+    "imported": "imported from a released dataset",
+    "flagged": "with an open flag",
+    "pending": "waiting for a review decision",
+}
+PROVIDERS = tuple(Annotation.Source.values)
+
+#: The item's own text, by task kind, for the text search (what the worker read): the item's
+#: relation and the model and column holding the text. Each is searched in its own table
+#: (trigram indexes on PostgreSQL, migration 0024_h24browse), then joined to the items.
+ITEM_TEXTS: dict[str, tuple[tuple[str, type, str], ...]] = {
+    TaskKind.DECONTEXT: (("target_sentence", TargetSentence, "text"),),
+    TaskKind.PLAUSIBILITY: (("filler", ClozeFiller, "text"),
+                            ("filler__cloze", ClozeItem, "sentence")),
+    TaskKind.REWRITE: (("turn", DialogueTurn, "question"),),
+    TaskKind.SLUICE: (("turn", DialogueTurn, "question"),),
+    TaskKind.SPLIT_REPHRASE: (("complex_sentence", ComplexSentence, "text"),),
+}
+
+
+class BadFilter(ValueError):
+    """A filter value the browser cannot use; the message names the field."""
+
+
+@dataclass(frozen=True)
+class AnswerFilters:
+    split: str = ""
+    state: str = ""
+    worker: str = ""
+    provider: str = ""
+    text: str = ""
+    after: int | None = None  # the keyset cursor: answers with a smaller id
+
+    @classmethod
+    def from_query(cls, query) -> AnswerFilters:
+        """Read and check ``?split=&state=&worker=&provider=&q=&after=``; :class:`BadFilter`
+        names the first bad field."""
+        values = {name: (query.get(param) or "").strip() for name, param in (
+            ("split", "split"), ("state", "state"), ("worker", "worker"),
+            ("provider", "provider"), ("text", "q"), ("after", "after"))}
+        if values["split"] and values["split"] not in Split.values:
+            raise BadFilter(f"split: one of {', '.join(Split.values)}")
+        if values["state"] and values["state"] not in STATES:
+            raise BadFilter(f"state: one of {', '.join(STATES)}")
+        if values["provider"] and values["provider"] not in PROVIDERS:
+            raise BadFilter(f"provider: one of {', '.join(PROVIDERS)}")
+        if len(values["text"]) > MAX_SEARCH_CHARS:
+            raise BadFilter(f"q: at most {MAX_SEARCH_CHARS} characters")
+        if len(values["worker"]) > 150:
+            raise BadFilter("worker: a pseudonym (w and 12 hex digits) or a username")
+        after = None
+        if values["after"]:
+            if not values["after"].isdigit() or len(values["after"]) > 18:
+                raise BadFilter("after: the answer id of a Next link")
+            after = int(values["after"])
+        return cls(split=values["split"], state=values["state"], worker=values["worker"],
+                   provider=values["provider"], text=values["text"], after=after)
+
+    def query_without_cursor(self) -> dict[str, str]:
+        """The filters as query parameters (for the Next link and the form)."""
+        return {param: value for param, value in (
+            ("split", self.split), ("state", self.state), ("worker", self.worker),
+            ("provider", self.provider), ("q", self.text)) if value}
+
+
+@dataclass
+class AnswerPage:
+    answers: list[Annotation]
+    next_after: int | None  # the cursor of the next page; None on the last one
+    worker_found: bool  # False when ``worker`` names nobody (the page is then empty)
+
+
+def worker_ids_named(name: str) -> list[int]:
+    """The workers a staff member means by ``name``: the one whose pseudonym it is, or the
+    local annotator with that username. Pseudonyms are keyed hashes (not stored), so the
+    workers' ids are hashed until one matches: a pass over the worker table's three columns."""
+    if is_pseudonym(name):
+        for worker_id, provider, external_id in Worker.objects.values_list(
+                "id", "provider", "external_id").iterator(chunk_size=5000):
+            if pseudonym(secret_key=settings.SECRET_KEY, provider=provider,
+                         external_id=external_id) == name:
+                return [worker_id]
+        return []
+    return list(Worker.objects.filter(user__username=name).values_list("id", flat=True))
+
+
+def _state_condition(project: Project, state: str) -> Q:
+    if state == "flagged":
+        open_flags = Flag.objects.filter(project=project, status=Flag.Status.OPEN,
+                                         annotation__isnull=False).values("annotation_id")
+        return Q(id__in=open_flags)
+    if state == "pending":
+        return (Q(state__in=[Annotation.State.COUNTED, Annotation.State.PROVISIONAL])
+                & Q(review_status=Annotation.Review.PENDING))
+    return Q(state=state)
+
+
+def filtered_answers(*, project: Project, filters: AnswerFilters,
+                     worker_ids: list[int] | None = None) -> QuerySet[Annotation]:
+    """The project's answers that pass ``filters`` (cursor aside), unordered."""
+    answers = Annotation.objects.filter(project=project)
+    if filters.split:
+        answers = answers.filter(item__split=filters.split)
+    if filters.state:
+        answers = answers.filter(_state_condition(project, filters.state))
+    if filters.provider:
+        answers = answers.filter(source=filters.provider)
+    if worker_ids is not None:
+        answers = answers.filter(worker_id__in=worker_ids)
+    if filters.text:
+        texts = ITEM_TEXTS.get(project.kind, ())
+        if not texts:
+            return answers.none()
+        items = Item.objects.filter(project=project)
+        if filters.split:
+            items = items.filter(split=filters.split)
+        # The items first, each text searched in its own table (an index scan there) and
+        # joined to the items on its own (an OR of the two kinds of text would read every
+        # item), then their answers: a search joined per answer read the text per answer.
+        few: set[int] = set()
+        for relation, model, column in texts:
+            found = model.objects.filter(**{f"{column}__icontains": filters.text})
+            few.update(items.filter(**{f"{relation}__in": found.values("id")}).order_by()
+                       .values_list("id", flat=True)[:SEARCH_ITEMS_LISTED + 1])
+        if len(few) <= SEARCH_ITEMS_LISTED:
+            # A rare text: its items' answers, each item one probe of annotation_item_state.
+            answers = answers.filter(item_id__in=sorted(few))
+        else:
+            # A common one: newest answers first, each checked against its own item's text
+            # (a page is found after a few hundred answers when one item in 100 matches).
+            # A scalar subquery, not EXISTS: the planner would turn EXISTS into a join over
+            # every matching item, misjudging how many match, and read all their answers.
+            on_item = Q()
+            for relation, _, column in texts:
+                on_item |= Q(**{f"{relation}__{column}__icontains": filters.text})
+            answers = answers.filter(item_id=Subquery(
+                items.filter(on_item, pk=OuterRef("item_id")).values("id")[:1]))
+    return answers
+
+
+#: Everything a browser row renders, in the page's one statement.
+ROW_RELATIONS = (
+    "worker__user", "assignment", "item__target_sentence__document", "item__turn__dialogue",
+    "item__filler__cloze", "item__complex_sentence",
+)
+
+
+def answer_page(*, project: Project, filters: AnswerFilters,
+                size: int = PAGE_ANSWERS) -> AnswerPage:
+    """One page of the browser: at most ``size`` answers, newest first (two statements for
+    the page, one more to find a named worker, one or two for a text search)."""
+    worker_ids = None
+    if filters.worker:
+        worker_ids = worker_ids_named(filters.worker)
+        if not worker_ids:
+            return AnswerPage(answers=[], next_after=None, worker_found=False)
+    answers = filtered_answers(project=project, filters=filters, worker_ids=worker_ids)
+    if filters.after is not None:
+        answers = answers.filter(id__lt=filters.after)
+    # The page's ids first, then its rows with everything they render: joined in one
+    # statement, the planner joined every answer the filter scanned, not the page's 50.
+    ids = list(answers.order_by("-id").values_list("id", flat=True)[:size + 1])
+    more = len(ids) > size
+    ids = ids[:size]
+    loaded = Annotation.objects.select_related(*ROW_RELATIONS).in_bulk(ids)
+    return AnswerPage(answers=[loaded[pk] for pk in ids if pk in loaded],
+                      next_after=ids[-1] if more else None, worker_found=True)
+
+
+def open_flag_reasons(answer_ids: list[int]) -> dict[int, list[str]]:
+    """answer id → the reasons of its open flags (one statement for a page)."""
+    reasons: dict[int, list[str]] = {}
+    for answer_id, reason in (Flag.objects.filter(annotation_id__in=answer_ids,
+                                                  status=Flag.Status.OPEN)
+                              .order_by("annotation_id", "reason")
+                              .values_list("annotation_id", "reason")):
+        reasons.setdefault(answer_id, []).append(reason)
+    return reasons

@@ -1,0 +1,102 @@
+"""Issue 24 in a real browser (Debian chromium): the data browser, adjudication, and a block
+that leaves the worker's pending work for review, after which a bulk approval pays them
+nothing (their assignments stay submitted at the MTurk stand-in)."""
+
+from __future__ import annotations
+
+import pytest
+
+from annotation.fake_mturk import FakeMTurk, FakeMTurkSimulator
+from annotation.models import ItemReference, StatusEvent, Worker
+from annotation.services.batches.collect import batch_collect
+from tests.browser.conftest import login_browser, screenshot
+from tests.factories import (
+    SCRIPT,
+    annotate,
+    batch_plausibility_project,
+    canard_sample,
+    launched_batch,
+    submitted_assignment,
+    workers,
+)
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture
+def stand_in(settings, monkeypatch, live_server):
+    with FakeMTurk() as server:
+        settings.MTURK_ENDPOINT_URL = server.base_url
+        settings.MTURK_LIVE = False
+        settings.UNPACK_PUBLIC_URL = live_server.url
+        monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIDBROWSE")
+        monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "browse-secret")
+        yield server
+
+
+def test_block_leaving_pending_work_then_bulk_approve_pays_the_blocked_worker_nothing(
+        page, stand_in, live_server, staff_user):
+    project = batch_plausibility_project(items=2, redundancy={"train": 2, "dev": 2, "test": 2},
+                                         slug="claire-leave")
+    batch = launched_batch(project, items_per_hit=1)
+    simulator = FakeMTurkSimulator(stand_in.base_url)
+    ids = {"ACARELESS1": [], "ACAREFUL22": []}
+    for hit in batch.hits.order_by("pk"):
+        for worker_id in ids:
+            ids[worker_id].append(submitted_assignment(simulator, hit, worker_id))
+    batch_collect(batch_id=batch.pk)
+    careless = Worker.objects.get(external_id="ACARELESS1")
+    login_browser(page, live_server, staff_user)
+    page.set_default_timeout(30000)  # the submits call the stand-in inline
+
+    page.goto(f"{live_server.url}/staff/review/{project.slug}/")
+    row = page.locator(".unflagged-assignment", has_text=careless.anonymous_id).first
+    row.locator("a:has-text('Block worker')").click()
+    page.locator("input[name=scope][value=project]").check()
+    page.locator("textarea[name=reason]").fill("random ratings")
+    page.locator("input[name=pending][value=leave]").check()
+    page.locator("button:has-text('Block worker')").click()
+    remote = stand_in.world.assignments
+    assert sorted(remote[a].status for a in ids["ACARELESS1"]) == ["Submitted", "Submitted"]
+
+    page.goto(f"{live_server.url}/staff/review/{project.slug}/")
+    page.locator("button:has-text('Approve the 2 submitted assignments')").click()
+    assert sorted(remote[a].status for a in ids["ACAREFUL22"]) == ["Approved", "Approved"]
+    # Left for review, never approved in bulk: not paid.
+    assert sorted(remote[a].status for a in ids["ACARELESS1"]) == ["Submitted", "Submitted"]
+    assert simulator.ledger()["bonuses"] == []
+
+
+def test_browse_filter_and_adjudicate_an_item(page, live_server, staff_user):
+    project, items = canard_sample(slug="canard-browse")
+    crowd = workers(3)
+    answers = [annotate(items[1], worker, source="mturk", text=text) for worker, text in zip(
+        crowd, ["When did the Mothers disband?", f"When did they split? {SCRIPT}",
+                "When did Zappa's group end?"], strict=True)]
+    annotate(items[0], crowd[0], source="mturk", text="What group did Zappa lead?")
+    login_browser(page, live_server, staff_user)
+
+    page.goto(f"{live_server.url}/staff/projects/{project.slug}/answers/")
+    assert page.locator("[data-testid=browse-rows] tbody tr").count() == 4
+    page.locator("input[name=q]").fill("when did")
+    page.locator("button:has-text('Show')").click()
+    rows = page.locator("[data-testid=browse-rows] tbody tr")
+    assert rows.count() == 3
+    assert "This page shows 3 answers, newest first" in page.locator(
+        "[data-testid=browse-summary]").inner_text()
+    assert page.locator("[data-testid=answer-diff] ins").count() >= 3
+    assert page.evaluate("window.__xss") is None and not page.js_errors
+    screenshot(page, "data_browser")
+
+    rows.first.locator("a:has-text('compare answers')").click()
+    assert page.locator(".answer-card").count() == 3
+    page.locator(f"input[name=answer][value='{answers[2].pk}']").check()
+    page.locator("input[name=note]").fill("the clearest")
+    page.locator("button:has-text('Save the reference')").click()
+    assert "Reference saved" in page.locator(".review-messages").inner_text()
+    assert page.locator("[data-testid=reference-value]").inner_text() == (
+        "When did Zappa's group end?")
+    screenshot(page, "adjudication")
+    reference = ItemReference.objects.get(item=items[1])
+    assert reference.chosen_id == answers[2].pk and reference.decided_by == staff_user
+    assert StatusEvent.objects.filter(kind="reference_set", actor=staff_user).count() == 1
