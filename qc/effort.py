@@ -228,13 +228,14 @@ CHATBOT_PHRASES: tuple[str, ...] = (
     "i cannot assist", "i can't assist", "i'm sorry, but", "as of my last",
     "knowledge cutoff", "great question",
 )
-#: Words whose frequency rose sharply in text after ChatGPT's release: the "excess
-#: vocabulary" of Kobak et al. 2024 and the adjectives of Liang et al. 2024 (stems; a word
-#: matches when it starts with one).
+#: Words chatbots overuse: the "excess vocabulary" whose frequency rose sharply after
+#: ChatGPT's release (Kobak et al. 2024), the adjectives of Liang et al. 2024, and the "AI
+#: vocabulary" of Wikipedia's "Signs of AI writing" (stems; a word matches when it starts with
+#: one). Each is ordinary English: one alone never flags.
 MARKER_STEMS: tuple[str, ...] = (
     "delve", "showcas", "underscor", "intricat", "meticulous", "commendabl", "pivotal",
-    "realm", "tapestr", "multifaceted", "noteworth", "invaluabl", "garner", "bolster",
-    "testament", "seamless", "nuanced", "leverag", "furthermore", "moreover",
+    "realm", "tapestr", "multifaceted", "garner", "bolster", "testament", "seamless",
+    "vibrant", "interplay", "furthermore", "moreover",
 )
 _MARKDOWN = re.compile(r"\*\*[^*\n]+\*\*|^\s{0,3}#{1,6}\s|^\s*[-*•]\s+\S|^\s*\d+\.\s+\S",
                        re.MULTILINE)
