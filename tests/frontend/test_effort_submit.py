@@ -2,10 +2,12 @@
 stored with the answer on every door (local page, going back, MTurk), refused cleanly when
 it is not the page's, and read by QC into flags the review queue shows with their evidence."""
 
+import json
 import uuid
 
 import pytest
 
+from annotation.exporters import export_project
 from annotation.models import Annotation, Flag
 from annotation.services.qc import project_qc_run
 from tests.factories import local_submit as submit
@@ -115,3 +117,24 @@ def test_qc_flags_a_pasted_answer_and_review_shows_the_evidence(client, staff_cl
     assert "pasted_answer" in page and pasted.detail in page
     assert "machine_like_text" in page
     assert "chatbot phrases “here is the rewritten”, “rewritten question:”, “sure!”" in page
+
+
+def test_the_summary_is_in_no_export_nor_the_api_but_a_flags_evidence_is(annotator_client,
+                                                                          staff_client,
+                                                                          tmp_path):
+    project = sluice_project()
+    submit(annotator_client, project, project.items.get().pk, sluice_answer(), effort=PASTED)
+    annotation = Annotation.objects.get()
+    annotation.state = Annotation.State.COUNTED
+    annotation.save(update_fields=["state"])
+    project_qc_run(project=project)
+    flag = Flag.objects.get(reason="pasted_answer")
+    for format_name in ("sluice", "jsonl"):
+        out = tmp_path / format_name
+        export_project(project=project, format_name=format_name, out_dir=out)
+        written = "".join(path.read_text() for path in out.rglob("*") if path.is_file())
+        assert "typed_chars" not in written and "first_input_ms" not in written
+    jsonl = (tmp_path / "jsonl" / "annotations.jsonl").read_text()
+    assert json.loads(jsonl)["flags"][0]["detail"] == flag.detail
+    listed = staff_client.get(f"/api/annotations/{annotation.pk}/").json()
+    assert listed["id"] == annotation.pk and "effort" not in listed
