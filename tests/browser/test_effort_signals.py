@@ -8,7 +8,7 @@ import pytest
 
 from annotation.models import Annotation
 from tests.browser.conftest import login_browser, open_task
-from tests.factories import sluice_project
+from tests.factories import plausibility_project, sluice_project, split_project
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -90,3 +90,33 @@ def test_leaving_the_page_counts_a_focus_loss_against_the_item_worked_on(page, l
     }""")
     save(page)
     assert Annotation.objects.get().effort["focus_losses"] == 1
+
+
+def saved_body(page, sent, project) -> dict:
+    [body] = [json.loads(data) for url, data in sent
+              if url.endswith(f"/annotate/{project.slug}/submit/")]
+    return body
+
+
+def test_split_pages_send_a_summary_and_rating_pages_none(page, live_server, annotator_user):
+    split, ratings = split_project(), plausibility_project()
+    sent = []
+    page.on("request", lambda request: sent.append((request.url, request.post_data or "")))
+    login_browser(page, live_server, annotator_user)
+    open_task(page, f"{live_server.url}/annotate/{split.slug}/")
+    rows = page.locator(".simple-sentence")
+    rows.nth(0).click()
+    page.keyboard.type("He was born in 1892.")
+    rows.nth(1).click()
+    page.keyboard.type("He died in 1961.")
+    save(page)
+    effort = saved_body(page, sent, split)["effort"]
+    assert effort["typed_chars"] == len("He was born in 1892.He died in 1961.")
+    assert effort["pastes"] == 0
+    assert Annotation.objects.get(project=split).effort == effort
+
+    open_task(page, f"{live_server.url}/annotate/{ratings.slug}/")
+    page.locator(".rating-stop[data-value='4']").click()
+    save(page)
+    assert "effort" not in saved_body(page, sent, ratings)
+    assert Annotation.objects.get(project=ratings).effort is None
