@@ -620,6 +620,10 @@ class Annotation(models.Model):
     # served_at -> submitted_at is the server's own measure of the work (qc: timing flags).
     served_at = models.DateTimeField(null=True, blank=True)
     client_warnings = models.JSONField(default=list, blank=True)  # shown in the browser
+    # How a text answer was written, as its page measured it: counts and milliseconds only,
+    # never what was typed (``qc.effort.EffortSummary``; docs/annotating.md). NULL: not
+    # recorded (ratings, imports, MTurk's own form, an older page).
+    effort = models.JSONField(null=True, blank=True)
     overridden_warnings = models.JSONField(default=list, blank=True)  # submitted anyway
     server_warnings = models.JSONField(default=list, blank=True)  # re-checked on arrival
     review_status = models.CharField(max_length=8, choices=Review.choices,

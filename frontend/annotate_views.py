@@ -78,6 +78,7 @@ from annotation.services.work_queue import (
 )
 from annotation.services.workers import worker_for_user
 from frontend.markdown import render_markdown
+from qc.effort import EffortError, parse_effort
 from qc.livechecks import rules_with
 
 PREVIEW_ASSIGNMENT_ID = "ASSIGNMENT_ID_NOT_AVAILABLE"
@@ -182,10 +183,17 @@ def _parse_submission(body: dict) -> dict:
     # Warnings are advice, normalised, never a reason to refuse an answer.
     client_warnings = clean_warnings(body.get("client_warnings"))
     overridden = clean_warnings(body.get("overridden_warnings"))
+    # The page's summary of how the answer was written: counts only, checked strictly (the
+    # page never sends anything else, and QC flags read it).
+    try:
+        effort = parse_effort(body.get("effort"))
+    except EffortError as error:
+        raise BadRequest(error.field, error.message) from None
     return {"item_id": item_id, "client_token": token, "payload": body.get("payload"),
             "started_at": clean_client_time(body.get("started_at"), now=timezone.now()),
             "duration_ms": duration, "client_warnings": client_warnings,
-            "overridden_warnings": overridden}
+            "overridden_warnings": overridden,
+            "effort": effort.to_dict() if effort is not None else None}
 
 
 class _Rejected(Exception):
@@ -246,7 +254,7 @@ def _stored(valid, *, worker: Worker, submission: dict, source: str, assignment=
             overridden_warnings=submission["overridden_warnings"],
             started_at=submission["started_at"], duration_ms=submission["duration_ms"],
             provenance=provenance, assignment_deadline=assignment_deadline,
-            served_at=served_at,
+            served_at=served_at, effort=submission["effort"],
         )
     except SubmitRefused as refused:
         return _refusal_answer(refused, words)
@@ -268,7 +276,7 @@ def _store_local(request, *, slug: str, worker: Worker, submission: dict
             client_warnings=submission["client_warnings"],
             overridden_warnings=submission["overridden_warnings"],
             started_at=submission["started_at"], duration_ms=submission["duration_ms"],
-            choose_next=True)
+            choose_next=True, effort=submission["effort"])
     except PayloadError as error:
         return 400, _invalid_body(error.field, error.message)
     except SubmitRefused as refused:
@@ -559,7 +567,8 @@ def annotate_revise(request, slug: str):
             payload=submission["payload"], client_token=submission["client_token"],
             item_id=submission["item_id"], client_warnings=submission["client_warnings"],
             overridden_warnings=submission["overridden_warnings"],
-            started_at=submission["started_at"], duration_ms=submission["duration_ms"])
+            started_at=submission["started_at"], duration_ms=submission["duration_ms"],
+            effort=submission["effort"])
     except PayloadError as error:
         return JsonResponse(_invalid_body(error.field, error.message), status=400)
     except SubmitRefused as refused:

@@ -321,6 +321,7 @@ def annotation_submit(
     provenance: dict | None = None,
     assignment_deadline: datetime | None = None,
     served_at: datetime | None = None,
+    effort: dict | None = None,
 ) -> SubmitResult:
     """Store ``worker``'s validated answer ``clean`` for ``item``; see the module docstring.
 
@@ -340,7 +341,8 @@ def annotation_submit(
                          assignment=assignment, client_warnings=client_warnings,
                          overridden_warnings=overridden_warnings, started_at=started_at,
                          duration_ms=duration_ms, provenance=provenance,
-                         assignment_deadline=assignment_deadline, served_at=served_at)
+                         assignment_deadline=assignment_deadline, served_at=served_at,
+                         effort=effort)
     try:
         with transaction.atomic():
             # The assignment's status first: locks are taken assignment, item, answers, the
@@ -367,6 +369,7 @@ def annotation_submit_item(
     started_at: datetime | None = None,
     duration_ms: int | None = None,
     choose_next: bool = False,
+    effort: dict | None = None,
 ) -> SubmitResult:
     """Validate ``payload`` against item ``item_id`` of the project ``project_slug`` and store
     it, as ``annotation_submit`` does (same refusals), for a local annotator's page: the hot
@@ -396,7 +399,7 @@ def annotation_submit_item(
     fields = _Submission(worker=worker, source=source, client_token=client_token or None,
                          client_warnings=client_warnings,
                          overridden_warnings=overridden_warnings, started_at=started_at,
-                         duration_ms=duration_ms)
+                         duration_ms=duration_ms, effort=effort)
     # With row locks (PostgreSQL) the item is read and locked inside the transaction, and the
     # next item chosen (row locked, SKIP LOCKED) and leased in it. SQLite has none: its
     # IMMEDIATE transaction holds the database's one write lock, so the item is read, the
@@ -473,6 +476,7 @@ class _Submission:
     provenance: dict | None = None
     assignment_deadline: datetime | None = None
     served_at: datetime | None = None  # when the server served the item (server's clock)
+    effort: dict | None = None  # how the answer was written (qc.effort.EffortSummary.to_dict)
 
 
 def _new_annotation(fields: _Submission, *, item: Item, clean: CleanPayload,
@@ -485,7 +489,7 @@ def _new_annotation(fields: _Submission, *, item: Item, clean: CleanPayload,
         server_warnings=live_check_warnings(context, clean.payload,
                                             overrides=item.project.live_check_settings),
         started_at=fields.started_at, submitted_at=timezone.now(),
-        duration_ms=fields.duration_ms, served_at=fields.served_at,
+        duration_ms=fields.duration_ms, served_at=fields.served_at, effort=fields.effort,
         provenance=fields.provenance or {},
         # Stored into an assignment: the MTurk task page's answer, provisional until
         # collection confirms it.
@@ -658,6 +662,7 @@ def annotation_revise(
     overridden_warnings: list[dict] | None = None,
     started_at: datetime | None = None,
     duration_ms: int | None = None,
+    effort: dict | None = None,
 ) -> SubmitResult:
     """``worker`` changes their answer ``annotation_id`` in ``project`` to ``payload``: a NEW
     version, never an overwrite. The old row is kept with state SUPERSEDED (it counts nowhere
@@ -679,7 +684,7 @@ def annotation_revise(
     fields = _Submission(worker=worker, source=Annotation.Source.LOCAL,
                          client_token=client_token or None, client_warnings=client_warnings,
                          overridden_warnings=overridden_warnings, started_at=started_at,
-                         duration_ms=duration_ms)
+                         duration_ms=duration_ms, effort=effort)
     try:
         with transaction.atomic():
             return _revise_locked(fields, project=project, annotation_id=annotation_id,

@@ -31,9 +31,10 @@ import numpy as np
 from django.db import transaction
 from django.db.models import Avg
 
-from qc import aggregation, agreement, cleaning, flags, textmetrics, timing
+from qc import aggregation, agreement, cleaning, effort, flags, textmetrics, timing
 
 from ..models import Annotation, Flag, Project, TaskKind
+from ..selectors import effort as effort_selectors
 from ..selectors import qc as qc_selectors
 from . import qc_models
 from .splits import describe_cross_split_contexts, sluice_cross_split_contexts
@@ -271,6 +272,8 @@ def flag_candidates(project: Project, settings: flags.FlagSettings,
         add(ANNOTATION, flags.copy_flags(texts))
         if project.kind == TaskKind.REWRITE:
             add(ANNOTATION, flags.rewrite_warning_flags(texts, settings))
+    add(ANNOTATION, effort.effort_flags(
+        effort.EffortRow(*row) for row in effort_selectors.effort_rows(project=project)))
     if project.kind == TaskKind.SLUICE:
         add(ANNOTATION, flags.sluice_context_flags(
             (annotation_id, q1, a1, text)

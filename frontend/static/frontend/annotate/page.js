@@ -28,6 +28,7 @@
 // the server's own template), so "Next item" swaps it in without loading a page; when the
 // answer says there is none (or carried nothing), the link is followed as a plain page load.
 
+import { createEffortRecorder, watchEffort } from "./effort.js";
 import { createActiveTimer, watchSection } from "./timing.js";
 
 const config = JSON.parse(document.getElementById("task-config").textContent);
@@ -57,6 +58,9 @@ let shared = {};
 let pendingNext;
 // Each item's active time (timing.js): the duration_ms its answer reports.
 const activeTimer = createActiveTimer();
+// How each text answer was written (effort.js): the effort summary it sends. A rating page
+// records nothing of the kind.
+const effortRecorder = config.kind === "plausibility" ? null : createEffortRecorder();
 
 function draftKey(itemId) {
   return `unpack:draft:${config.draft_scope}:${config.project}:${itemId}`;
@@ -322,6 +326,7 @@ async function save(entry) {
     started_at: entry.startedAt,
     duration_ms: activeTimer.activeMs(entry),
   };
+  if (effortRecorder) body.effort = effortRecorder.summary(entry);
   if (config.task_token) body.task_token = config.task_token;
   if (editMode) body.replaces = config.stored.annotation_id;
   entry.lastBody = body;
@@ -642,6 +647,7 @@ function mountItem(section, item, saved) {
   }
   if (draft?.state && !(stored && !stored.editable)) entry.widget.restore(draft.state);
   watchSection(activeTimer, section, entry);
+  if (effortRecorder) watchEffort(effortRecorder, section, entry);
   entry.saveButton.addEventListener("click", () => save(entry));
   section.querySelector(".report-item")?.addEventListener("click", () => reportItem(entry));
   // Leaving the item settles its input. Not when the focus moves within it (to Save, whose
