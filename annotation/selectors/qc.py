@@ -180,10 +180,12 @@ def numeric_columns(rows: QuerySet) -> np.ndarray:
     blocks = []
     with connection.chunked_cursor() as cursor:
         cursor.execute(sql, params)
-        # The statement names each column (a field's column, an annotation's alias); its
-        # order may differ from values_list's (Django before 5.2 put annotations last).
+        # Django 5.2 names every column after the values_list name (earlier versions put
+        # annotations last and named joined columns after the column alone): reorder by
+        # name where every name is there.
         names = [column[0] for column in cursor.description]
-        order = [names.index(field) for field in rows._fields]
+        order = ([names.index(field) for field in rows._fields]
+                 if set(rows._fields) <= set(names) else list(range(len(names))))
         while chunk := cursor.fetchmany(STREAM_CHUNK_SIZE):
             blocks.append(np.array(chunk, dtype=np.float64).reshape(len(chunk), len(names)))
     columns = np.concatenate(blocks) if blocks else np.zeros((0, len(names)))

@@ -166,13 +166,15 @@ def plausibility_aggregation(project: Project) -> dict:
         rating__isnull=False)
     means: dict[int, float] = {}
     sentence_of: dict[int, int] = {}
-    crowd = (exportable.exclude(source=Annotation.Source.IMPORT)
-             .values("item_id", "item__filler__cloze_id")
-             .annotate(mean=Avg("rating")).order_by("item_id")
-             .values_list("item_id", "item__filler__cloze_id", "mean"))
-    for item_id, cloze_id, mean in crowd.iterator(chunk_size=qc_selectors.CHUNK_SIZE):
-        sentence_of[item_id] = cloze_id
-        means[item_id] = float(mean)
+    crowd = qc_selectors.numeric_columns(
+        exportable.exclude(source=Annotation.Source.IMPORT)
+        .values("item_id", "item__filler__cloze_id")
+        .annotate(mean=Avg("rating")).order_by("item_id")
+        .values_list("item_id", "item__filler__cloze_id", "mean"))
+    item_ids = crowd[:, 0].astype(np.int64).tolist()
+    sentence_of.update(zip(item_ids, [int(cloze) if cloze == cloze else None  # NaN: none
+                                      for cloze in crowd[:, 1].tolist()], strict=True))
+    means.update(zip(item_ids, crowd[:, 2].tolist(), strict=True))
     released = (exportable.filter(source=Annotation.Source.IMPORT).order_by("id")
                 .values_list("item_id", "item__filler__cloze_id", "rating"))
     # The released mean is the authority for imported fillers (the last row of a filler wins).
