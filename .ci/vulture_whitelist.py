@@ -318,3 +318,13 @@ handler400  # Django URLconf hook (annotation/urls.py)
 get_limit  # DRF paginator hook (annotation/api/pagination.py)
 _.has_module_permission  # ModelAdmin hook, called by the admin site (annotation/admin.py)
 _.has_view_permission  # ModelAdmin hook, called by the admin site (annotation/admin.py)
+
+# h21jobs — QC reads arrays: the row forms of the timing rules stay the library's interface (the
+# tests and callers with a few rows use them); Django calls a Func's output_field / as_sqlite.
+timing_flags  # qc.flags: rows form of timing_flags_from_arrays
+page_timings  # qc.timing: worked seconds per answer, rows in
+mismatch_flags  # qc.timing: timing_mismatch, rows in
+page_timing_flags  # qc.timing: every timing flag, rows in
+_.worked_seconds  # qc.timing.PageTiming field
+_.output_field  # annotation.selectors.qc.EpochSeconds (Django Func)
+_.as_sqlite  # annotation.selectors.qc.EpochSeconds (Django Func)
