@@ -11,7 +11,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from annotation.models import Annotation, Assignment
+from annotation.models import Annotation, Assignment, Flag
 from annotation.selectors import qc as qc_selectors
 from annotation.services.qc import project_qc_run
 from tests.factories import annotate, claire_sample, publish_hit, workers
@@ -83,3 +83,24 @@ def test_numeric_columns_keep_the_order_values_list_names():
     assert columns.shape == (1, 3)
     assert columns[0, 1:].tolist() == [2.0, float(answer.pk)]
     assert columns[0, 0] == pytest.approx(T0.timestamp(), abs=1e-3)
+
+
+def test_a_score_equal_but_for_its_last_bits_is_not_rewritten():
+    """A score recomputed in another summation order (bincount against a Python sum) may
+    differ in its last bits: the same finding, no UPDATE; a real change is written."""
+    project, items = claire_sample()
+    worker = workers(1)[0]
+    annotate(items[0], worker, rating=3,
+             overridden_warnings=[{"code": "too_quick", "message": "fast"}])
+    project_qc_run(project=project)
+    flag = Flag.objects.get(reason="warning_overridden")
+    Flag.objects.filter(pk=flag.pk).update(score=flag.score * (1 + 1e-12))
+    with CaptureQueriesContext(connection) as queries:
+        project_qc_run(project=project)
+    assert not [query for query in queries.captured_queries
+                if query["sql"].lstrip().upper().startswith("UPDATE")
+                and "annotation_flag" in query["sql"]]
+    assert Flag.objects.get(pk=flag.pk).score == 1.0 * (1 + 1e-12)
+    Flag.objects.filter(pk=flag.pk).update(score=1.5)
+    project_qc_run(project=project)
+    assert Flag.objects.get(pk=flag.pk).score == 1.0  # the rule's score, written again
