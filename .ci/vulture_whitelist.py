@@ -328,3 +328,13 @@ password_again  # form field (frontend/invites.py), read through cleaned_data
 # --- h24browse: the data browser and adjudication (issue 24) ---
 decided_by  # ItemReference field, rendered by frontend/staff/adjudicate.html
 worker_found  # AnswerPage field, read by frontend/staff/answers.html
+
+# h21jobs — QC reads arrays: the row forms of the timing rules stay the library's interface (the
+# tests and callers with a few rows use them); Django calls a Func's output_field / as_sqlite.
+timing_flags  # qc.flags: rows form of timing_flags_from_arrays
+page_timings  # qc.timing: worked seconds per answer, rows in
+mismatch_flags  # qc.timing: timing_mismatch, rows in
+page_timing_flags  # qc.timing: every timing flag, rows in
+_.worked_seconds  # qc.timing.PageTiming field
+_.output_field  # annotation.selectors.qc.EpochSeconds (Django Func)
+_.as_sqlite  # annotation.selectors.qc.EpochSeconds (Django Func)

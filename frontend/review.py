@@ -32,9 +32,9 @@ from annotation.selectors import qc as qc_selectors
 from annotation.selectors import review_queue
 from annotation.selectors.adjudication import answer_words
 from annotation.selectors.bonuses import bonus_report
-from annotation.services import decisions, staff_jobs
-from annotation.services.jobs import JobQueueUnavailable
+from annotation.services import decisions
 from frontend.staff_jobs import qc_summary
+from frontend.staff_jobs import start_job_from_page as _start_job
 
 GAP = "______"
 #: What ``source_of`` reads of an answer's item, to load with it.
@@ -356,21 +356,6 @@ def _back(request, slug: str):
                                            require_https=request.is_secure()):
         target = f"/staff/review/{slug}/"
     return redirect(target)
-
-
-def _start_job(request, *, kind: str, project: Project, params: dict):
-    """Start a staff job from a page (``services.staff_jobs.job_start``): ``(job, None)``,
-    or ``(None, why it could not start)``."""
-    try:
-        started = staff_jobs.job_start(kind=kind, project=project, user=request.user,
-                                       params=params)
-    except (staff_jobs.JobRefused, JobQueueUnavailable) as error:
-        return None, str(error)
-    if not started.created:
-        messages.info(request, f"This {started.job.get_kind_display()} is already "
-                               f"{started.job.state} (job {started.job.pk}); it was not "
-                               "started a second time.")
-    return started.job, None
 
 
 @page_requires("decide_flags")

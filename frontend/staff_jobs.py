@@ -4,7 +4,8 @@ from disk).
 
 Who may look: the permission of the page that starts the kind of job (``KIND_ACTION``): a QC
 job is the QC button's (``decide_flags``), an export the export page's (``see_work``). Jobs
-are started by the review pages through ``annotation.services.staff_jobs.job_start``.
+are started by the review pages and the console's export page through
+``start_job_from_page`` (``annotation.services.staff_jobs.job_start``).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from django.conf import settings
+from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.http import FileResponse, Http404, JsonResponse
 from django.shortcuts import get_object_or_404, render
@@ -20,6 +22,8 @@ from django.views.decorators.http import require_GET
 
 from annotation.models import Job
 from annotation.roles import may, page_requires
+from annotation.services import staff_jobs
+from annotation.services.jobs import JobQueueUnavailable
 
 app_name = "staff_jobs"
 
@@ -37,6 +41,22 @@ def _job_for(request, job_id: int) -> Job:
     if not may(request.user, KIND_ACTION[job.kind]):
         raise PermissionDenied("this job needs the permission of the page that started it")
     return job
+
+
+def start_job_from_page(request, *, kind: str, project, params: dict):
+    """Start a staff job from a page (``services.staff_jobs.job_start``): ``(job, None)``,
+    or ``(None, why it could not start)``; a job already queued or running is returned, and
+    the page says it was not started a second time."""
+    try:
+        started = staff_jobs.job_start(kind=kind, project=project, user=request.user,
+                                       params=params)
+    except (staff_jobs.JobRefused, JobQueueUnavailable) as error:
+        return None, str(error)
+    if not started.created:
+        messages.info(request, f"This {started.job.get_kind_display()} is already "
+                               f"{started.job.state} (job {started.job.pk}); it was not "
+                               "started a second time.")
+    return started.job, None
 
 
 def progress_of(job: Job) -> dict:

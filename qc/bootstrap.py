@@ -83,19 +83,33 @@ def bootstrap_interval(ratings, statistic: Callable[[RatingTable], float], *,
 #
 # A resample is a vector of how often each item was drawn (the same generator calls as
 # :func:`resample_items`, so the same draws); Fleiss' kappa and Krippendorff's alpha (nominal,
-# ordinal) are sums of per-item terms, so each resample's statistic is a weighted sum: a matrix
-# product over a block of resamples instead of rebuilding a table each time.
+# ordinal) are sums of per-item terms, so each resample's statistic is a weighted sum. Those
+# terms depend only on an item's label counts, and items share a few count patterns (five
+# ratings on a 1-5 scale make at most 126), so the draws are tallied per pattern: a resample
+# costs its draws and a product over patterns, not over every item.
 
-#: Weights held at once (resamples x items): about 16 MB of float64.
+#: Weights held at once (resamples x patterns): about 16 MB of float64.
 BLOCK_CELLS = 2_000_000
-#: Above this many per-item coincidence cells, the generic path is used instead.
+#: Above this many per-pattern coincidence cells, the generic path is used instead.
 MAX_CELLS = 20_000_000
 
 
-def _draw_weights(rng: np.random.Generator, n_items: int, n_resamples: int) -> np.ndarray:
-    weights = np.empty((n_resamples, n_items))
+def _count_patterns(table: RatingTable) -> tuple[np.ndarray, np.ndarray]:
+    """``(patterns, pattern of each item)``: the distinct rows of the items x labels counts."""
+    counts = np.zeros((len(table.items), len(table.labels)))
+    np.add.at(counts, (table.item_codes, table.label_codes), 1.0)
+    patterns, pattern_of_item = np.unique(counts, axis=0, return_inverse=True)
+    return patterns, pattern_of_item.ravel()
+
+
+def _draw_weights(rng: np.random.Generator, pattern_of_item: np.ndarray, n_patterns: int,
+                  n_resamples: int) -> np.ndarray:
+    """Per resample, how many drawn items have each pattern (resamples x patterns)."""
+    n_items = len(pattern_of_item)
+    weights = np.empty((n_resamples, n_patterns))
     for k in range(n_resamples):
-        weights[k] = np.bincount(rng.integers(0, n_items, n_items), minlength=n_items)
+        weights[k] = np.bincount(pattern_of_item[rng.integers(0, n_items, n_items)],
+                                 minlength=n_patterns)
     return weights
 
 
@@ -110,12 +124,6 @@ def _percentile_interval(estimate: float, values: np.ndarray, confidence: float)
                     int(len(values) - defined.size))
 
 
-def _dense_counts(table: RatingTable) -> np.ndarray:
-    counts = np.zeros((len(table.items), len(table.labels)))
-    np.add.at(counts, (table.item_codes, table.label_codes), 1.0)
-    return counts
-
-
 def fleiss_kappa_interval(ratings, *, n_resamples: int = 1000, confidence: float = 0.95,
                           seed: int = 0) -> Interval:
     """:func:`bootstrap_interval` of Fleiss' kappa (same draws, computed as weighted sums)."""
@@ -124,7 +132,7 @@ def fleiss_kappa_interval(ratings, *, n_resamples: int = 1000, confidence: float
     if len(table.items) == 0:
         return bootstrap_interval(table, lambda t: fleiss_kappa(t).kappa,
                                   n_resamples=n_resamples, confidence=confidence, seed=seed)
-    counts = _dense_counts(table)
+    counts, pattern_of_item = _count_patterns(table)
     n_i = counts.sum(axis=1)
     usable = n_i >= 2
     per_item = np.where(usable, (np.square(counts).sum(axis=1) - n_i)
@@ -133,7 +141,8 @@ def fleiss_kappa_interval(ratings, *, n_resamples: int = 1000, confidence: float
     values = []
     block = max(1, BLOCK_CELLS // len(n_i))
     for start in range(0, n_resamples, block):
-        weights = _draw_weights(rng, len(n_i), min(block, n_resamples - start)) * usable
+        weights = _draw_weights(rng, pattern_of_item, len(n_i),
+                                min(block, n_resamples - start)) * usable
         items = weights.sum(axis=1)
         with np.errstate(invalid="ignore", divide="ignore"):
             observed = weights @ per_item / items
@@ -151,12 +160,14 @@ def krippendorff_alpha_interval(ratings, level: str = "ordinal", *, n_resamples:
     same draws, computed as weighted sums of per-item coincidences)."""
     table = as_table(ratings)
     n_labels = len(table.labels)
-    if level == "interval" or len(table.items) == 0 or \
-            len(table.items) * n_labels * n_labels > MAX_CELLS:
+    if level == "interval" or len(table.items) == 0:
+        return bootstrap_interval(table, lambda t: krippendorff_alpha(t, level),
+                                  n_resamples=n_resamples, confidence=confidence, seed=seed)
+    counts, pattern_of_item = _count_patterns(table)
+    if len(counts) * n_labels * n_labels > MAX_CELLS:
         return bootstrap_interval(table, lambda t: krippendorff_alpha(t, level),
                                   n_resamples=n_resamples, confidence=confidence, seed=seed)
     estimate = krippendorff_alpha(table, level)
-    counts = _dense_counts(table)
     m_u = counts.sum(axis=1)
     pairable = m_u >= 2
     contributions = (counts[:, :, None] * counts[:, None, :]
@@ -170,7 +181,8 @@ def krippendorff_alpha_interval(ratings, level: str = "ordinal", *, n_resamples:
     values = []
     block = max(1, BLOCK_CELLS // len(m_u))
     for start in range(0, n_resamples, block):
-        weights = _draw_weights(rng, len(m_u), min(block, n_resamples - start))
+        weights = _draw_weights(rng, pattern_of_item, len(m_u),
+                                min(block, n_resamples - start))
         for coincidences in (weights @ flat).reshape(-1, n_labels, n_labels):
             n_c = coincidences.sum(axis=1)
             if level == "nominal":

@@ -32,8 +32,8 @@ time per item catches.
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -44,7 +44,7 @@ from qc.flags import (
     Flag,
     FlagSettings,
     _plain,
-    timing_flags,
+    timing_flags_from_arrays,
 )
 
 
@@ -72,52 +72,120 @@ class PageTiming(NamedTuple):
     page_items: int
 
 
-def _pages(rows: list[PageTimingRow]) -> list[list[PageTimingRow]]:
-    grouped: dict[Any, list[PageTimingRow]] = defaultdict(list)
-    pages = []
-    for row in rows:
-        if row.page_key is None:
-            pages.append([row])
-        else:
-            grouped[row.page_key].append(row)
-    pages.extend(grouped.values())
-    return pages
+@dataclass(frozen=True)
+class TimingArrays:
+    """The columnar form of ``PageTimingRow`` (aligned arrays, one entry per answer): what the
+    rules below compute on, so a million answers are judged without a Python object each.
+
+    ``page_codes``: answers with the same code were served on one page (any integers);
+    unknown times and claims are NaN."""
+
+    target_ids: np.ndarray
+    page_codes: np.ndarray
+    claimed_seconds: np.ndarray
+    served_at: np.ndarray
+    submitted_at: np.ndarray
+    revision: np.ndarray
+
+    @classmethod
+    def from_rows(cls, rows: Iterable[PageTimingRow]) -> TimingArrays:
+        rows = [PageTimingRow(*row) for row in rows]
+        codes: dict[Any, int] = {}
+        page_codes = np.fromiter(
+            (codes.setdefault(row.page_key, len(codes)) if row.page_key is not None
+             else -1 - k for k, row in enumerate(rows)), dtype=np.int64, count=len(rows))
+        target_ids = np.empty(len(rows), dtype=object)
+        target_ids[:] = [row.target_id for row in rows]
+
+        def seconds(values) -> np.ndarray:
+            return np.array([np.nan if value is None else value for value in values],
+                            dtype=np.float64).reshape(len(rows))
+
+        return cls(target_ids, page_codes,
+                   seconds(row.claimed_seconds for row in rows),
+                   seconds(row.served_at for row in rows),
+                   seconds(row.submitted_at for row in rows),
+                   np.array([bool(row.revision) for row in rows], dtype=bool).reshape(len(rows)))
 
 
-def _server_span(page: list[PageTimingRow]) -> float | None:
-    """Seconds from serving the page to its last answer; None when any time is unknown."""
-    if any(row.served_at is None or row.submitted_at is None for row in page):
-        return None
-    return max(0.0, max(row.submitted_at for row in page) - min(row.served_at for row in page))
+@dataclass(frozen=True)
+class _Pages:
+    """Per-page figures (indexed by page number) and each answer's page number."""
+
+    page: np.ndarray  # per answer
+    size: np.ndarray  # answers on the page
+    span: np.ndarray  # server seconds from serving to the last answer; NaN when unknown
+    claims: np.ndarray  # answers on the page with a claimed duration
+    claimed_total: np.ndarray  # their sum (0 without any)
+
+
+def _pages(timings: TimingArrays) -> _Pages:
+    _, page = np.unique(timings.page_codes, return_inverse=True)
+    page = page.ravel()
+    n_pages = int(page.max()) + 1 if len(page) else 0
+    size = np.bincount(page, minlength=n_pages)
+    unknown = np.isnan(timings.served_at) | np.isnan(timings.submitted_at)
+    last = np.full(n_pages, -np.inf)
+    np.maximum.at(last, page, np.where(unknown, -np.inf, timings.submitted_at))
+    first = np.full(n_pages, np.inf)
+    np.minimum.at(first, page, np.where(unknown, np.inf, timings.served_at))
+    with np.errstate(invalid="ignore"):
+        span = np.where(np.bincount(page, unknown, minlength=n_pages) > 0, np.nan,
+                        np.maximum(last - first, 0.0))
+    claimed = ~np.isnan(timings.claimed_seconds)
+    return _Pages(page, size, span, np.bincount(page, claimed, minlength=n_pages),
+                  np.bincount(page, np.where(claimed, timings.claimed_seconds, 0.0),
+                              minlength=n_pages))
+
+
+def _judged_seconds(timings: TimingArrays, pages: _Pages) -> np.ndarray:
+    """Per answer, the seconds the speed rules judge (NaN: not judged), see the module doc."""
+    span, total = pages.span, pages.claimed_total
+    with np.errstate(invalid="ignore", divide="ignore"):
+        over = ~np.isnan(span) & (pages.claims > 0) & (total != 0) & (total > span)
+        scale = np.where(over, span / np.where(total != 0, total, 1.0), 1.0)
+        unclaimed_share = (np.maximum(span - total * scale, 0.0)
+                           / np.maximum(pages.size - pages.claims, 1))
+        page = pages.page
+        claimed = timings.claimed_seconds
+        worked = np.where(np.isnan(claimed), unclaimed_share[page], claimed * scale[page])
+        known = ~np.isnan(worked)
+        n_known = np.bincount(page, known, minlength=len(pages.size))
+        page_mean = np.bincount(page, np.where(known, worked, 0.0),
+                                minlength=len(pages.size)) / n_known
+        judged = np.where(pages.size[page] > 1, page_mean[page], worked)
+    return np.where(timings.revision | ~known, np.nan, judged)
 
 
 def page_timings(rows: Iterable[PageTimingRow]) -> list[PageTiming]:
-    """Worked seconds per answer (revisions get None), page by page."""
-    result = []
-    for page in _pages([PageTimingRow(*row) for row in rows]):
-        span = _server_span(page)
-        claims = [row.claimed_seconds for row in page if row.claimed_seconds is not None]
-        claimed_total = float(sum(claims)) if claims else None
-        scale = 1.0
-        if span is not None and claimed_total and claimed_total > span:
-            scale = span / claimed_total
-        unclaimed_share = None
-        if span is not None:
-            unclaimed_share = max(span - (claimed_total or 0.0) * scale, 0.0) / max(
-                len(page) - len(claims), 1)
-        worked = [row.claimed_seconds * scale if row.claimed_seconds is not None
-                  else unclaimed_share for row in page]
-        known = [value for value in worked if value is not None]
-        page_mean = float(np.mean(known)) if known else None
-        for row, seconds in zip(page, worked, strict=True):
-            if row.revision or seconds is None:
-                judged = None
-            elif len(page) > 1:
-                judged = page_mean
-            else:
-                judged = seconds
-            result.append(PageTiming(row.target_id, judged, len(page)))
-    return result
+    """Worked seconds per answer (revisions get None), in the rows' order."""
+    timings = TimingArrays.from_rows(rows)
+    pages = _pages(timings)
+    judged = _judged_seconds(timings, pages)
+    return [PageTiming(_plain(target), None if np.isnan(seconds) else float(seconds),
+                       int(pages.size[page]))
+            for target, seconds, page in zip(timings.target_ids.tolist(), judged.tolist(),
+                                             pages.page.tolist(), strict=True)]
+
+
+def _mismatch_flags(timings: TimingArrays, pages: _Pages, settings: FlagSettings) -> list[Flag]:
+    span, claimed = pages.span, pages.claimed_total
+    with np.errstate(invalid="ignore"):
+        mismatched = (~np.isnan(span) & (pages.claims > 0)
+                      & (claimed > span * settings.max_claim_over_server
+                         + settings.claim_slack_seconds))
+    flags = []
+    for k in np.flatnonzero(mismatched[pages.page]).tolist():
+        page = pages.page[k]
+        page_claimed, page_span, size = float(claimed[page]), float(span[page]), pages.size[page]
+        what = (f"the browser reported {page_claimed:.1f}s of work" if size == 1 else
+                f"the browser reported {page_claimed:.1f}s of work on the {size} items of "
+                f"this page")
+        detail = (f"{what}; the server saw {page_span:.1f}s pass between serving the page and "
+                  f"its last answer")
+        flags.append(Flag(_plain(timings.target_ids[k]), TIMING_MISMATCH,
+                          page_claimed - page_span, detail))
+    return flags
 
 
 def mismatch_flags(rows: Iterable[PageTimingRow],
@@ -125,30 +193,23 @@ def mismatch_flags(rows: Iterable[PageTimingRow],
     """``timing_mismatch`` on every answer of a page whose claimed active times add up to more
     than ``max_claim_over_server`` × the server's page time + ``claim_slack_seconds``; score =
     the seconds claimed beyond what the server saw pass."""
-    flags = []
-    for page in _pages([PageTimingRow(*row) for row in rows]):
-        span = _server_span(page)
-        claims = [row.claimed_seconds for row in page if row.claimed_seconds is not None]
-        if span is None or not claims:
-            continue
-        claimed = float(sum(claims))
-        if claimed <= span * settings.max_claim_over_server + settings.claim_slack_seconds:
-            continue
-        what = (f"the browser reported {claimed:.1f}s of work" if len(page) == 1 else
-                f"the browser reported {claimed:.1f}s of work on the {len(page)} items of "
-                f"this page")
-        detail = (f"{what}; the server saw {span:.1f}s pass between serving the page and "
-                  f"its last answer")
-        flags.extend(Flag(_plain(row.target_id), TIMING_MISMATCH, claimed - span, detail)
-                     for row in page)
-    return flags
+    timings = TimingArrays.from_rows(rows)
+    return _mismatch_flags(timings, _pages(timings), settings)
+
+
+def timing_arrays_flags(timings: TimingArrays,
+                        settings: FlagSettings = DEFAULT_SETTINGS) -> list[Flag]:
+    """Every timing flag of ONE batch of answers given as arrays: ``too_fast`` / ``too_slow``
+    on the worked seconds and ``timing_mismatch`` per page."""
+    pages = _pages(timings)
+    judged = _judged_seconds(timings, pages)
+    kept = ~np.isnan(judged)
+    return (timing_flags_from_arrays(timings.target_ids[kept], judged[kept], settings)
+            + _mismatch_flags(timings, pages, settings))
 
 
 def page_timing_flags(rows: Iterable[PageTimingRow],
                       settings: FlagSettings = DEFAULT_SETTINGS) -> list[Flag]:
     """Every timing flag of ONE batch of answers: ``too_fast`` / ``too_slow`` on the worked
     seconds (:func:`page_timings`) and ``timing_mismatch`` per page (:func:`mismatch_flags`)."""
-    rows = [PageTimingRow(*row) for row in rows]
-    judged = [(timing.target_id, timing.worked_seconds) for timing in page_timings(rows)
-              if timing.worked_seconds is not None]
-    return timing_flags(judged, settings) + mismatch_flags(rows, settings)
+    return timing_arrays_flags(TimingArrays.from_rows(rows), settings)

@@ -288,23 +288,23 @@ def choose_output(*, requested: str, model_name: str, plain_name: str, model_out
 
 
 def plain_means(rows) -> dict:
-    """Mean rating per item."""
-    sums: dict = defaultdict(float)
-    counts: dict = defaultdict(int)
-    for item_id, _, rating in rows:
-        sums[item_id] += float(rating)
-        counts[item_id] += 1
-    return {item: sums[item] / counts[item] for item in sums}
+    """Mean rating per item (``rows``: ``(item, worker, rating)`` rows or a RatingTable)."""
+    table = as_table(rows)
+    if not table.n_ratings:
+        return {}
+    per_item = np.bincount(table.item_codes, minlength=len(table.items))
+    sums = np.bincount(table.item_codes, table.label_values(), minlength=len(table.items))
+    return dict(zip(table.items.tolist(), (sums / per_item).tolist(), strict=True))
 
 
-def aggregate_ratings(rows: Iterable, *, requested: str, gold: Mapping,
+def aggregate_ratings(rows, *, requested: str, gold: Mapping,
                       classify: Callable[[float], Any]) -> tuple[dict, Choice, RatingModel]:
     """Scores per item by the chosen method (the safety rule judges ``classify``-ed scores
     against ``classify``-ed gold scores; a gold answer may list several accepted scores), the
-    choice, and the model (worker estimates)."""
-    rows = list(rows)
-    plain = plain_means(rows)
-    model = bias_noise_ratings(rows)
+    choice, and the model (worker estimates). ``rows``: rating rows or a RatingTable."""
+    table = as_table(rows)
+    plain = plain_means(table)
+    model = bias_noise_ratings(table)
     choice = choose_output(
         requested=requested, model_name=BIAS_NOISE, plain_name=MEAN,
         model_output=model.scores, plain_output=plain, gold=gold,

@@ -23,15 +23,14 @@ appears) or flags it for review.
 
 from __future__ import annotations
 
-from array import array
 from collections.abc import Iterable, Iterator
 from itertools import islice
 
 import numpy as np
 from django.db import connection
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Case, Count, FloatField, Func, Q, QuerySet, Value, When
 
-from qc.timing import PageTimingRow
+from qc.timing import TimingArrays
 
 from ..models import (
     Annotation,
@@ -142,35 +141,6 @@ def text_rows(*, project: Project) -> list[tuple[int, int, int, str, bool]]:
     )
 
 
-def timing_rows(*, project: Project) -> list[PageTimingRow]:
-    """``qc.timing.PageTimingRow`` of annotations with a duration the browser claimed or one
-    the server can measure, in id order (times as POSIX seconds).
-
-    A page is an assignment's answers served at the same ``served_at`` (an MTurk HIT or a
-    Prolific session, answered at once or question by question); a local answer is a page of
-    its own (the work queue serves each item on its own lease). A revision (going back) is
-    marked: it has no lease, and QC does not judge a correction's speed."""
-    rows = (
-        qc_annotations(project=project)
-        .filter(Q(duration_ms__isnull=False) | Q(served_at__isnull=False))
-        .order_by("id")
-        .values_list("id", "assignment_id", "duration_ms", "served_at", "submitted_at",
-                     "supersedes_id")
-    )
-    return [
-        PageTimingRow(
-            annotation_id,
-            (assignment_id, served_at) if assignment_id is not None else None,
-            duration_ms / 1000.0 if duration_ms is not None else None,
-            served_at.timestamp() if served_at is not None else None,
-            submitted_at.timestamp() if submitted_at is not None else None,
-            supersedes_id is not None,
-        )
-        for annotation_id, assignment_id, duration_ms, served_at, submitted_at, supersedes_id
-        in rows
-    ]
-
-
 def overridden_warning_rows(*, project: Project) -> list[tuple[int, list]]:
     """``(annotation_id, overridden_warnings)`` where the worker submitted despite a warning.
 
@@ -184,24 +154,81 @@ def overridden_warning_rows(*, project: Project) -> list[tuple[int, list]]:
     )
 
 
-def rating_arrays(*, project: Project) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``rating_rows`` as three aligned numpy arrays (item ids, worker ids, ratings), streamed
-    from a server-side cursor: 20 bytes per rating, no Python tuple kept per row."""
-    items, workers, ratings = array("q"), array("q"), array("d")
-    rows = (qc_annotations(project=project).filter(rating__isnull=False)
-            .exclude(source=Annotation.Source.IMPORT)
-            .order_by("id")
-            .values_list("item_id", "worker_id", "rating"))
-    for item_id, worker_id, rating in rows.iterator(chunk_size=STREAM_CHUNK_SIZE):
-        items.append(item_id)
-        workers.append(worker_id)
-        ratings.append(rating)
-    return (np.frombuffer(items, dtype=np.int64), np.frombuffer(workers, dtype=np.int64),
-            np.frombuffer(ratings, dtype=np.float64))
+class EpochSeconds(Func):
+    """A timestamp column as POSIX seconds (float), computed by the database so that reading a
+    million timestamps builds no ``datetime`` object (SQLite: millisecond precision)."""
+
+    output_field = FloatField()
+    template = "EXTRACT(EPOCH FROM %(expressions)s)::double precision"
+
+    def as_sqlite(self, compiler, connection, **extra):
+        return self.as_sql(compiler, connection,
+                           template="(julianday(%(expressions)s) - 2440587.5) * 86400.0",
+                           **extra)
 
 
 #: Rows per fetch from a server-side cursor where each row is small (a few numbers).
 STREAM_CHUNK_SIZE = 20_000
+
+
+def numeric_columns(rows: QuerySet) -> np.ndarray:
+    """A ``values_list`` of numeric columns (the model's own columns and annotations) as one
+    float64 array (rows x columns, in the ``values_list`` order; NULL → NaN), fetched from a
+    server-side cursor ``STREAM_CHUNK_SIZE`` rows at a time: no Python object is kept per
+    row, so memory is the array's (8 bytes a value) however many rows there are."""
+    sql, params = rows.query.sql_with_params()
+    blocks = []
+    with connection.chunked_cursor() as cursor:
+        cursor.execute(sql, params)
+        # Django 5.2 names every column after the values_list name (earlier versions put
+        # annotations last and named joined columns after the column alone): reorder by
+        # name where every name is there.
+        names = [column[0] for column in cursor.description]
+        order = ([names.index(field) for field in rows._fields]
+                 if set(rows._fields) <= set(names) else list(range(len(names))))
+        while chunk := cursor.fetchmany(STREAM_CHUNK_SIZE):
+            blocks.append(np.array(chunk, dtype=np.float64).reshape(len(chunk), len(names)))
+    columns = np.concatenate(blocks) if blocks else np.zeros((0, len(names)))
+    return columns[:, order]
+
+
+def rating_arrays(*, project: Project) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``rating_rows`` as three aligned numpy arrays (item ids, worker ids, ratings), streamed
+    in bulk (``numeric_columns``)."""
+    columns = numeric_columns(
+        qc_annotations(project=project).filter(rating__isnull=False)
+        .exclude(source=Annotation.Source.IMPORT)
+        .order_by("id")
+        .values_list("item_id", "worker_id", "rating"))
+    return (columns[:, 0].astype(np.int64), columns[:, 1].astype(np.int64),
+            np.ascontiguousarray(columns[:, 2]))
+
+
+def timing_arrays(*, project: Project) -> TimingArrays:
+    """``timing_rows`` as ``qc.timing.TimingArrays``, streamed in bulk (``numeric_columns``,
+    the times converted to seconds by the database): a page is an assignment's answers served
+    at the same ``served_at``; an answer without an assignment is a page of its own."""
+    columns = numeric_columns(
+        qc_annotations(project=project)
+        .filter(Q(duration_ms__isnull=False) | Q(served_at__isnull=False))
+        .order_by("id")
+        .annotate(served_s=EpochSeconds("served_at"), submitted_s=EpochSeconds("submitted_at"),
+                  revision=Case(When(supersedes_id__isnull=False, then=Value(1.0)),
+                                default=Value(0.0), output_field=FloatField()))
+        .values_list("id", "assignment_id", "duration_ms", "served_s", "submitted_s",
+                     "revision"))
+    annotation_ids = columns[:, 0].astype(np.int64)
+    assignments, served = columns[:, 1], columns[:, 3]
+    page_codes = -1 - np.arange(len(columns), dtype=np.int64)  # a page of its own …
+    on_assignment = ~np.isnan(assignments)
+    if on_assignment.any():  # … unless it shares (assignment, served_at) with others
+        keys = np.stack([assignments[on_assignment],
+                         np.where(np.isnan(served), -np.inf, served)[on_assignment]], axis=1)
+        _, shared = np.unique(keys, axis=0, return_inverse=True)
+        page_codes[on_assignment] = shared.ravel()
+    return TimingArrays(annotation_ids, page_codes, columns[:, 2] / 1000.0, served,
+                        columns[:, 4], columns[:, 5] > 0)
+
 
 def annotation_targets(*, annotation_ids: Iterable[int]) -> dict[int, tuple[int, int | None]]:
     """annotation id → (worker id, assignment id), to attach flags to the work they concern

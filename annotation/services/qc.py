@@ -167,13 +167,15 @@ def plausibility_aggregation(project: Project) -> dict:
         rating__isnull=False)
     means: dict[int, float] = {}
     sentence_of: dict[int, int] = {}
-    crowd = (exportable.exclude(source=Annotation.Source.IMPORT)
-             .values("item_id", "item__filler__cloze_id")
-             .annotate(mean=Avg("rating")).order_by("item_id")
-             .values_list("item_id", "item__filler__cloze_id", "mean"))
-    for item_id, cloze_id, mean in crowd.iterator(chunk_size=qc_selectors.CHUNK_SIZE):
-        sentence_of[item_id] = cloze_id
-        means[item_id] = float(mean)
+    crowd = qc_selectors.numeric_columns(
+        exportable.exclude(source=Annotation.Source.IMPORT)
+        .values("item_id", "item__filler__cloze_id")
+        .annotate(mean=Avg("rating")).order_by("item_id")
+        .values_list("item_id", "item__filler__cloze_id", "mean"))
+    item_ids = crowd[:, 0].astype(np.int64).tolist()
+    sentence_of.update(zip(item_ids, [int(cloze) if cloze == cloze else None  # NaN: none
+                                      for cloze in crowd[:, 1].tolist()], strict=True))
+    means.update(zip(item_ids, crowd[:, 2].tolist(), strict=True))
     released = (exportable.filter(source=Annotation.Source.IMPORT).order_by("id")
                 .values_list("item_id", "item__filler__cloze_id", "rating"))
     # The released mean is the authority for imported fillers (the last row of a filler wins).
@@ -254,9 +256,10 @@ def flag_candidates(project: Project, settings: flags.FlagSettings,
     elif project.kind == TaskKind.DECONTEXT:
         add(WORKER, flags.worker_consensus_flags(qc_selectors.category_rows(project=project),
                                                  settings))
-    timings = qc_selectors.timing_rows(project=project)
-    if timings:
-        add(ANNOTATION, timing.page_timing_flags(timings, settings))
+    timings = qc_selectors.timing_arrays(project=project)
+    if len(timings.target_ids):
+        add(ANNOTATION, timing.timing_arrays_flags(timings, settings))
+    del timings
     # One flag per annotation, naming every warning the worker overrode (stored warnings are
     # {"code", "message"} objects; the flag's fingerprint is per annotation and reason).
     add(ANNOTATION, flags.overridden_warning_flags(
@@ -333,7 +336,10 @@ def flags_store(*, project: Project, candidates: list[FlagCandidate]) -> dict[st
         if fingerprint in existing:
             still_raised += 1
             flag_id, _, score, detail = existing[fingerprint]
-            if score != candidate.score or detail != candidate.detail:
+            # A score recomputed in another summation order may differ in its last bits:
+            # that is the same finding, not a change worth a write.
+            if not math.isclose(score, candidate.score, rel_tol=1e-9, abs_tol=1e-12) \
+                    or detail != candidate.detail:
                 to_update.append(Flag(id=flag_id, score=candidate.score,
                                       detail=candidate.detail))
             continue
@@ -395,8 +401,9 @@ def project_qc_run(*, project: Project, store_flags: bool = True,
         report["aggregation"] = decontext_aggregation(project)
     else:
         report["agreement"] = text_agreement(project)
-    report["worker_quality"] = qc_models.worker_quality(project=project, settings=settings)
-    intervals = qc_models.agreement_intervals(project=project)
+    report["worker_quality"] = qc_models.worker_quality(project=project, settings=settings,
+                                                        ratings=ratings)
+    intervals = qc_models.agreement_intervals(project=project, ratings=ratings)
     if intervals:  # ratings and categories: bootstrap 95% intervals per split
         report["agreement"]["intervals_by_split"] = intervals
     if project.kind == TaskKind.SLUICE:

@@ -15,9 +15,12 @@ Reads only (``annotation.selectors``); nothing is written here.
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import Counter
+
+import numpy as np
 
 from qc import aggregation, bootstrap, textmetrics, worker_models
+from qc.agreement import RatingTable
 from qc.flags import FlagSettings
 
 from ..models import Project, TaskKind
@@ -45,13 +48,24 @@ def _workers(reliability: dict, **extra: dict) -> list[dict]:
     return rows[:REPORT_WORKERS]
 
 
-def aggregated_outputs(*, project: Project, settings: FlagSettings) -> tuple[dict, dict]:
-    """``(output per item id, the report part)`` for the project's aggregation method."""
+def _ratings(project: Project, ratings: RatingTable | None) -> RatingTable:
+    """The plausibility project's ratings: the caller's table (QC reads them once) or read."""
+    if ratings is not None:
+        return ratings
+    from .qc import rating_table
+
+    return rating_table(project)
+
+
+def aggregated_outputs(*, project: Project, settings: FlagSettings,
+                       ratings: RatingTable | None = None) -> tuple[dict, dict]:
+    """``(output per item id, the report part)`` for the project's aggregation method
+    (``ratings``: the plausibility project's rating table, when the caller has it)."""
     gold = model_selectors.gold_answers(project=project)
     requested = settings.aggregation
     if project.kind == TaskKind.PLAUSIBILITY:
-        rows = qc_selectors.rating_rows(project=project)
-        if not rows:
+        rows = _ratings(project, ratings)
+        if not rows.n_ratings:
             return {}, {"requested": requested, "n_items": 0}
         scores, choice, model = worker_models.aggregate_ratings(
             rows, requested=requested, gold=gold, classify=aggregation.plausibility_label)
@@ -95,24 +109,38 @@ def aggregated_outputs(*, project: Project, settings: FlagSettings) -> tuple[dic
     return output, report
 
 
-def worker_quality(*, project: Project, settings: FlagSettings) -> dict:
+def worker_quality(*, project: Project, settings: FlagSettings,
+                   ratings: RatingTable | None = None) -> dict:
     """The report part of :func:`aggregated_outputs`."""
-    return aggregated_outputs(project=project, settings=settings)[1]
+    return aggregated_outputs(project=project, settings=settings, ratings=ratings)[1]
 
 
-def agreement_intervals(*, project: Project, n_resamples: int = BOOTSTRAP_RESAMPLES) -> dict:
+def _tables_by_split(table: RatingTable, split_of: dict) -> dict[str, RatingTable]:
+    """The table's ratings cut by their item's split (numpy masks, no row objects)."""
+    item_split = np.array([split_of[item] for item in table.items.tolist()], dtype=object)
+    rating_split = item_split[table.item_codes]
+    return {split: RatingTable.from_arrays(table.items[table.item_codes[mask]],
+                                           table.workers[table.worker_codes[mask]],
+                                           table.labels[table.label_codes[mask]])
+            for split in sorted(set(item_split.tolist()))
+            if (mask := rating_split == split).any()}
+
+
+def agreement_intervals(*, project: Project, n_resamples: int = BOOTSTRAP_RESAMPLES,
+                        ratings: RatingTable | None = None) -> dict:
     """split -> {statistic: interval dict} for ratings (Fleiss' kappa, Krippendorff's alpha
-    ordinal) and categories (Fleiss' kappa, Krippendorff's alpha nominal)."""
+    ordinal) and categories (Fleiss' kappa, Krippendorff's alpha nominal); ``ratings``: the
+    plausibility project's rating table, when the caller has it."""
     if project.kind == TaskKind.PLAUSIBILITY:
-        rows, level = qc_selectors.rating_rows(project=project), "ordinal"
+        table, level = _ratings(project, ratings), "ordinal"
     elif project.kind == TaskKind.DECONTEXT:
-        rows, level = qc_selectors.category_rows(project=project), "nominal"
+        table = RatingTable.from_rows(qc_selectors.category_rows(project=project))
+        level = "nominal"
     else:
         return {}
-    split_of = model_selectors.item_splits(project=project)
-    by_split: dict[str, list] = defaultdict(list)
-    for row in rows:
-        by_split[split_of[row[0]]].append(row)
+    if not table.n_ratings:
+        return {}
+    by_split = _tables_by_split(table, model_selectors.item_splits(project=project))
     return {
         split: {
             "fleiss_kappa": bootstrap.fleiss_kappa_interval(

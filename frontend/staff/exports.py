@@ -1,22 +1,25 @@
-"""The console's export page: every format the project exports to, a check that lists the
-files and the warnings (examples left out…) before downloading, and the download itself (a
-zip with ``MANIFEST.json`` carrying the same warnings, ``annotation.exporters.export_zip``)."""
+"""The console's export page: every format the project exports to, each with a button that
+starts the export as a job (``annotation.services.staff_jobs``, kind ``export``: what
+``manage.py export_data`` writes, zipped on disk with its ``MANIFEST.json``) and the latest
+export of that format: its state, its files and warnings once done, and the download.
+
+The request only starts the job: with a worker the page goes to the job's page, which follows
+its progress; inline (no broker, the embedded default) the job has finished when the start
+returns, and the page comes back with the files and the download. A second click while the
+same export is queued or running starts nothing (``job_start`` returns the running one)."""
 
 from __future__ import annotations
 
-import shutil
-import tempfile
-from pathlib import Path
-
 from django.contrib import messages
-from django.http import FileResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import path
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_http_methods
 
-from annotation.exporters import EXPORTERS, ExportError, export_zip
-from annotation.models import Project
+from annotation.exporters import EXPORTERS
+from annotation.models import Job, Project
 from annotation.roles import page_requires
+from annotation.selectors import staff_jobs as job_selectors
+from frontend.staff_jobs import progress_of, start_job_from_page
 
 
 def project_formats(project: Project) -> list[dict]:
@@ -27,52 +30,41 @@ def project_formats(project: Project) -> list[dict]:
             if not exporter.kinds or project.kind in exporter.kinds]
 
 
-def export_download(request, *, project: Project, format_name: str, back: tuple[str, str]):
-    """The export as a zip streamed from a temporary file (removed once sent); an export that
-    fails goes back to the page ``back`` (url name, slug) with its message."""
-    folder = Path(tempfile.mkdtemp(prefix="unpack-export-"))
-    try:
-        archive, _ = export_zip(project=project, format_name=format_name, work_dir=folder)
-        handle = archive.open("rb")  # still readable once its folder is removed (POSIX)
-    except ExportError as error:
-        messages.error(request, f"The export failed: {error}")
-        return redirect(back[0], slug=back[1])
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
-    return FileResponse(handle, as_attachment=True,
-                        filename=f"{project.slug}-{format_name}.zip",
-                        content_type="application/zip")
+def export_done_message(job: Job) -> str:
+    """What the page says once an export job has finished (the figures of its result)."""
+    files = job.result.get("files", [])
+    records = sum(file["records"] for file in files)
+    return (f"Export {job.params['format']} done (job {job.pk}): {len(files)} file(s), "
+            f"{records:,} records; the download is below.")
 
 
-@require_GET
+@require_http_methods(["GET", "POST"])
 @page_requires("see_work")
 def exports(request, slug: str):
-    """GET: the formats. ``?check=FORMAT``: the export is made (nothing kept) and its files
-    and warnings listed. ``?format=FORMAT``: the download."""
+    """GET: the formats and the latest export job of each. POST ``format``: start that
+    export as a job (see the module docstring)."""
     project = get_object_or_404(Project, slug=slug)
     formats = project_formats(project)
-    names = {entry["name"] for entry in formats}
-    chosen = request.GET.get("format")
-    if chosen is not None:
-        if chosen not in names:
-            messages.error(request, f"{project.name} has no export format {chosen!r}.")
-            return redirect("staff:exports", slug=slug)
-        return export_download(request, project=project, format_name=chosen,
-                               back=("staff:exports", slug))
-    checked = request.GET.get("check")
-    manifest = None
-    if checked is not None:
-        if checked not in names:
-            messages.error(request, f"{project.name} has no export format {checked!r}.")
-            return redirect("staff:exports", slug=slug)
-        with tempfile.TemporaryDirectory(prefix="unpack-export-") as folder:
-            try:
-                _, manifest = export_zip(project=project, format_name=checked,
-                                         work_dir=Path(folder))
-            except ExportError as error:
-                messages.error(request, f"The export failed: {error}")
-    return render(request, "frontend/staff/exports.html", {
-        "project": project, "formats": formats, "checked": checked, "manifest": manifest})
+    if request.method == "POST":
+        job, refused = start_job_from_page(request, kind=Job.Kind.EXPORT, project=project,
+                                           params={"format": request.POST.get("format", "")})
+        if job is None:
+            messages.error(request, refused)
+        elif job.state == Job.State.DONE:
+            messages.success(request, export_done_message(job))
+        elif job.state == Job.State.FAILED:
+            messages.error(request, f"The export failed (job {job.pk}): {job.error}")
+        else:
+            return redirect("staff_jobs:detail", job_id=job.pk)
+        return redirect("staff:exports", slug=slug)
+    latest = job_selectors.latest_export_jobs(
+        project=project, format_names=[entry["name"] for entry in formats])
+    for entry in formats:
+        job = latest.get(entry["name"])
+        entry["job"] = job
+        entry["progress"] = progress_of(job) if job is not None else None
+    return render(request, "frontend/staff/exports.html", {"project": project,
+                                                           "formats": formats})
 
 
 urlpatterns = [

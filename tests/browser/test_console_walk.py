@@ -142,8 +142,11 @@ def test_a_new_researcher_goes_from_login_to_an_annotated_item_and_an_hf_export(
     answer = Annotation.objects.get(project=project, worker__user__username="anna")
     assert answer.rating == 4
 
-    # The Hugging Face export, downloaded from the export page and loaded.
+    # The Hugging Face export, started from the export page as a job (inline here: done when
+    # the page comes back), downloaded and loaded.
     page.click("nav.console-nav >> text=Export")
+    page.click("button[data-format=hf]")
+    page.wait_for_selector("a[data-format=hf]")
     with page.expect_download() as download_info:
         page.click("a[data-format=hf]")
     archive = tmp_path / "hf.zip"

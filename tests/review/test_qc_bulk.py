@@ -1,7 +1,6 @@
 """QC and exports read in bulk (issue 21, point 3): more flagged answers than PostgreSQL takes
-parameters in one statement, the server's seconds computed in SQL as ``timing_rows`` does in
-Python, unchanged flags not rewritten, and exports whose memory does not grow with the
-number of answers."""
+parameters in one statement, unchanged flags not rewritten, and exports whose memory does not
+grow with the number of answers (the timing and rating arrays: ``test_qc_arrays.py``)."""
 
 from __future__ import annotations
 

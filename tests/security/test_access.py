@@ -335,8 +335,8 @@ TABLE: dict[str, list[Row]] = {
         Row("GET", "/staff/projects/{slug}/splits/999999/", LOGIN, NO, 404)],
     "staff/projects/<slug:slug>/export/": [
         Row("GET", "/staff/projects/{slug}/export/", LOGIN, NO, 200),
-        Row("GET", "/staff/projects/{slug}/export/?check=jsonl", LOGIN, NO, 200),
-        Row("GET", "/staff/projects/{slug}/export/?format=jsonl", LOGIN, NO, 200)],
+        Row("POST", "/staff/projects/{slug}/export/", LOGIN, NO, BACK, data={"format": "jsonl"}),
+        Row("POST", "/staff/projects/{slug}/export/", LOGIN, NO, BACK, data={"format": "nope"})],
     "api/projects/<slug:slug>/splits/": [
         Row("GET", "/api/projects/{slug}/splits/", DRF_NO, DRF_NO, 200),
         Row("POST", "/api/projects/{slug}/splits/", DRF_NO, DRF_NO, 400, data={}, json=True,

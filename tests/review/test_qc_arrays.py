@@ -1,0 +1,106 @@
+"""QC reads answers as arrays (issue 21, point 3): the timing facts and the ratings come from
+the database as numbers, in bulk, and say what the rows say; the rating table is read once per
+QC run and shared by agreement, worker quality, intervals and the worker flags."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from annotation.models import Annotation, Assignment, Flag
+from annotation.selectors import qc as qc_selectors
+from annotation.services.qc import project_qc_run
+from tests.factories import annotate, claire_sample, publish_hit, workers
+
+pytestmark = pytest.mark.django_db
+
+T0 = datetime(2026, 11, 1, 12, 0, 0, 250_000, tzinfo=UTC)
+
+
+def test_timing_arrays_carry_pages_seconds_and_revisions():
+    project, items = claire_sample()
+    first, second = workers(2)
+    hit = publish_hit(project, items=items)
+    assignment = Assignment.objects.create(hit=hit, worker=first, provider_assignment_id="A1")
+    # One page of two answers (same assignment, same served_at), an answer of the same
+    # assignment served later (a page of its own), a local answer and its revision.
+    a = annotate(items[0], first, rating=3, assignment=assignment, served_at=T0,
+                 submitted_at=T0 + timedelta(seconds=20), duration_ms=9_500)
+    b = annotate(items[1], first, rating=4, assignment=assignment, served_at=T0,
+                 submitted_at=T0 + timedelta(seconds=21.5), duration_ms=None)
+    c = annotate(items[2], first, rating=2, assignment=assignment,
+                 served_at=T0 + timedelta(minutes=5), submitted_at=T0 + timedelta(minutes=6),
+                 duration_ms=4_000)
+    d = annotate(items[3], second, rating=5, served_at=None, submitted_at=T0,
+                 duration_ms=7_000)
+    Annotation.objects.filter(pk=d.pk).update(state=Annotation.State.SUPERSEDED)
+    e = annotate(items[3], second, rating=4, served_at=None, submitted_at=T0,
+                 duration_ms=1_000, supersedes=d)
+    annotate(items[4], second, rating=1)  # no duration, no serving time: not a timing row
+
+    timings = qc_selectors.timing_arrays(project=project)
+
+    assert timings.target_ids.tolist() == [a.pk, b.pk, c.pk, e.pk]
+    pages = timings.page_codes.tolist()
+    assert pages[0] == pages[1] and len({pages[0], pages[2], pages[3]}) == 3
+    assert timings.claimed_seconds[[0, 2, 3]].tolist() == [9.5, 4.0, 1.0]
+    assert np.isnan(timings.claimed_seconds[1])
+    # The database's seconds are the datetimes' POSIX timestamps (SQLite: to the millisecond).
+    assert timings.served_at[0] == pytest.approx(T0.timestamp(), abs=1e-3)
+    assert timings.submitted_at[1] == pytest.approx(T0.timestamp() + 21.5, abs=1e-3)
+    assert np.isnan(timings.served_at[3])
+    assert timings.revision.tolist() == [False, False, False, True]
+
+
+def test_the_ratings_are_read_once_per_qc_run():
+    project, items = claire_sample()
+    for worker in workers(3):
+        for k, item in enumerate(items):
+            annotate(item, worker, rating=1 + (k + worker.pk) % 5)
+    with CaptureQueriesContext(connection) as queries:
+        report = project_qc_run(project=project)
+    reads = [query["sql"] for query in queries.captured_queries
+             if '"rating" IS NOT NULL' in query["sql"] and "AVG" not in query["sql"].upper()
+             and "COUNT" not in query["sql"].upper()]
+    assert len(reads) == 1, reads
+    assert report["agreement"]["n_ratings"] == 15
+    assert report["worker_quality"]["n_items"] == 5
+    assert set(report["agreement"]["intervals_by_split"]) == {"dev"}
+
+
+def test_numeric_columns_keep_the_order_values_list_names():
+    project, items = claire_sample()
+    worker = workers(1)[0]
+    answer = annotate(items[0], worker, rating=2, served_at=T0, submitted_at=T0)
+    columns = qc_selectors.numeric_columns(
+        Annotation.objects.filter(project=project)
+        .annotate(served_s=qc_selectors.EpochSeconds("served_at"))
+        .values_list("served_s", "rating", "id"))
+    assert columns.shape == (1, 3)
+    assert columns[0, 1:].tolist() == [2.0, float(answer.pk)]
+    assert columns[0, 0] == pytest.approx(T0.timestamp(), abs=1e-3)
+
+
+def test_a_score_equal_but_for_its_last_bits_is_not_rewritten():
+    """A score recomputed in another summation order (bincount against a Python sum) may
+    differ in its last bits: the same finding, no UPDATE; a real change is written."""
+    project, items = claire_sample()
+    worker = workers(1)[0]
+    annotate(items[0], worker, rating=3,
+             overridden_warnings=[{"code": "too_quick", "message": "fast"}])
+    project_qc_run(project=project)
+    flag = Flag.objects.get(reason="warning_overridden")
+    Flag.objects.filter(pk=flag.pk).update(score=flag.score * (1 + 1e-12))
+    with CaptureQueriesContext(connection) as queries:
+        project_qc_run(project=project)
+    assert not [query for query in queries.captured_queries
+                if query["sql"].lstrip().upper().startswith("UPDATE")
+                and "annotation_flag" in query["sql"]]
+    assert Flag.objects.get(pk=flag.pk).score == 1.0 * (1 + 1e-12)
+    Flag.objects.filter(pk=flag.pk).update(score=1.5)
+    project_qc_run(project=project)
+    assert Flag.objects.get(pk=flag.pk).score == 1.0  # the rule's score, written again
