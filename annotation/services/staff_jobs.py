@@ -321,3 +321,54 @@ def _run_export(job: Job, progress: ProgressCallback) -> JobOutcome:
 
 register(Job.Kind.QC, check=_check_qc, run=_run_qc)
 register(Job.Kind.EXPORT, check=_check_export, run=_run_export)
+
+
+# --- splits (issue 21: the console's "freeze" ran inside the request) ---------------------------
+
+SPLIT_FRACTION_NAMES = ("train", "dev", "test")
+
+
+def _check_splits(project: Project | None, params: dict) -> dict:
+    from .splits import RULES
+
+    if project is None:
+        raise JobRefused("a split is of a project")
+    unknown = set(params) - {"rule", "seed", "fractions", "force"}
+    if unknown:
+        raise JobRefused(f"split job: unknown parameter(s) {', '.join(sorted(unknown))}")
+    rule, seed, fractions = params.get("rule"), params.get("seed"), params.get("fractions")
+    if rule not in RULES:
+        raise JobRefused(f"split job: the rule is one of {', '.join(RULES)}, not {rule!r}")
+    if not isinstance(seed, int) or isinstance(seed, bool):
+        raise JobRefused(f"split job: the seed is a whole number, not {seed!r}")
+    if (not isinstance(fractions, dict) or set(fractions) != set(SPLIT_FRACTION_NAMES)
+            or not all(isinstance(value, int | float) and not isinstance(value, bool)
+                       and value >= 0 for value in fractions.values())
+            or not sum(fractions.values()) > 0):
+        raise JobRefused("split job: fractions are train, dev and test, non-negative numbers "
+                         f"adding up to more than 0, not {fractions!r}")
+    return {"rule": rule, "seed": seed, "force": bool(params.get("force", False)),
+            "fractions": {name: float(fractions[name]) for name in SPLIT_FRACTION_NAMES}}
+
+
+def _run_splits(job: Job, progress: ProgressCallback) -> JobOutcome:
+    """``project_split``, the service ``make_splits`` calls; its progress is written outside
+    the split's transaction so the job page follows it (``job_progress``)."""
+    from .job_progress import CommittedProgress
+    from .splits import SplitRefused, project_split
+
+    params = job.params
+    try:
+        with CommittedProgress(job.pk) as committed:
+            result = project_split(project=job.project, rule=params["rule"],
+                                   seed=params["seed"], fractions=params["fractions"],
+                                   force=params["force"], progress=committed)
+    except (SplitRefused, ValueError) as error:
+        raise JobError(str(error)) from None
+    return JobOutcome(result={"manifest": result.manifest.pk, "rule": params["rule"],
+                              "seed": params["seed"], "counts": result.counts,
+                              "moved_items": result.moved_items,
+                              "unchanged": result.unchanged})
+
+
+register(Job.Kind.SPLITS, check=_check_splits, run=_run_splits)
