@@ -83,6 +83,10 @@ def job_detail(request, job_id: int):
                        agreement=_figures(job.result.get("agreement")),
                        aggregation=_figures(job.result.get("aggregation")),
                        warnings=job.result.get("warnings", []))
+    if job.kind == Job.Kind.SPLITS and job.state == Job.State.DONE and job.result:
+        from .staff.splits import split_summary
+
+        context.update(split_summary=split_summary(job.result))
     return render(request, "frontend/staff/job.html", context)
 
 
