@@ -372,3 +372,52 @@ def _run_splits(job: Job, progress: ProgressCallback) -> JobOutcome:
 
 
 register(Job.Kind.SPLITS, check=_check_splits, run=_run_splits)
+
+
+# --- approvals (issue 21: "Approve all unflagged" decided one by one inside the request) --------
+
+#: Assignments decided in one transaction (one Prolific bulk call per account each).
+APPROVAL_CHUNK = 500
+
+
+def _check_approvals(project: Project | None, params: dict) -> dict:
+    if project is None:
+        raise JobRefused("an approval of the unflagged work is of a project")
+    unknown = set(params) - {"message"}
+    if unknown:
+        raise JobRefused(f"approval job: unknown parameter(s) {', '.join(sorted(unknown))}")
+    message = params.get("message", "")
+    if not isinstance(message, str):
+        raise JobRefused(f"approval job: the message is text, not {message!r}")
+    return {"message": message.strip()}
+
+
+def _run_approvals(job: Job, progress: ProgressCallback) -> JobOutcome:
+    """Approve the project's submitted assignments without an open flag, as they are when the
+    job runs, through ``decisions.assignments_approve`` (its rules: never a blocked worker's,
+    never unconfirmed work) in transactions of ``APPROVAL_CHUNK``; count what it left out."""
+    from django.core.exceptions import ValidationError
+
+    from ..selectors.batches import unflagged_held_back_counts, unflagged_submitted_assignment_ids
+    from .batching import chunks
+    from .decisions import assignments_approve
+
+    ids = list(unflagged_submitted_assignment_ids(project=job.project))
+    held_back = unflagged_held_back_counts(project=job.project)
+    approved, refused, refusal = 0, 0, ""
+    progress(0, len(ids), "approving")
+    for chunk in chunks(ids, APPROVAL_CHUNK):
+        try:
+            assignments_approve(assignment_ids=chunk, actor=job.requested_by,
+                                message=job.params["message"])
+        except ValidationError as error:  # changed since it was read (flagged, blocked…)
+            refused += len(chunk)
+            refusal = refusal or "; ".join(error.messages)
+        else:
+            approved += len(chunk)
+        progress(approved + refused, len(ids), "approving")
+    return JobOutcome(result={"approved": approved, "held_back": held_back,
+                              "refused": refused, "refusal": refusal})
+
+
+register(Job.Kind.APPROVALS, check=_check_approvals, run=_run_approvals)
