@@ -36,6 +36,7 @@ def test_list_queries_do_not_grow_with_the_rows(staff_client):
     crowd = workers(3)
     annotate(items[0], crowd[0], rating=3)
     annotate(items[1], crowd[1], rating=4)
+    annotate(items[2], crowd[2], rating=5)  # every page has a row (offset=2 too)
     publish_hit(project, hit_id="HITA")
     small = [queries_for(staff_client, url) for url in lists(project)]
     assert max(small) <= 4, small
