@@ -841,6 +841,7 @@ class Job(models.Model):
         EXPORT = "export", "export"
         SPLITS = "splits", "train/dev/test split"
         IMPORT = "import", "import"
+        APPROVALS = "approvals", "approval of the unflagged work"
 
     class State(models.TextChoices):
         QUEUED = "queued", "queued"

@@ -33,7 +33,7 @@ from annotation.selectors import review_queue
 from annotation.selectors.adjudication import answer_words
 from annotation.selectors.bonuses import bonus_report
 from annotation.services import decisions
-from frontend.staff_jobs import qc_summary
+from frontend.staff_jobs import approvals_summary, qc_summary
 from frontend.staff_jobs import start_job_from_page as _start_job
 
 GAP = "______"
@@ -420,18 +420,28 @@ def assignment_decide_view(request, slug: str, assignment_id: int):
 @page_requires("decide_assignments")
 @require_POST
 def assignments_approve_view(request, slug: str):
-    """Approve at once every submitted assignment of the project that has no open flag (the
-    flagged ones wait on this page); Prolific's go out in one bulk call."""
+    """Approve every submitted assignment of the project that has no open flag (the flagged
+    ones wait on this page) as an ``approvals`` job (``services.staff_jobs``): many thousands
+    are decided in transactions of 500, never inside the request with a worker; inline (no
+    broker) it has finished when the page answers, which says how many were approved and how
+    many held back. Prolific's go out in one bulk call per 500."""
     project = get_object_or_404(Project, slug=slug)
-    ids = list(review_selectors.unflagged_submitted_assignment_ids(project=project))
-    if not ids:
+    if not review_selectors.unflagged_submitted_assignment_ids(project=project).exists():
         messages.error(request, "No submitted assignment without an open flag is waiting.")
         return _back(request, slug)
-    return _apply(request, slug,
-                  lambda: decisions.assignments_approve(
-                      assignment_ids=ids, actor=request.user,
-                      message=request.POST.get("message", "")),
-                  f"{len(ids)} assignment(s) approved.")
+    job, refused = _start_job(request, kind=Job.Kind.APPROVALS, project=project,
+                              params={"message": request.POST.get("message", "")})
+    if job is None:
+        messages.error(request, f"Nothing was approved: {refused}")
+    elif job.state == Job.State.DONE:
+        messages.success(request, approvals_summary(job.result))
+    elif job.state == Job.State.FAILED:
+        # Its transactions of 500 that finished stay approved: the job page says how far.
+        messages.error(request, f"The approval stopped: {job.error} (job {job.pk} shows how "
+                                "far it went).")
+    else:
+        return redirect("staff_jobs:detail", job_id=job.pk)
+    return _back(request, slug)
 
 
 @page_requires("decide_annotations")

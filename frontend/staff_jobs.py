@@ -33,6 +33,7 @@ KIND_ACTION = {
     Job.Kind.EXPORT: "see_work",
     Job.Kind.SPLITS: "change_projects",
     Job.Kind.IMPORT: "change_projects",
+    Job.Kind.APPROVALS: "decide_assignments",
 }
 
 
@@ -87,6 +88,20 @@ def qc_summary(report: dict) -> str:
             f"{stored.get('removed_stale_open', 0)} cleared; {open_now} open now.")
 
 
+def approvals_summary(result: dict) -> str:
+    """One line on a finished approval of the unflagged work: how many were approved and how
+    many a bulk approval held back, and why (the review page's message and the job page)."""
+    held = result["held_back"]
+    line = f"{result['approved']} assignment(s) approved"
+    if held["blocked"] or held["unconfirmed"]:
+        line += (f"; held back: {held['blocked']} of workers blocked for the project (decide "
+                 f"each yourself), {held['unconfirmed']} not yet confirmed by collection")
+    if result["refused"]:
+        line += (f"; {result['refused']} not approved, changed since they were listed: "
+                 f"{result['refusal']}")
+    return line + "."
+
+
 def _figures(section: dict | None) -> list[tuple[str, object]]:
     """A report section's plain figures (lists such as per-worker tables left out)."""
     return [(key, value) for key, value in (section or {}).items()
@@ -103,6 +118,12 @@ def job_detail(request, job_id: int):
                        agreement=_figures(job.result.get("agreement")),
                        aggregation=_figures(job.result.get("aggregation")),
                        warnings=job.result.get("warnings", []))
+    if job.kind == Job.Kind.APPROVALS and job.state == Job.State.DONE and job.result:
+        context.update(approvals_summary=approvals_summary(job.result))
+    if job.kind == Job.Kind.SPLITS and job.state == Job.State.DONE and job.result:
+        from .staff.splits import split_summary
+
+        context.update(split_summary=split_summary(job.result))
     return render(request, "frontend/staff/job.html", context)
 
 

@@ -58,8 +58,26 @@ def unflagged_submitted_assignment_ids(*, project) -> QuerySet:
     """Ids of the project's submitted assignments with no open flag on them or their answers:
     what a reviewer may approve in one go (never a blocked worker's, never unconfirmed work:
     ``selectors/blocks.py``)."""
-    from ..models import Annotation, Flag
     from .blocks import bulk_approvable
+
+    return (bulk_approvable(_unflagged_submitted(project))
+            .order_by("pk").values_list("pk", flat=True))
+
+
+def unflagged_held_back_counts(*, project) -> dict[str, int]:
+    """The project's submitted assignments without an open flag that a bulk approval leaves
+    out, counted by why (as ``blocks.held_back`` lists them): ``unconfirmed`` (collection has
+    not confirmed them) and ``blocked`` (their worker is blocked for the project)."""
+    from .blocks import blocked_q, unconfirmed_q
+
+    unflagged = _unflagged_submitted(project)
+    return {"unconfirmed": unflagged.filter(unconfirmed_q()).count(),
+            "blocked": unflagged.exclude(unconfirmed_q())
+            .filter(blocked_q(project="hit__batch__project")).count()}
+
+
+def _unflagged_submitted(project) -> QuerySet:
+    from ..models import Annotation, Flag
 
     # The assignment of each open flag, its own or its answer's. The answer's is read by
     # primary key, one probe per flag (a subquery): as a join the planner hashed every answer
@@ -71,10 +89,9 @@ def unflagged_submitted_assignment_ids(*, project) -> QuerySet:
                .annotate(target=Coalesce("assignment_id", Subquery(answer_assignment),
                                         Value(0), output_field=BigIntegerField()))
                .values("target"))
-    return (bulk_approvable(Assignment.objects.filter(status=Assignment.Status.SUBMITTED,
-                                                      hit__batch__project=project))
-            .exclude(pk__in=flagged)
-            .order_by("pk").values_list("pk", flat=True))
+    return (Assignment.objects.filter(status=Assignment.Status.SUBMITTED,
+                                      hit__batch__project=project)
+            .exclude(pk__in=flagged))
 
 
 def assignment_by_reference(reference: str) -> Assignment | None:

@@ -59,6 +59,7 @@ from ..selectors.annotate import (
 )
 from ..sql import submit as submit_sql
 from .audit import close_open_flags, record_status_event
+from .batching import chunks
 from .work_queue import (
     work_queue_lease,
     work_queue_next_item,
@@ -197,12 +198,20 @@ def item_filled_marks_kept(item_ids: Iterable[int]) -> Iterator[None]:
         raise TransactionManagementError("item_filled_marks_kept runs inside the change's "
                                          "transaction")
     ids = sorted(set(item_ids))
-    if connection.features.has_select_for_update:
-        for chunk in _chunked(ids):
-            list(Item.objects.select_for_update().filter(pk__in=chunk).order_by("pk")
-                 .values_list("pk", flat=True))
+    items_lock(ids)
     yield
     items_filled_refresh(ids)
+
+
+def items_lock(item_ids: Iterable[int]) -> None:
+    """Lock these Item rows for the rest of the transaction (PostgreSQL, in id order: the
+    order every submit takes, item then answers, so the two never deadlock); a submit to one
+    of them waits until the transaction ends. SQLite needs none (IMMEDIATE transactions)."""
+    if not connection.features.has_select_for_update:
+        return
+    for chunk in chunks(sorted(set(item_ids))):
+        list(Item.objects.select_for_update().filter(pk__in=chunk).order_by("pk")
+             .values_list("pk", flat=True))
 
 
 def annotation_deleted(*, sender, instance: Annotation, **kwargs) -> None:

@@ -18,27 +18,42 @@ Safety: the same rule and seed give the same manifest, and re-running then chang
 A frozen manifest that would change is refused unless ``force``; so is moving an item that
 already has annotations to another split (its annotations were collected with that split's
 redundancy and may already be in an export).
+
+Entry points: ``make_splits`` (a progress bar) and the console's splits page, which freezes
+through a ``splits`` job (``staff_jobs``): both call ``project_split`` with a ``progress``
+callback, which hears each step and the items moved so far.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from django.db import transaction
-from django.db.models import Exists, OuterRef
+from django.db import connection, transaction
+from django.db.models import Count, Exists, OuterRef, Subquery
+from django.db.models.functions import Coalesce
+from django.db.models.lookups import GreaterThanOrEqual
 
 from qc import cleaning
 from qc import splits as qc_splits
 
 from ..models import Annotation, ComplexSentence, Item, Project, SplitManifest, TaskKind
-from .annotations import item_filled_marks_kept
+from .annotations import items_lock
 from .batching import chunks
 from .statistics import planner_statistics_refresh
 
 RULES = ("group", "websplit", "canard", "sluice")
 QUAC_DEV_NAMES = frozenset({"dev", "val", "validation"})
-UPDATE_BATCH = 1000
+#: Items per UPDATE: one parameter each, far under PostgreSQL's 65,535 (``batching``).
+UPDATE_BATCH = 5000
+
+#: ``progress(done, total, message)``, as ``staff_jobs.ProgressCallback``.
+Progress = Callable[[int, "int | None", str], None]
+
+
+def _no_progress(done: int, total: int | None = None, message: str = "") -> None:
+    """The progress callback of a caller that follows none."""
 
 
 class SplitRefused(Exception):
@@ -147,18 +162,23 @@ ASSIGNERS = {"group": _group_assignment, "websplit": _websplit_assignment,
 
 @transaction.atomic
 def project_split(*, project: Project, rule: str, seed: int, fractions: dict | None = None,
-                  force: bool = False) -> SplitResult:
-    """Split the project's items by ``rule`` and freeze the result (see the module docstring)."""
+                  force: bool = False, progress: Progress = _no_progress) -> SplitResult:
+    """Split the project's items by ``rule`` and freeze the result (see the module docstring).
+
+    ``progress(done, total, message)`` hears the steps: the assignment (0 of None), then the
+    items moved so far out of the items to move, then freezing the manifest."""
     if rule not in RULES:
         raise ValueError(f"unknown split rule {rule!r}; choose from {', '.join(RULES)}")
     fractions = dict(fractions or qc_splits.DEFAULT_FRACTIONS)
-    Project.objects.select_for_update().filter(pk=project.pk).first()
+    locked = Project.objects.select_for_update().get(pk=project.pk)  # its redundancy, as it is
+    progress(0, None, f"assigning the items by the {rule} rule")
     item_splits, group_splits = ASSIGNERS[rule](project, seed, fractions)
     group_splits = {str(group): split for group, split in sorted(group_splits.items())}
     current = SplitManifest.objects.filter(project=project, frozen=True).order_by(
         "-created_at", "-id").first()
     if (current is not None and current.group_splits == group_splits
             and current.rule == rule):
+        progress(0, 0, "unchanged: the frozen manifest is this split already")
         return SplitResult(current, dict(current.counts), 0, unchanged=True)
     if current is not None and not force:
         raise SplitRefused(
@@ -181,20 +201,36 @@ def project_split(*, project: Project, rule: str, seed: int, fractions: dict | N
     by_split: dict[str, list[int]] = defaultdict(list)
     for item_id, split in moved.items():
         by_split[split].append(item_id)
-    # A moved item needs another number of answers: the "filled" marks of those with counted
-    # answers follow (an item without any is never marked).
-    counted = set(Annotation.objects.filter(project=project, state=Annotation.State.COUNTED)
-                  .values_list("item_id", flat=True).distinct()) if moved else set()
-    with item_filled_marks_kept(counted.intersection(moved)):
-        for split, item_ids in by_split.items():
-            for chunk in chunks(item_ids, UPDATE_BATCH):
-                Item.objects.filter(id__in=chunk).update(split=split)
+    done = 0
+    progress(done, len(moved), "moving items")
+    # A moved item needs another number of answers: its "filled" mark is set in the statement
+    # that moves it, from its counted answers, under the lock every submit takes first
+    # (``items_lock``: a concurrent answer waits, so the count is the final one).
+    items_lock(moved)
+    # COUNT(*), not of a column: the index (item_id, state) answers it alone (an index-only
+    # scan, 0.07 ms an item at 1,000,000 answers, against 0.34 ms reading the answers' rows).
+    counted = (Annotation.objects.filter(item_id=OuterRef("pk"),
+                                         state=Annotation.State.COUNTED)
+               .order_by().values("item_id").annotate(n=Count("*")).values("n"))
+    if connection.vendor == "postgresql":
+        # Each UPDATE touches 5,000 rows through short index probes: compiling it (JIT, on
+        # for the planner's large estimates) costs more than it saves. For this transaction.
+        with connection.cursor() as cursor:
+            cursor.execute("SET LOCAL jit = off")
+    for split, item_ids in by_split.items():
+        filled = GreaterThanOrEqual(Coalesce(Subquery(counted), 0),
+                                    locked.redundancy_for(split))
+        for chunk in chunks(sorted(item_ids), UPDATE_BATCH):
+            Item.objects.filter(id__in=chunk).update(split=split, filled=filled)
+            done += len(chunk)
+            progress(done, len(moved), f"moving items ({split})")
     if moved:
         # The work queue's plans depend on how items spread over splits.
         transaction.on_commit(lambda: planner_statistics_refresh(of=[Item]))
     counts: dict[str, int] = defaultdict(int)
     for split in item_splits.values():
         counts[split] += 1
+    progress(done, len(moved), "freezing the manifest")
     SplitManifest.objects.filter(project=project, frozen=True).update(frozen=False)
     manifest = SplitManifest.objects.create(
         project=project, rule=rule, seed=seed, fractions=fractions, group_splits=group_splits,

@@ -353,3 +353,103 @@ def _run_import(job: Job, progress: ProgressCallback) -> JobOutcome:
 register(Job.Kind.QC, check=_check_qc, run=_run_qc)
 register(Job.Kind.EXPORT, check=_check_export, run=_run_export)
 register(Job.Kind.IMPORT, check=_check_import, run=_run_import)
+
+
+# --- splits (issue 21: the console's "freeze" ran inside the request) ---------------------------
+
+SPLIT_FRACTION_NAMES = ("train", "dev", "test")
+
+
+def _check_splits(project: Project | None, params: dict) -> dict:
+    from .splits import RULES
+
+    if project is None:
+        raise JobRefused("a split is of a project")
+    unknown = set(params) - {"rule", "seed", "fractions", "force"}
+    if unknown:
+        raise JobRefused(f"split job: unknown parameter(s) {', '.join(sorted(unknown))}")
+    rule, seed, fractions = params.get("rule"), params.get("seed"), params.get("fractions")
+    if rule not in RULES:
+        raise JobRefused(f"split job: the rule is one of {', '.join(RULES)}, not {rule!r}")
+    if not isinstance(seed, int) or isinstance(seed, bool):
+        raise JobRefused(f"split job: the seed is a whole number, not {seed!r}")
+    if (not isinstance(fractions, dict) or set(fractions) != set(SPLIT_FRACTION_NAMES)
+            or not all(isinstance(value, int | float) and not isinstance(value, bool)
+                       and value >= 0 for value in fractions.values())
+            or not sum(fractions.values()) > 0):
+        raise JobRefused("split job: fractions are train, dev and test, non-negative numbers "
+                         f"adding up to more than 0, not {fractions!r}")
+    return {"rule": rule, "seed": seed, "force": bool(params.get("force", False)),
+            "fractions": {name: float(fractions[name]) for name in SPLIT_FRACTION_NAMES}}
+
+
+def _run_splits(job: Job, progress: ProgressCallback) -> JobOutcome:
+    """``project_split``, the service ``make_splits`` calls; its progress is written outside
+    the split's transaction so the job page follows it (``job_progress``)."""
+    from .job_progress import CommittedProgress
+    from .splits import SplitRefused, project_split
+
+    params = job.params
+    try:
+        with CommittedProgress(job.pk) as committed:
+            result = project_split(project=job.project, rule=params["rule"],
+                                   seed=params["seed"], fractions=params["fractions"],
+                                   force=params["force"], progress=committed)
+    except (SplitRefused, ValueError) as error:
+        raise JobError(str(error)) from None
+    return JobOutcome(result={"manifest": result.manifest.pk, "rule": params["rule"],
+                              "seed": params["seed"], "counts": result.counts,
+                              "moved_items": result.moved_items,
+                              "unchanged": result.unchanged})
+
+
+register(Job.Kind.SPLITS, check=_check_splits, run=_run_splits)
+
+
+# --- approvals (issue 21: "Approve all unflagged" decided one by one inside the request) --------
+
+#: Assignments decided in one transaction (one Prolific bulk call per account each).
+APPROVAL_CHUNK = 500
+
+
+def _check_approvals(project: Project | None, params: dict) -> dict:
+    if project is None:
+        raise JobRefused("an approval of the unflagged work is of a project")
+    unknown = set(params) - {"message"}
+    if unknown:
+        raise JobRefused(f"approval job: unknown parameter(s) {', '.join(sorted(unknown))}")
+    message = params.get("message", "")
+    if not isinstance(message, str):
+        raise JobRefused(f"approval job: the message is text, not {message!r}")
+    return {"message": message.strip()}
+
+
+def _run_approvals(job: Job, progress: ProgressCallback) -> JobOutcome:
+    """Approve the project's submitted assignments without an open flag, as they are when the
+    job runs, through ``decisions.assignments_approve`` (its rules: never a blocked worker's,
+    never unconfirmed work) in transactions of ``APPROVAL_CHUNK``; count what it left out."""
+    from django.core.exceptions import ValidationError
+
+    from ..selectors.batches import unflagged_held_back_counts, unflagged_submitted_assignment_ids
+    from .batching import chunks
+    from .decisions import assignments_approve
+
+    ids = list(unflagged_submitted_assignment_ids(project=job.project))
+    held_back = unflagged_held_back_counts(project=job.project)
+    approved, refused, refusal = 0, 0, ""
+    progress(0, len(ids), "approving")
+    for chunk in chunks(ids, APPROVAL_CHUNK):
+        try:
+            assignments_approve(assignment_ids=chunk, actor=job.requested_by,
+                                message=job.params["message"])
+        except ValidationError as error:  # changed since it was read (flagged, blocked…)
+            refused += len(chunk)
+            refusal = refusal or "; ".join(error.messages)
+        else:
+            approved += len(chunk)
+        progress(approved + refused, len(ids), "approving")
+    return JobOutcome(result={"approved": approved, "held_back": held_back,
+                              "refused": refused, "refusal": refusal})
+
+
+register(Job.Kind.APPROVALS, check=_check_approvals, run=_run_approvals)

@@ -1,6 +1,12 @@
 """The console's splits page: choose the rule and seed, see the counts per split and the
-leakage check before freezing (``split_preview``, nothing written), freeze
-(``project_split``, the one service that makes manifests), and read the manifests."""
+leakage check before freezing (``split_preview``, nothing written), freeze (a ``splits`` job,
+``services.staff_jobs``, which runs ``project_split``, the one service that makes manifests),
+and read the manifests.
+
+Freezing moves up to every item of the project (200,000 in a few tens of seconds), so the
+request only starts the job: with a worker the page goes to the job's page, which follows the
+items moved; inline (no broker) the job has finished when it returns, and the page goes to
+the new manifest with the same summary the job page shows."""
 
 from __future__ import annotations
 
@@ -11,9 +17,11 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import path
 from django.views.decorators.http import require_GET
 
-from annotation.models import Project, SplitManifest
+from annotation.models import Job, Project, SplitManifest
 from annotation.roles import page_requires
-from annotation.services.splits import RULES, SplitRefused, project_split, split_preview
+from annotation.services import staff_jobs
+from annotation.services.jobs import JobQueueUnavailable
+from annotation.services.splits import RULES, SplitRefused, split_preview
 
 RULE_HELP = {
     "group": "a seeded split by the items' group (page, article, dialogue): a group never "
@@ -48,29 +56,58 @@ class SplitForm(forms.Form):
         return {name: self.cleaned_data[name] for name in ("train", "dev", "test")}
 
 
+def split_summary(result: dict) -> str:
+    """One line on a finished split job (its ``result``): the inline message and the job page."""
+    if result["unchanged"]:
+        return "Unchanged: the frozen manifest is this split already."
+    counts = ", ".join(f"{split} {n}" for split, n in result["counts"].items())
+    return f"Split frozen ({counts}); {result['moved_items']} item(s) moved."
+
+
+def _freeze(request, project: Project, form: SplitForm):
+    """Start the ``splits`` job; a response, or None with the reason on the form."""
+    data = form.cleaned_data
+    try:
+        started = staff_jobs.job_start(
+            kind=Job.Kind.SPLITS, project=project, user=request.user,
+            params={"rule": data["rule"], "seed": data["seed"], "force": data["force"],
+                    "fractions": form.fractions()})
+    except (staff_jobs.JobRefused, JobQueueUnavailable) as error:
+        form.add_error(None, f"The split did not start: {error}")
+        return None
+    job = started.job
+    if job.state == Job.State.FAILED:
+        form.add_error(None, job.error)
+        return None
+    if not started.created:
+        messages.info(request, f"This split is already {job.state} (job {job.pk}); it was "
+                               "not started a second time.")
+    if job.state == Job.State.DONE:
+        messages.success(request, split_summary(job.result))
+        return redirect("staff:split-manifest", slug=project.slug,
+                        manifest_id=job.result["manifest"])
+    return redirect("staff_jobs:detail", job_id=job.pk)
+
+
 @page_requires("change_projects")
 def splits(request, slug: str):
     """GET: the form and the manifests. POST ``preview``: what the split would do. POST
-    ``freeze``: make the split and freeze its manifest."""
+    ``freeze``: start the job that makes the split and freezes its manifest."""
     project = get_object_or_404(Project, slug=slug)
     form = SplitForm(request.POST or None)
     preview = None
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
-        try:
-            if "freeze" in request.POST:
-                result = project_split(project=project, rule=data["rule"], seed=data["seed"],
-                                       fractions=form.fractions(), force=data["force"])
-                counts = ", ".join(f"{split} {n}" for split, n in result.counts.items())
-                messages.success(request, (
-                    "Unchanged: the frozen manifest is this split already." if result.unchanged
-                    else f"Split frozen ({counts}); {result.moved_items} item(s) moved."))
-                return redirect("staff:split-manifest", slug=project.slug,
-                                manifest_id=result.manifest.pk)
-            preview = split_preview(project=project, rule=data["rule"], seed=data["seed"],
-                                    fractions=form.fractions())
-        except (SplitRefused, ValueError) as error:
-            form.add_error(None, str(error))
+        if "freeze" in request.POST:
+            response = _freeze(request, project, form)
+            if response is not None:
+                return response
+        else:
+            try:
+                preview = split_preview(project=project, rule=data["rule"],
+                                        seed=data["seed"], fractions=form.fractions())
+            except (SplitRefused, ValueError) as error:
+                form.add_error(None, str(error))
     return render(request, "frontend/staff/splits.html", {
         "project": project, "form": form, "preview": preview,
         "leaks": sorted(preview.leaks.items())[:20] if preview else [],

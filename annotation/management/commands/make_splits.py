@@ -1,10 +1,12 @@
 """``python manage.py make_splits SLUG --rule group|websplit|canard --seed N
-[--fractions 0.8,0.1,0.1] [--force]``."""
+[--fractions 0.8,0.1,0.1] [--force]``: ``project_split``, the service the console's splits
+job runs, with a progress bar on stderr (items moved)."""
 
 from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
+from annotation.management.progress import ProgressBar
 from annotation.models import Project
 from annotation.selectors import projects as project_selectors
 from annotation.services.splits import RULES, SplitRefused, project_split
@@ -37,8 +39,10 @@ class Command(BaseCommand):
         except Project.DoesNotExist:
             raise CommandError(f"no project {slug!r}") from None
         try:
-            result = project_split(project=project, rule=rule, seed=seed,
-                                   fractions=parse_fractions(fractions), force=force)
+            with ProgressBar(f"split {project.slug} ({rule})", unit="item") as progress:
+                result = project_split(project=project, rule=rule, seed=seed,
+                                       fractions=parse_fractions(fractions), force=force,
+                                       progress=progress)
         except (SplitRefused, ValueError) as error:
             raise CommandError(str(error)) from None
         state = "unchanged (same frozen manifest)" if result.unchanged else (
