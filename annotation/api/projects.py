@@ -9,27 +9,17 @@ from __future__ import annotations
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db.models import Q
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import permissions, routers, serializers, viewsets
-from rest_framework.decorators import action
-from rest_framework.response import Response
 
 from ..models import Annotation, Project
 from ..roles import may
 from ..selectors import projects as project_selectors
 from ..selectors.access import work_refusal
-from ..selectors.counts import COUNT_LABELS, answer_counts
 from ..services.projects import project_create, project_update
 from .pagination import KeysetPagination
 from .permissions import action_permission
 from .serializers import AnnotationSerializer, ItemSerializer, ProjectSerializer
-
-
-class AnswerCountsSerializer(serializers.Serializer):
-    counts = serializers.DictField(child=serializers.IntegerField(),
-                                   help_text="answers by what they count")
-    labels = serializers.DictField(child=serializers.CharField(),
-                                   help_text="what each count counts")
 
 
 class ProjectViewSet(viewsets.ModelViewSet):
@@ -52,17 +42,6 @@ class ProjectViewSet(viewsets.ModelViewSet):
         return projects.filter(pk__in=[project.pk for project in projects
                                        if work_refusal(project=project, user=user) is None])
 
-    @extend_schema(responses=AnswerCountsSerializer)
-    @action(detail=True, methods=["get"], url_path="counts",
-            permission_classes=[action_permission(GET="see_work")])
-    def counts(self, request, slug=None):
-        """The project's answers by what they count (``annotation.selectors.counts``, the
-        definition the home page, the dashboard and ``qc_report --json`` share), each with
-        its label. Counted now: one grouped statement over the project's answers."""
-        project = self.get_object()
-        return Response({"counts": answer_counts(project=project).to_dict(),
-                         "labels": COUNT_LABELS})
-
     def perform_create(self, serializer):
         data = dict(serializer.validated_data)
         slug, kind = data.pop("slug"), data.pop("kind")
@@ -81,6 +60,12 @@ class ProjectViewSet(viewsets.ModelViewSet):
             raise serializers.ValidationError(error.message_dict) from error
 
 
+PROJECT_FILTER = OpenApiParameter("project", str, description="only this project's (a slug)")
+
+
+@extend_schema_view(list=extend_schema(parameters=[
+    PROJECT_FILTER,
+    OpenApiParameter("split", str, description="only items of this split (train, dev, test)")]))
 class ItemViewSet(viewsets.ReadOnlyModelViewSet):
     """Items, filterable with ``?project=<slug>&split=<split>``; staff only. Paged by id
     (``?after=``, ``annotation.api.pagination.KeysetPagination``).
@@ -100,6 +85,7 @@ class ItemViewSet(viewsets.ReadOnlyModelViewSet):
         return items
 
 
+@extend_schema_view(list=extend_schema(parameters=[PROJECT_FILTER]))
 class AnnotationViewSet(viewsets.ReadOnlyModelViewSet):
     """Annotations, filterable with ``?project=<slug>``, paged by id (``?after=``). Workers
     see only their own; staff see all. Annotations are written by the task pages and MTurk

@@ -37,9 +37,6 @@ COUNT_LABELS = {
     "reported": "problem reports (not answers)",
 }
 
-#: The states whose answers QC checks (``selectors.qc.qc_annotations``).
-IN_QC_STATES = (State.COUNTED, State.IMPORTED, State.REJECTED)
-
 
 @dataclass(frozen=True)
 class AnswerCounts:

@@ -242,7 +242,7 @@ def test_staff_page_shows_prolifics_fields_estimate_lines_and_errors(
     assert total == 600 + 200 + 40
     low = client.post("/staff/batches/new/", {**form, "reward": "0.50"})
     assert low.status_code == 200
-    assert "$0.50 for 10 minutes is $3.00 an hour" in low.content.decode()
+    assert "£0.50 for 10 minutes is £3.00 an hour" in low.content.decode()
     with django_capture_on_commit_callbacks(execute=True):
         done = client.post("/staff/batches/new/", {**form, "confirm": "yes",
                                                    "confirmed_total_cents": total})

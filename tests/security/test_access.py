@@ -387,11 +387,9 @@ TABLE: dict[str, list[Row]] = {
         Row("POST", "/prolific/task/{slug}/finish/", 400, 400, 400,
             data={"task_token": "forged"}, json=True)],
     # h24dash: a project's answers by what they count (staff: every worker's work).
-    "api/^projects/(?P<slug>[^/.]+)/counts/$": [
+    "api/projects/<slug:slug>/counts/": [
         Row("GET", "/api/projects/{slug}/counts/", DRF_NO, DRF_NO, 200),
         Row("POST", "/api/projects/{slug}/counts/", DRF_NO, DRF_NO, 405, data={}, json=True)],
-    "api/^projects/(?P<slug>[^/.]+)/counts\\.(?P<format>[a-z0-9]+)/?$": [
-        Row("GET", "/api/projects/{slug}/counts.json", DRF_NO, DRF_NO, 200)],
 }
 
 
