@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db.models import Q
-from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import permissions, routers, serializers, viewsets
 
 from ..models import Annotation, Project
@@ -60,12 +59,6 @@ class ProjectViewSet(viewsets.ModelViewSet):
             raise serializers.ValidationError(error.message_dict) from error
 
 
-PROJECT_FILTER = OpenApiParameter("project", str, description="only this project's (a slug)")
-
-
-@extend_schema_view(list=extend_schema(parameters=[
-    PROJECT_FILTER,
-    OpenApiParameter("split", str, description="only items of this split (train, dev, test)")]))
 class ItemViewSet(viewsets.ReadOnlyModelViewSet):
     """Items, filterable with ``?project=<slug>&split=<split>``; staff only. Paged by id
     (``?after=``, ``annotation.api.pagination.KeysetPagination``).
@@ -85,7 +78,6 @@ class ItemViewSet(viewsets.ReadOnlyModelViewSet):
         return items
 
 
-@extend_schema_view(list=extend_schema(parameters=[PROJECT_FILTER]))
 class AnnotationViewSet(viewsets.ReadOnlyModelViewSet):
     """Annotations, filterable with ``?project=<slug>``, paged by id (``?after=``). Workers
     see only their own; staff see all. Annotations are written by the task pages and MTurk
