@@ -394,6 +394,13 @@ if "{code}" not in PROLIFIC_COMPLETION_URL:
 PROLIFIC_SERVICE_FEE_PERCENT = os.environ.get("PROLIFIC_SERVICE_FEE_PERCENT", "33.3")
 PROLIFIC_VAT_PERCENT = os.environ.get("PROLIFIC_VAT_PERCENT", "0")
 PROLIFIC_MIN_HOURLY_REWARD_CENTS = int(os.environ.get("PROLIFIC_MIN_HOURLY_REWARD_CENTS", "800"))
+# The currency the Prolific workspace pays in (ISO 4217; a workspace is opened in GBP or USD):
+# Prolific amounts are stored in its smallest unit and shown in it (annotation.money).
+PROLIFIC_CURRENCY = os.environ.get("PROLIFIC_CURRENCY", "GBP").strip().upper()
+if len(PROLIFIC_CURRENCY) != 3 or not PROLIFIC_CURRENCY.isalpha():
+    raise ImproperlyConfigured(
+        f"PROLIFIC_CURRENCY must be a three-letter currency code such as GBP or USD, "
+        f"not {PROLIFIC_CURRENCY!r}")
 # Where staff jobs (annotation.services.staff_jobs) write the files they offer for download
 # (an export's zip), one folder per job; it must be shared by the web processes and the workers.
 UNPACK_JOB_FILES_DIR = Path(os.environ.get("UNPACK_JOB_FILES_DIR", BASE_DIR / "var" / "jobs"))

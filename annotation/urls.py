@@ -27,6 +27,7 @@ urlpatterns = [
     path("api/", include("annotation.api.batches")),
     path("api/", include("annotation.api.decisions")),
     path("api/", include("annotation.api.console")),
+    path("api/", include("annotation.api.counts")),
     path("api/", include("annotation.api.projects")),
     path("api/schema/", CachedSchemaView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),

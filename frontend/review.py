@@ -33,6 +33,7 @@ from annotation.selectors import review_queue
 from annotation.selectors.adjudication import answer_words
 from annotation.selectors.bonuses import bonus_report
 from annotation.services import decisions
+from frontend.staff import dashboard as staff_dashboard
 from frontend.staff_jobs import approvals_summary, qc_summary
 from frontend.staff_jobs import start_job_from_page as _start_job
 
@@ -317,7 +318,13 @@ def queue(request, slug: str):
                  if request.GET.get("after") else None)
     except review_queue.BadCursor as error:
         return HttpResponseBadRequest(str(error), content_type="text/plain")
-    page = review_queue.open_flag_page(project=project, by=group_by, after=after)
+    # ?worker=<id>: the flags of one worker (the dashboard's worker table links here).
+    worker_filter = request.GET.get("worker", "")
+    if worker_filter and not worker_filter.isdigit():
+        return HttpResponseBadRequest("worker must be a worker's number", content_type="text/plain")
+    worker_id = int(worker_filter) if worker_filter else None
+    page = review_queue.open_flag_page(project=project, by=group_by, after=after,
+                                       worker_id=worker_id)
     flags = [flag for group in page.groups for flag in group.flags]
     earlier_turns = previous_turns(flags) if project.kind == "sluice" else {}
     groups = [queue_group_view(group, group_by, earlier_turns) for group in page.groups]
@@ -341,6 +348,7 @@ def queue(request, slug: str):
     return render(request, "frontend/review/queue.html", {
         "project": project, "groups": groups, "group_by": group_by, "page": page,
         "after": after, "next_after": str(page.next_cursor) if page.next_cursor else None,
+        "worker_filter": Worker.objects.filter(pk=worker_id).first() if worker_id else None,
         "flag_counts": qc_selectors.flag_counts(project=project),
         "unflagged_count": min(unflagged_count, UNFLAGGED_COUNTED),
         "unflagged_more": unflagged_count > UNFLAGGED_COUNTED,
@@ -521,28 +529,25 @@ def bonus_create_view(request, slug: str, assignment_id: int):
 
 @page_requires("see_work")
 def dashboard(request, slug: str):
-    """Progress per split, flags and three server-rendered plots, each from a bounded grouped
-    statement (``selectors.dashboard``); the per-worker agreement, which needs every rating,
-    comes from the latest finished QC job, shown with when it ran."""
+    """Agreement, progress, cost, workers and flags of a project. Every figure that reads the
+    answers comes from the latest finished QC job's report, shown with when it ran
+    (``frontend.staff.dashboard``); ``?sort=<column>&order=asc|desc`` orders the worker table."""
     project = get_object_or_404(Project, slug=slug)
-    qc_job = None
-    worker_plot = None
-    # Agreement per worker is defined on ratings and categories, not free text.
-    if project.kind in ("plausibility", "decontext"):
-        qc_job = dashboard_selectors.latest_qc_job(project=project)
-        per_worker = ((qc_job.result or {}).get("agreement", {}).get("per_worker", [])
-                      if qc_job else [])
-        worker_plot = worker_agreement_plot(per_worker) if qc_job else None
+    qc_job = dashboard_selectors.latest_qc_job(project=project)
+    report = (qc_job.result or {}) if qc_job else {}
+    figures = report.get("dashboard")
+    context = staff_dashboard.dashboard_context(
+        project=project, report=report, sort=request.GET.get("sort", "worker"),
+        descending=request.GET.get("order") == "desc")
+    ratings = (figures or {}).get("ratings_by_value")
+    per_worker = report.get("agreement", {}).get("per_worker")
     return render(request, "frontend/review/dashboard.html", {
-        "project": project,
-        "progress": dashboard_selectors.progress_by_split(project=project),
+        **context, "project": project, "qc_job": qc_job if figures is not None else None,
         "flag_counts": qc_selectors.flag_counts(project=project),
-        "rating_plot": rating_plot(dashboard_selectors.rating_counts(project=project))
-        if project.kind == "plausibility" else None,
-        "worker_plot": worker_plot,
-        "agreement_kind": project.kind in ("plausibility", "decontext"),
-        "qc_job": qc_job,
-        "time_plot": time_plot(dashboard_selectors.duration_histogram(project=project)),
+        "rating_plot": rating_plot({int(value): n for value, n in ratings.items()})
+        if ratings is not None else None,
+        "worker_plot": worker_agreement_plot(per_worker) if per_worker else None,
+        "time_plot": time_plot(figures.get("time_per_answer")) if figures else None,
     })
 
 

@@ -14,6 +14,7 @@ from django.urls import path
 from django.views.decorators.http import require_POST
 
 from annotation.models import Batch, Project, Qualification
+from annotation.money import provider_money_text
 from annotation.roles import page_requires
 from annotation.selectors.batches import (
     batch_assignment_status_counts,
@@ -198,17 +199,13 @@ def batch_new(request):
     return _new_page(request, form, **{
         "plan": plan, "estimate": plan.estimate, "options": options,
         "project": project,
-        "dollars": {"rewards": _dollars(plan.estimate.reward_cents),
-                    "fee": _dollars(plan.estimate.fee_cents),
-                    "vat": _dollars(plan.estimate.vat_cents),
-                    "total": _dollars(plan.estimate.total_cents)},
+        # In the provider's currency (annotation.money): a Prolific workspace may pay in GBP.
+        "dollars": {name: provider_money_text(cents, options.provider) for name, cents in (
+            ("rewards", plan.estimate.reward_cents), ("fee", plan.estimate.fee_cents),
+            ("vat", plan.estimate.vat_cents), ("total", plan.estimate.total_cents))},
         "prolific_fee_percent": settings.PROLIFIC_SERVICE_FEE_PERCENT,
         "prolific_vat_percent": settings.PROLIFIC_VAT_PERCENT,
     })
-
-
-def _dollars(cents: int) -> str:
-    return f"{cents / 100:.2f}"
 
 
 @page_requires("see_batches")

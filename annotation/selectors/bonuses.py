@@ -6,6 +6,7 @@ from celery import current_app
 from django.db import transaction
 
 from ..models import Bonus, StatusEvent
+from ..money import provider_money_text
 
 
 def bonus_check_command(bonus_id: int) -> str:
@@ -19,8 +20,9 @@ def bonus_report(bonus_id: int) -> tuple[bool, str]:
     queued (a worker). Never "queued" for a job that already ran, never "sent again" for a
     bonus the provider had paid: the words come from what the bonus job recorded."""
     bonus = Bonus.objects.select_related("assignment__hit__batch").get(pk=bonus_id)
-    label = "Prolific" if bonus.assignment.hit.batch.provider == "prolific" else "MTurk"
-    head = f"bonus {bonus.pk}: ${bonus.amount_cents / 100:.2f}"
+    provider = bonus.assignment.hit.batch.provider
+    label = "Prolific" if provider == "prolific" else "MTurk"
+    head = f"bonus {bonus.pk}: {provider_money_text(bonus.amount_cents, provider)}"
     if bonus.sent_at is not None:
         found = StatusEvent.objects.filter(kind="bonus_found_paid",
                                            detail__bonus_id=bonus.pk).exists()

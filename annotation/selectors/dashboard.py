@@ -1,26 +1,43 @@
-"""Reads for the project dashboard, bounded however many answers a project has.
+"""Reads for the project dashboard.
 
-Every figure is one grouped statement whose result has a handful of rows (per split and
-answer count, per rating value, per time bin), never one row per answer; the figure that
-needs every rating at once (per-worker leave-one-out agreement) is read from the latest
-finished QC job's report instead, with the time it was computed (``latest_qc_job``).
-Which answers count is ``selectors.qc``'s: ``counted`` for progress, ``qc_annotations`` for
-the plots.
+Every figure that reads the project's answers (counts, progress, plots, the worker table, the
+cost) is computed once by the QC run (``dashboard_figures``, stored as the report's
+``dashboard`` part of the QC job) and the page shows the latest finished QC job's figures with
+the time they were computed (``latest_qc_job``): each is one grouped statement, but at
+1,000,000 answers the few of them took seconds, far beyond what a page may take. The page
+itself reads only bounded things live: the open flags by reason, the stored-answer total and
+the status of the workers it lists. Which answers count is ``selectors.counts``'s; the plots
+read ``qc_annotations``.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 
-from django.db.models import Count, F, FloatField, Func, IntegerField, Value
-from django.db.models.functions import Cast, Least
+from django.db.models import Count, F, FloatField, Func, IntegerField, Q, Sum, Value
+from django.db.models.functions import Cast, Least, TruncDate
 
-from ..models import Annotation, Job, Project
-from .qc import progress_by_split, qc_annotations
+from qc.worker_stats import hourly_rate, median_by_worker
+
+from ..models import Annotation, Assignment, Bonus, Flag, Job, Project, Worker
+from ..money import provider_currency
+from .counts import answer_counts
+from .qc import CHUNK_SIZE, progress_by_split, qc_annotations
 
 TIME_BINS = 20
 
-__all__ = ["duration_histogram", "latest_qc_job", "progress_by_split", "rating_counts"]
+#: The agreement the papers report for their own crowd, shown beside the project's (TASKS.md).
+PAPER_AGREEMENT = {
+    "decontext": {"fleiss_kappa": (0.30, "Fleiss' κ of the crowd (0.51 between experts)"),
+                  "binary_agreement": (0.85, "binary agreement, feasible or not")},
+    "rewrite": {"bleu": (59.92, "BLEU between two people's rewrites (dev)")},
+    "sluice": {"gleu": (0.570, "GLEU between two annotations (ANN AGREE)"),
+               "bleu": (0.589, "BLEU between two annotations (ANN AGREE)"),
+               "chrf": (0.712, "chrF between two annotations (ANN AGREE)")},
+}
+
+__all__ = ["PAPER_AGREEMENT", "dashboard_figures", "duration_histogram", "latest_qc_job",
+           "progress_by_split", "rating_counts"]
 
 
 def rating_counts(*, project: Project) -> dict[int, int]:
@@ -65,3 +82,140 @@ def latest_qc_job(*, project: Project) -> Job | None:
     """The project's latest finished QC job (its report has the per-worker agreement)."""
     return (Job.objects.filter(project=project, kind=Job.Kind.QC, state=Job.State.DONE)
             .order_by("-finished_at", "-id").first())
+
+
+def answers_by_day(*, project: Project) -> list[dict]:
+    """Counted answers per day of submission (UTC), oldest first: progress over time."""
+    rows = (Annotation.objects.filter(project=project, state=Annotation.State.COUNTED,
+                                      submitted_at__isnull=False)
+            .annotate(day=TruncDate("submitted_at")).values("day")
+            .annotate(n=Count("id")).order_by("day").values_list("day", "n"))
+    return [{"day": day.isoformat(), "answers": n} for day, n in rows]
+
+
+def cost_by_currency(*, project: Project) -> list[dict]:
+    """Per provider (so per currency, ``annotation.money``), in its smallest unit: ``spent`` =
+    rewards of approved assignments + bonuses paid; ``committed`` = rewards of assignments
+    accepted or submitted and not decided yet + bonuses asked for and not paid or refused.
+    Provider fees are not in either."""
+    rewards = (Assignment.objects.filter(hit__batch__project=project)
+               .values("hit__batch__provider")
+               .annotate(spent=Sum("hit__batch__reward_cents",
+                                   filter=Q(status=Assignment.Status.APPROVED)),
+                         committed=Sum("hit__batch__reward_cents", filter=Q(status__in=(
+                             Assignment.Status.ACCEPTED, Assignment.Status.SUBMITTED))))
+               .order_by().values_list("hit__batch__provider", "spent", "committed"))
+    bonuses = (Bonus.objects.filter(assignment__hit__batch__project=project)
+               .values("assignment__hit__batch__provider")
+               .annotate(spent=Sum("amount_cents", filter=Q(sent_at__isnull=False)),
+                         committed=Sum("amount_cents", filter=Q(sent_at__isnull=True, error="")))
+               .order_by().values_list("assignment__hit__batch__provider", "spent",
+                                       "committed"))
+    totals: dict[str, dict] = {}
+    for provider, spent, committed in (*rewards, *bonuses):
+        row = totals.setdefault(provider, {"provider": provider,
+                                           "currency": provider_currency(provider),
+                                           "spent_cents": 0, "committed_cents": 0})
+        row["spent_cents"] += spent or 0
+        row["committed_cents"] += committed or 0
+    return [totals[provider] for provider in sorted(totals)]
+
+
+def _flag_counts_by_worker(*, project: Project) -> dict[int, dict[str, int]]:
+    """worker id -> {"flags": every flag on them or their answers, "open": those still open}."""
+    counts: dict[int, dict[str, int]] = defaultdict(lambda: {"flags": 0, "open": 0})
+    on_worker = (Flag.objects.filter(project=project, worker__isnull=False)
+                 .values("worker").annotate(n=Count("id"),
+                                            open=Count("id", filter=Q(status=Flag.Status.OPEN)))
+                 .order_by().values_list("worker", "n", "open"))
+    on_answers = (Flag.objects.filter(project=project, worker__isnull=True,
+                                      annotation__isnull=False)
+                  .values("annotation__worker")
+                  .annotate(n=Count("id"), open=Count("id", filter=Q(status=Flag.Status.OPEN)))
+                  .order_by().values_list("annotation__worker", "n", "open"))
+    for worker, n, n_open in (*on_worker, *on_answers):
+        counts[worker]["flags"] += n
+        counts[worker]["open"] += n_open
+    return counts
+
+
+def worker_figures(*, project: Project, agreement: dict[int, float | None],
+                   reliability: dict[int, float]) -> list[dict]:
+    """One row per worker with answers in QC: answers, agreement with the others
+    (``agreement``: the QC report's leave-one-out agreement), estimated reliability (the
+    worker-quality model's, when it ran), median seconds per answer (the browser's measure),
+    pay per hour (rewards of approved assignments and bonuses paid, over the measured time of
+    the answers in those assignments), flags and the share of decided answers approved."""
+    answers = qc_annotations(project=project)
+    per_worker = (answers.values("worker").annotate(
+        answers=Count("id"),
+        approved=Count("id", filter=Q(review_status=Annotation.Review.APPROVED)),
+        rejected=Count("id", filter=Q(review_status=Annotation.Review.REJECTED)))
+        .order_by().values_list("worker", "answers", "approved", "rejected"))
+    medians = median_by_worker(answers.filter(duration_ms__isnull=False)
+                               .values_list("worker", "duration_ms")
+                               .iterator(chunk_size=CHUNK_SIZE))
+    worked = dict(answers.filter(assignment__status=Assignment.Status.APPROVED,
+                                 duration_ms__isnull=False)
+                  .values("worker").annotate(ms=Sum("duration_ms")).order_by()
+                  .values_list("worker", "ms"))
+    earned: dict[int, int] = defaultdict(int)
+    for worker, cents in (Assignment.objects.filter(hit__batch__project=project,
+                                                    status=Assignment.Status.APPROVED)
+                          .values("worker").annotate(cents=Sum("hit__batch__reward_cents"))
+                          .order_by().values_list("worker", "cents")):
+        earned[worker] += cents or 0
+    for worker, cents in (Bonus.objects.filter(assignment__hit__batch__project=project,
+                                               sent_at__isnull=False)
+                          .values("assignment__worker").annotate(cents=Sum("amount_cents"))
+                          .order_by().values_list("assignment__worker", "cents")):
+        earned[worker] += cents or 0
+    flags = _flag_counts_by_worker(project=project)
+    rows = []
+    for worker, n_answers, approved, rejected in per_worker:
+        median_ms = medians.get(worker)
+        decided = approved + rejected
+        rows.append({
+            "worker": worker, "answers": n_answers,
+            "agreement": agreement.get(worker), "reliability": reliability.get(worker),
+            "median_seconds": None if median_ms is None else round(median_ms / 1000, 3),
+            "earned_cents": earned.get(worker, 0),
+            "hourly_cents": (None if worker not in earned else
+                             _rounded(hourly_rate(earned[worker], worked.get(worker) or 0))),
+            "flags": flags[worker]["flags"] if worker in flags else 0,
+            "open_flags": flags[worker]["open"] if worker in flags else 0,
+            "approved": approved, "rejected": rejected,
+            "approval_rate": round(approved / decided, 4) if decided else None,
+        })
+    names = dict(Worker.objects.filter(pk__in=[row["worker"] for row in rows])
+                 .values_list("pk", "provider"))
+    for row in rows:
+        row["provider"] = names.get(row["worker"], "")
+        row["currency"] = provider_currency(row["provider"])
+    rows.sort(key=lambda row: row["worker"])
+    return rows
+
+
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 1)
+
+
+def dashboard_figures(*, project: Project, report: dict) -> dict:
+    """The dashboard's figures that read every answer, for the QC report (module docstring).
+    ``report`` is the QC report so far: its per-worker agreement and worker-quality model."""
+    agreement = {row["worker"]: row["agreement"]
+                 for row in report.get("agreement", {}).get("per_worker", [])}
+    reliability = {row["worker"]: row["reliability"]
+                   for row in report.get("worker_quality", {}).get("workers", [])}
+    ratings = rating_counts(project=project) if project.kind == "plausibility" else None
+    return {
+        "answer_counts": answer_counts(project=project).to_dict(),
+        "progress_by_split": progress_by_split(project=project),
+        "answers_by_day": answers_by_day(project=project),
+        "ratings_by_value": ({str(value): n for value, n in ratings.items()}
+                             if ratings is not None else None),
+        "time_per_answer": duration_histogram(project=project),
+        "cost": cost_by_currency(project=project),
+        "workers": worker_figures(project=project, agreement=agreement,
+                                  reliability=reliability),
+    }

@@ -7,6 +7,7 @@ from django.db.models import OuterRef, Prefetch, QuerySet, Subquery, Sum
 from django.db.models.functions import Coalesce
 
 from ..models import Annotation, Item, Project, ProjectCount, Worker
+from .counts import stored_answer_count_subquery
 
 
 def project_list_with_progress() -> QuerySet[Project]:
@@ -17,8 +18,8 @@ def project_list_with_progress() -> QuerySet[Project]:
     shards = ProjectCount.objects.filter(project=OuterRef("pk")).order_by().values("project")
     return Project.objects.annotate(
         item_count=Coalesce(Subquery(shards.annotate(n=Sum("items")).values("n")), 0),
-        annotation_count=Coalesce(Subquery(shards.annotate(n=Sum("annotations")).values("n")),
-                                  0),
+        # "stored" (annotation.selectors.counts): every answer row of the project.
+        annotation_count=stored_answer_count_subquery(),
     ).order_by("slug")
 
 

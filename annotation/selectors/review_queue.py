@@ -91,11 +91,17 @@ class QueuePage:
 
 
 def open_flag_page(*, project: Project, by: str, after: Cursor | None = None,
-                   size: int = PAGE_GROUPS, per_group: int = FLAGS_PER_GROUP) -> QueuePage:
-    """One page of the open-flag queue (two statements at any size; one when it is empty)."""
+                   size: int = PAGE_GROUPS, per_group: int = FLAGS_PER_GROUP,
+                   worker_id: int | None = None) -> QueuePage:
+    """One page of the open-flag queue (two statements at any size; one when it is empty);
+    with ``worker_id``, only the flags on that worker or their answers (the dashboard's
+    worker table links here)."""
     if by not in GROUPINGS:
         raise ValueError(f"group the queue by one of {', '.join(GROUPINGS)}, not {by!r}")
     key = _KEYS[by]
+    worker_sql, worker_params = "", []
+    if worker_id is not None:
+        worker_sql, worker_params = f"AND {_KEYS['worker']} = %s", [worker_id]
     after_sql, after_params = "", []
     if after is not None:
         after_sql = "WHERE g.top < %s OR (g.top = %s AND g.k > %s)"
@@ -105,7 +111,7 @@ def open_flag_page(*, project: Project, by: str, after: Cursor | None = None,
         WITH open_flags AS (
             SELECT f.id, f.score, f.annotation_id, {key} AS k
             FROM {Flag._meta.db_table} f
-            WHERE f.project_id = %s AND f.status = %s
+            WHERE f.project_id = %s AND f.status = %s {worker_sql}
         ), g AS (
             SELECT k, MAX(score) AS top, COUNT(*) AS flags,
                    COUNT(DISTINCT annotation_id) AS answers
@@ -127,9 +133,10 @@ def open_flag_page(*, project: Project, by: str, after: Cursor | None = None,
             FROM page LEFT JOIN ranked ON ranked.k = page.k AND ranked.rank <= %s
         ) shown ON 1 = 1
         ORDER BY shown.top DESC, shown.k, shown.rank
-    """  # noqa: S608 — the key expression is one of _KEYS, every value a parameter
+    """  # noqa: S608 — the key expressions are _KEYS', every value a parameter
     with connection.cursor() as cursor:
-        cursor.execute(sql, [project.pk, Flag.Status.OPEN, *after_params, size + 1, per_group])
+        cursor.execute(sql, [project.pk, Flag.Status.OPEN, *worker_params, *after_params,
+                             size + 1, per_group])
         rows = cursor.fetchall()
     groups: dict[int, QueueGroup] = {}
     group_total, flag_total = rows[0][:2]  # totals LEFT JOIN the page: at least one row

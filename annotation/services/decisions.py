@@ -60,6 +60,7 @@ from ..models import (
     Worker,
     WorkerProjectBlock,
 )
+from ..money import provider_money_text
 from ..providers import (
     AnnotationProvider,
     ProviderPermanentError,
@@ -653,7 +654,8 @@ def _bonus_outcome_unknown(bonus: Bonus, *, human_needed: bool, asked: bool = Tr
         return bonus
     label = _provider_label(bonus)
     started = f"{bonus.paying_started_at:%Y-%m-%d %H:%M:%S}"
-    what = (f"outcome unknown: the reply to paying ${bonus.amount_cents / 100:.2f} was lost "
+    paying = provider_money_text(bonus.amount_cents, bonus.assignment.hit.batch.provider)
+    what = (f"outcome unknown: the reply to paying {paying} was lost "
             f"at {started}, so {label} may have paid it")
     listed = (f"{label} lists no such payment yet ({label} pays bonuses within minutes)"
               if asked else f"{label} could not be asked for its payments just now")

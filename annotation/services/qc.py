@@ -36,6 +36,8 @@ from qc import aggregation, agreement, cleaning, effort, flags, textmetrics, tim
 from ..models import Annotation, Flag, Project, TaskKind
 from ..selectors import effort as effort_selectors
 from ..selectors import qc as qc_selectors
+from ..selectors.counts import answer_counts
+from ..selectors.dashboard import dashboard_figures
 from . import qc_models
 from .splits import describe_cross_split_contexts, sluice_cross_split_contexts
 
@@ -43,7 +45,7 @@ WORKER = "worker"
 ANNOTATION = "annotation"
 TEXT_KINDS = (TaskKind.REWRITE, TaskKind.SLUICE, TaskKind.SPLIT_REPHRASE)
 # Workers listed in the report's per-worker table (lowest agreement first).
-REPORT_WORKERS = 20
+REPORT_WORKERS = 20  # workers the text report lists (the JSON has them all)
 
 
 @dataclass(frozen=True)
@@ -130,7 +132,7 @@ def worker_table(table: agreement.RatingTable) -> list[dict]:
     ]
     rows.sort(key=lambda row: (row["agreement"] if row["agreement"] is not None else 2.0,
                                row["worker"]))
-    rows = rows[:REPORT_WORKERS]
+    # Every worker (the dashboard's worker table); the text report prints the lowest ones.
     # The name staff see on every page (issue 24): the pseudonym, beside the database id.
     names = qc_selectors.worker_pseudonyms(worker_ids=[row["worker"] for row in rows])
     for row in rows:
@@ -385,7 +387,8 @@ def project_qc_run(*, project: Project, store_flags: bool = True,
         "project": project.slug,
         "task": project.kind,
         "items_per_split": qc_selectors.split_counts(project=project),
-        "annotations": qc_selectors.qc_annotations(project=project).count(),
+        # "in QC" of the one definition of each count (selectors.counts).
+        "annotations": answer_counts(project=project).in_qc,
         "flag_settings": settings.to_dict(),
     }
     step("agreement")
@@ -423,6 +426,9 @@ def project_qc_run(*, project: Project, store_flags: bool = True,
         step("storing flags")
         report["flags_stored"] = flags_store(project=project, candidates=candidates)
     report["flags_by_status"] = qc_selectors.flag_counts(project=project)
+    # The dashboard's figures that read every answer (selectors.dashboard), after the flags
+    # so its worker table counts the flags just stored.
+    report["dashboard"] = dashboard_figures(project=project, report=report)
     if progress is not None:
         progress(len(QC_STEPS), len(QC_STEPS), "done")
     return report

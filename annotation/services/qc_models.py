@@ -27,8 +27,6 @@ from ..models import Project, TaskKind
 from ..selectors import qc as qc_selectors
 from ..selectors import qc_models as model_selectors
 
-#: Workers listed in the report (least reliable first).
-REPORT_WORKERS = 20
 #: Bootstrap resamples per interval.
 BOOTSTRAP_RESAMPLES = 1000
 DECONTEXT_PREFERENCE = ("DONE", "UNNECESSARY", "IMPOSSIBLE")
@@ -45,7 +43,7 @@ def _workers(reliability: dict, **extra: dict) -> list[dict]:
              **{name: round(float(values[worker]), 4) for name, values in extra.items()}}
             for worker, value in reliability.items()]
     rows.sort(key=lambda row: (row["reliability"], row["worker"]))
-    return rows[:REPORT_WORKERS]
+    return rows  # every worker: the dashboard's table; the text report lists the first ones
 
 
 def _ratings(project: Project, ratings: RatingTable | None) -> RatingTable:

@@ -95,7 +95,7 @@ def launch_from_page(page, live_server, *, project_slug: str, title: str,
     page.fill("input[name=reward]", "0.50")
     page.click("button:has-text('Estimate the cost')")
     refusal = page.locator("form.launch").inner_text()
-    assert "$3.00 an hour" in refusal and "minimum is $8.00 an hour" in refusal, refusal
+    assert "£3.00 an hour" in refusal and "minimum is £8.00 an hour" in refusal, refusal
     assert page.locator("button:has-text('Confirm and launch')").count() == 0
     page.fill("input[name=reward]", "2.00")
     page.click("button:has-text('Estimate the cost')")
@@ -104,9 +104,9 @@ def launch_from_page(page, live_server, *, project_slug: str, title: str,
     assert "VAT on the service fee (20%)" in estimate.inner_text()
     rewards_cents = 200 * assignments
     fee = round(rewards_cents * 0.333)
-    assert page.locator("[data-testid=estimate-fee]").inner_text() == f"${fee / 100:.2f}"
+    assert page.locator("[data-testid=estimate-fee]").inner_text() == f"£{fee / 100:.2f}"
     assert page.locator("[data-testid=estimate-vat]").inner_text() == (
-        f"${round(fee * 0.2) / 100:.2f}")
+        f"£{round(fee * 0.2) / 100:.2f}")
     if shoot:
         screenshot(page, shoot)
     page.click("button:has-text('Confirm and launch')")

@@ -30,7 +30,7 @@ def test_a_lost_reply_to_a_paid_bonus_is_settled_from_prolifics_list(
     simulator.withhold_replies("pay_bonus")
     said = review("bonus", reference, "--amount", "0.50", "--reason", "Careful work")
     bonus = Bonus.objects.get()
-    assert said.strip() == (f"bonus {bonus.pk}: $0.50 paid: the reply to the pay call was "
+    assert said.strip() == (f"bonus {bonus.pk}: £0.50 paid: the reply to the pay call was "
                             "lost, and Prolific's list of payments shows it paid (nothing was "
                             "sent again)")
     assert bonus.sent_at is not None and bonus.error == ""
@@ -50,8 +50,8 @@ def test_a_pay_prolific_never_made_says_outcome_unknown_then_asks_a_human(
         review("bonus", reference, "--amount", "0.50", "--reason", "Careful work")
     bonus = Bonus.objects.get()
     text = str(unknown.value)
-    assert text.startswith(f"bonus {bonus.pk}: $0.50: outcome unknown: the reply to paying "
-                           "$0.50 was lost")
+    assert text.startswith(f"bonus {bonus.pk}: £0.50: outcome unknown: the reply to paying "
+                           "£0.50 was lost")
     assert "Prolific may have paid it; Prolific lists no such payment yet" in text
     assert f"run `python manage.py review bonus-check {bonus.pk}`" in text
     assert "queued" not in text and "sent again" not in text
@@ -85,7 +85,7 @@ def test_the_review_page_says_what_happened(prolific_app, simulator, client, sta
         f"/staff/review/{ctx['project'].slug}/assignments/{ctx['assignment'].pk}/bonus/",
         {"amount_cents": "30", "reason": "More", "again": "on"}, follow=True)
     page = answer.content.decode()
-    assert "outcome unknown: the reply to paying $0.30 was lost" in page
+    assert "outcome unknown: the reply to paying £0.30 was lost" in page
     assert "Prolific may have paid it" in page
 
 

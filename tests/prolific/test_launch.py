@@ -40,7 +40,7 @@ def test_a_reward_below_the_minimum_hourly_rate_is_refused_with_the_rate_shown(p
         batch_plan(project=project, options=prolific_options(reward_cents=100,
                                                               estimated_minutes=15))
     assert refused.value.message_dict["reward"] == [
-        "$1.00 for 15 minutes is $4.00 an hour; Prolific's minimum is $8.00 an hour"]
+        "£1.00 for 15 minutes is £4.00 an hour; Prolific's minimum is £8.00 an hour"]
     # $2.00 for 15 minutes is exactly $8.00 an hour: accepted.
     batch_plan(project=project, options=prolific_options(reward_cents=200,
                                                          estimated_minutes=15))
@@ -176,7 +176,7 @@ def test_launch_batch_command_launches_on_prolific(prolific_app,
                  stdout=out)
     text = out.getvalue()
     assert "1 studies, 4 places on Prolific" in text
-    assert "Prolific service fee (33.3%) $2.00 + VAT on the fee (0%) $0.00 = $8.00" in text
+    assert "Prolific service fee (33.3%) £2.00 + VAT on the fee (0%) £0.00 = £8.00" in text
     assert not Batch.objects.exists()
     with django_capture_on_commit_callbacks(execute=True):
         call_command("launch_batch", "claire", "--split", "dev", "--reward", "1.50",
@@ -184,7 +184,7 @@ def test_launch_batch_command_launches_on_prolific(prolific_app,
                      "--duration", "30m", "--yes", stdout=out)
     batch = Batch.objects.get()
     assert batch.provider == "prolific" and batch.status == Batch.Status.PUBLISHED
-    with pytest.raises(CommandError, match=r"Prolific.s minimum is \$8\.00 an hour"):
+    with pytest.raises(CommandError, match=r"Prolific.s minimum is £8\.00 an hour"):
         call_command("launch_batch", "claire", "--split", "dev", "--reward", "0.50",
                      "--title", "Rate", "--provider", "prolific", "--estimated-minutes", "10",
                      stdout=out)
@@ -236,13 +236,13 @@ def test_staff_page_shows_prolifics_fields_estimate_lines_and_errors(
     estimate = client.post("/staff/batches/new/", form)
     assert estimate.status_code == 200
     text = estimate.content.decode()
-    assert "Prolific service fee (33.3% of rewards)" in text and "$2.00" in text
-    assert "VAT on the service fee (20%)" in text and "$0.40" in text
+    assert "Prolific service fee (33.3% of rewards)" in text and "£2.00" in text
+    assert "VAT on the service fee (20%)" in text and "£0.40" in text
     total = estimate.context["estimate"].total_cents
     assert total == 600 + 200 + 40
     low = client.post("/staff/batches/new/", {**form, "reward": "0.50"})
     assert low.status_code == 200
-    assert "$0.50 for 10 minutes is $3.00 an hour" in low.content.decode()
+    assert "£0.50 for 10 minutes is £3.00 an hour" in low.content.decode()
     with django_capture_on_commit_callbacks(execute=True):
         done = client.post("/staff/batches/new/", {**form, "confirm": "yes",
                                                    "confirmed_total_cents": total})

@@ -409,6 +409,10 @@ TABLE: dict[str, list[Row]] = {
     "prolific/task/<slug:slug>/finish/": [
         Row("POST", "/prolific/task/{slug}/finish/", 400, 400, 400,
             data={"task_token": "forged"}, json=True)],
+    # h24dash: a project's answers by what they count (staff: every worker's work).
+    "api/projects/<slug:slug>/counts/": [
+        Row("GET", "/api/projects/{slug}/counts/", DRF_NO, DRF_NO, 200),
+        Row("POST", "/api/projects/{slug}/counts/", DRF_NO, DRF_NO, 405, data={}, json=True)],
 }
 
 

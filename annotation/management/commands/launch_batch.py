@@ -8,6 +8,7 @@ study's maximum allowed time, ``--device desktop`` (repeatable), ``--first-langu
 from __future__ import annotations
 
 from decimal import Decimal, InvalidOperation
+from functools import partial
 
 from celery import current_app
 from django.conf import settings
@@ -16,6 +17,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
 from annotation.models import Batch, Project
+from annotation.money import provider_money_text
 from annotation.providers.retry import RetryWait, retry_waits_reported_to
 from annotation.services.audit import command_line
 from annotation.services.batches.common import DEFAULT_LOCALES
@@ -140,11 +142,12 @@ class Command(BaseCommand):
         estimate = plan.estimate
         if launch.provider == "prolific":
             where = f"Prolific ({settings.PROLIFIC_API_URL})"
-            money = (f"  rewards ${estimate.reward_cents / 100:.2f} + Prolific service fee "
+            amount = partial(provider_money_text, provider="prolific")
+            money = (f"  rewards {amount(estimate.reward_cents)} + Prolific service fee "
                      f"({settings.PROLIFIC_SERVICE_FEE_PERCENT}%) "
-                     f"${estimate.fee_cents / 100:.2f} + VAT on the fee "
-                     f"({settings.PROLIFIC_VAT_PERCENT}%) ${estimate.vat_cents / 100:.2f} = "
-                     f"${estimate.total_cents / 100:.2f}")
+                     f"{amount(estimate.fee_cents)} + VAT on the fee "
+                     f"({settings.PROLIFIC_VAT_PERCENT}%) {amount(estimate.vat_cents)} = "
+                     f"{amount(estimate.total_cents)}")
             units = f"{estimate.hits} studies, {estimate.assignments} places"
         else:
             where = "LIVE MTurk (real money)" if launch.live else "MTurk sandbox"

@@ -9,7 +9,8 @@ from django.core.management.base import BaseCommand, CommandError
 from annotation.management.progress import ProgressBar
 from annotation.models import Project
 from annotation.selectors import projects as project_selectors
-from annotation.services.qc import project_qc_run
+from annotation.selectors.counts import COUNT_LABELS
+from annotation.services.qc import REPORT_WORKERS, project_qc_run
 
 
 class Command(BaseCommand):
@@ -52,7 +53,11 @@ def render(report: dict) -> str:
     lines = [f"QC report — {report['project']} ({report['task']})",
              "items per split: " + ", ".join(f"{split} {n}" for split, n in
                                              sorted(report["items_per_split"].items())),
-             f"annotations: {report['annotations']}", "", "Agreement"]
+             f"answers in QC (counted + imported + rejected): {report['annotations']}"]
+    counts = report.get("dashboard", {}).get("answer_counts") or {}
+    lines += [f"  {COUNT_LABELS[name]}: {n}" for name, n in counts.items()
+              if name != "in_qc" and name in COUNT_LABELS]
+    lines += ["", "Agreement"]
     for key, value in report["agreement"].items():
         if key not in ("per_worker", "intervals_by_split"):
             lines.append(f"  {key}: {_number(value) if not isinstance(value, dict) else value}")
@@ -60,7 +65,7 @@ def render(report: dict) -> str:
     if workers:
         lines.append("  per worker (leave-one-out, lowest first): worker (pseudonym)  items  "
                      "agreement  mean |dev|")
-        for row in workers:
+        for row in workers[:REPORT_WORKERS]:
             lines.append(f"    {row.get('pseudonym') or row['worker']:>13}  "
                          f"{row['n_compared']:>5}  "
                          f"{_number(row['agreement']):>9}  {_number(row['mean_abs_deviation'])}")
@@ -108,5 +113,6 @@ def _worker_quality_lines(quality: dict) -> list[str]:
         lines.append("  labels: " + ", ".join(f"{label} {n}" for label, n in
                                                quality["labels"].items()))
     lines.append("  estimated reliability (least reliable first): " + ", ".join(
-        f"{row['worker']} {row['reliability']:.2f}" for row in quality["workers"]))
+        f"{row['worker']} {row['reliability']:.2f}"
+        for row in quality["workers"][:REPORT_WORKERS]))
     return lines

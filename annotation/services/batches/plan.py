@@ -27,6 +27,7 @@ from ...models import (
     Project,
     Qualification,
 )
+from ...money import money_text, provider_currency
 from ...providers import (
     QualificationRequirementSpec,
 )
@@ -152,10 +153,12 @@ class LaunchOptions:
             hourly = Decimal(self.reward_cents) * 60 / minutes
             minimum = settings.PROLIFIC_MIN_HOURLY_REWARD_CENTS
             if hourly < minimum:
+                # Prolific's amounts are in the workspace's currency (annotation.money).
+                currency = provider_currency("prolific")
                 errors["reward"] = (
-                    f"${self.reward_cents / 100:.2f} for {minutes} minutes is "
-                    f"${_money(hourly)} an hour; Prolific's minimum is "
-                    f"${_money(Decimal(minimum))} an hour")
+                    f"{money_text(self.reward_cents, currency)} for {minutes} minutes is "
+                    f"{money_text(round(hourly), currency)} an hour; Prolific's minimum is "
+                    f"{money_text(minimum, currency)} an hour")
         if not self.devices or not set(self.devices) <= set(PROLIFIC_DEVICES):
             errors["devices"] = f"choose one or more of: {', '.join(PROLIFIC_DEVICES)}"
         if any(not code.strip().isalnum() for code in self.first_languages):
