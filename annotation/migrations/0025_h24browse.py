@@ -50,7 +50,7 @@ def drop_trigram_indexes(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0023_h21_pages'),
+        ('annotation', '0024_h23'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

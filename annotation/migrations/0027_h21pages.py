@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0023_h21_pages'),
+        ('annotation', '0026_h25effort'),
     ]
 
     operations = [

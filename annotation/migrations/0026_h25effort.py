@@ -4,7 +4,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ("annotation", "0023_h21_pages"),
+        ("annotation", "0025_h24browse"),
     ]
 
     operations = [
