@@ -395,14 +395,15 @@ SELECT i.split, COALESCE(c.n, 0), COUNT(*)
 FROM {item} AS i
 LEFT JOIN (SELECT item_id, COUNT(*) AS n FROM {annotation}
            WHERE project_id = %s AND state = %s GROUP BY item_id) AS c ON c.item_id = i.id
-WHERE i.project_id = %s
+WHERE i.project_id = %s AND NOT i.is_gold
 GROUP BY i.split, COALESCE(c.n, 0)
 """
 
 
 def progress_by_split(*, project: Project) -> list[dict]:
     """Per split: items, items with enough counted answers for the split's redundancy, and
-    counted answers. One grouped statement: items per (split, number of counted answers)."""
+    counted answers. One grouped statement: items per (split, number of counted answers).
+    Gold items are checks, not the dataset: never counted here."""
     sql = PROGRESS_SQL.format(item=Item._meta.db_table, annotation=Annotation._meta.db_table)
     with connection.cursor() as cursor:
         cursor.execute(sql, [project.pk, Annotation.State.COUNTED, project.pk])

@@ -33,7 +33,7 @@ from django.db.models import Avg
 
 from qc import aggregation, agreement, cleaning, flags, textmetrics, timing
 
-from ..models import Annotation, Flag, Project, TaskKind
+from ..models import Annotation, Flag, Project, TaskKind, Worker
 from ..selectors import qc as qc_selectors
 from . import qc_models
 from .splits import describe_cross_split_contexts, sluice_cross_split_contexts
@@ -281,8 +281,9 @@ def flag_candidates(project: Project, settings: flags.FlagSettings,
     return found
 
 
-def gold_rows(project: Project) -> tuple[list[tuple], dict]:
-    """``(answers, gold)`` for ``qc.flags.gold_flags`` from gold items of the project."""
+def gold_rows(project: Project, *, worker: Worker | None = None) -> tuple[list[tuple], dict]:
+    """``(answers, gold)`` for ``qc.flags.gold_flags`` from gold items of the project (the
+    answers of ``worker`` only, when given)."""
     gold = dict(
         project.items.filter(is_gold=True, gold_answer__isnull=False)
         .values_list("id", "gold_answer")
@@ -291,11 +292,13 @@ def gold_rows(project: Project) -> tuple[list[tuple], dict]:
         return [], {}
     gold = {item_id: tuple(answer) if isinstance(answer, list) else answer
             for item_id, answer in gold.items()}
+    answered = qc_selectors.qc_annotations(project=project).filter(item_id__in=list(gold))
+    if worker is not None:
+        answered = answered.filter(worker=worker)
     answers = [
         (worker_id, item_id, rating if rating is not None else (category or text))
         for worker_id, item_id, rating, category, text in
-        qc_selectors.qc_annotations(project=project).filter(item_id__in=list(gold))
-        .values_list("worker_id", "item_id", "rating", "category", "text")
+        answered.values_list("worker_id", "item_id", "rating", "category", "text")
     ]
     answers = [(worker, item, int(answer) if isinstance(answer, float) and answer.is_integer()
                 else answer) for worker, item, answer in answers]
