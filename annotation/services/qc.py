@@ -71,8 +71,13 @@ def _finite(value: float) -> float | None:
 
 def rating_table(project: Project) -> agreement.RatingTable:
     """The project's crowd ratings as one ``RatingTable``, read once per QC run (streamed
-    into numpy arrays, see ``selectors.qc.rating_arrays``)."""
+    into numpy arrays, see ``selectors.qc.rating_arrays``). Not the ratings of gold items:
+    agreement describes the dataset, and gold items have their own rule."""
     item_ids, worker_ids, ratings = qc_selectors.rating_arrays(project=project)
+    gold = qc_selectors.gold_item_ids(project=project)
+    if gold:
+        kept = ~np.isin(item_ids, np.fromiter(gold, dtype=np.int64))
+        item_ids, worker_ids, ratings = item_ids[kept], worker_ids[kept], ratings[kept]
     if not len(ratings):
         return agreement.RatingTable.from_rows([])
     return agreement.RatingTable.from_arrays(item_ids, worker_ids, ratings)
@@ -98,7 +103,9 @@ def rating_agreement(project: Project, table: agreement.RatingTable | None = Non
 
 
 def category_agreement(project: Project) -> dict:
-    rows = qc_selectors.category_rows(project=project)
+    """Agreement of the decontext categories over the dataset's items (not gold items)."""
+    gold = qc_selectors.gold_item_ids(project=project)
+    rows = [row for row in qc_selectors.category_rows(project=project) if row[0] not in gold]
     if not rows:
         return {"n_annotations": 0}
     fleiss = agreement.fleiss_kappa(rows)
