@@ -62,7 +62,7 @@ def test_no_gold_is_served_at_rate_zero():
 
 
 def test_gold_is_never_progress():
-    project, gold = gold_project(items=10, gold=2, rate=0.5)
+    project, _ = gold_project(items=10, gold=2, rate=0.5)
     worker = local_worker("w")
     assert annotator_progress(project=project, worker=worker).left == 8
     work_through(project, worker)
@@ -72,7 +72,7 @@ def test_gold_is_never_progress():
 
 
 def test_due_counts_the_answer_being_stored():
-    project, gold = gold_project(items=10, gold=2, rate=0.5)
+    project, _ = gold_project(items=10, gold=2, rate=0.5)
     worker = local_worker("w")
     assert not gold_item_due(project=project, worker=worker)  # 1 × 0.5 → 0 gold due
     ordinary = Item.objects.filter(project=project, is_gold=False).first()
