@@ -71,6 +71,32 @@ def gold_item_for(*, project: Project, worker: Worker, excluding: int | None = N
     return candidates[(worker.pk or 0) * 7919 % len(candidates)]
 
 
+def gold_items_per_page(*, project: Project) -> list[int]:
+    """The gold items a batch mixes into its HITs and Prolific places (none at rate 0)."""
+    if project.gold_rate <= 0:
+        return []
+    return list(Item.objects.filter(project=project, is_gold=True).order_by("pk")
+                .values_list("pk", flat=True))
+
+
+def with_gold_items(item_ids: list[int], gold_pool: list[int], *, rate: float,
+                    items_before: int, gold_before: int) -> tuple[int, ...]:
+    """The items of one HIT (or Prolific place): ``item_ids`` with gold items mixed in, spread
+    among them rather than at the end, so that over the batch gold items are ``rate`` of all
+    the items placed (``items_before`` of the batch's own items and ``gold_before`` gold
+    items went into its earlier pages; a page holds each gold item at most once). Consecutive
+    pages take the next gold items of ``gold_pool``."""
+    if not gold_pool or rate <= 0:
+        return tuple(item_ids)
+    owed = math.floor((items_before + len(item_ids)) * rate / (1 - rate) + 1e-9) - gold_before
+    count = max(0, min(owed, len(gold_pool)))
+    chosen = [gold_pool[(gold_before + index) % len(gold_pool)] for index in range(count)]
+    mixed = list(item_ids)
+    for index, gold_id in enumerate(chosen):
+        mixed.insert((index + 1) * len(item_ids) // (count + 1) + index, gold_id)
+    return tuple(mixed)
+
+
 # --- checking ---------------------------------------------------------------------------------
 
 
