@@ -37,6 +37,23 @@ def gold_answer_validate(kind: str, answer) -> object:
     return answer
 
 
+def gold_answer_from_text(kind: str, text: str):
+    """A gold answer typed as text (a delimited file's cell, a form's field): a rating or
+    ratings (``3|4``), a category or categories, or the text itself for the text tasks."""
+    text = text.strip()
+    if kind in RATING_KINDS:
+        try:
+            values = [int(part) for part in text.split("|")]
+        except ValueError:
+            raise ValueError("gold answer: a plausibility gold answer is a whole rating from "
+                             "1 to 5, or several separated by |") from None
+        return values[0] if len(values) == 1 else values
+    if kind in CATEGORY_KINDS:
+        values = [part.strip() for part in text.split("|")]
+        return values[0] if len(values) == 1 else values
+    return text
+
+
 @transaction.atomic
 def item_gold_set(*, item: Item, answer, actor=None) -> Item:
     """Make ``item`` a gold item with ``answer`` (validated, ValidationError naming the field),
