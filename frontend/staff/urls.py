@@ -11,4 +11,5 @@ urlpatterns = [
     path("", include("frontend.staff.splits")),
     path("", include("frontend.staff.exports")),
     path("", include("frontend.staff.imports")),
+    path("", include("frontend.staff.gold")),
 ]
