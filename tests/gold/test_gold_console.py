@@ -1,6 +1,8 @@
 """The console's gold page: the rate and stop settings go through the one project validation,
 the binomial advice is shown beside them, items are marked gold and made ordinary again."""
 
+import json
+
 import pytest
 
 from annotation.models import Item, StatusEvent
@@ -72,3 +74,20 @@ def test_a_dataset_answer_is_escaped(staff_client):
     Item.objects.filter(project=project).update(is_gold=True, gold_answer="<b>x</b>")
     page = staff_client.get(url(project)).content.decode()
     assert "<b>x</b>" not in page and "&lt;b&gt;x&lt;/b&gt;" in page
+
+
+def test_admin_and_api_refuse_a_bad_rate_with_the_same_message(staff_client):
+    project = plausibility_project(items=1)
+    message = "gold_rate: must be a share from 0 to 0.5 of the items each worker is served"
+    response = staff_client.post(f"/admin/annotation/project/{project.pk}/change/", {
+        "name": project.name, "instructions": "", "redundancy": json.dumps(project.redundancy),
+        "reward_cents": "0", "live_check_settings": "{}", "flag_settings": "{}",
+        "status": "open", "workers_everyone": "on", "licence": "", "attribution": "",
+        "gold_rate": "0.9"})
+    assert response.status_code == 200 and message in response.content.decode()
+    response = staff_client.patch(f"/api/projects/{project.slug}/",
+                                  json.dumps({"gold_rate": 0.9}),
+                                  content_type="application/json")
+    assert response.status_code == 400 and message in response.content.decode()
+    project.refresh_from_db()
+    assert (project.gold_rate, project.gold_failures_stop) == (0.0, False)
