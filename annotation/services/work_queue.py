@@ -195,7 +195,7 @@ def _gold_item(project: Project, worker: Worker, *, now: datetime,
     sql, params = _choose_sql(project, worker, lock=False, after_item_id=after_item_id,
                               now=now, skip_after=answering)
     with connection.cursor() as cursor:
-        cursor.execute(f"SELECT {sql}", params)
+        cursor.execute(f"SELECT {sql} AS real_work_left", params)
         if cursor.fetchone()[0] is None:
             return None
     items = load_items(project=project, where=f"{ITEM_ALIAS}.id = %(gold_item_id)s",
