@@ -67,6 +67,10 @@ class Project(models.Model):
                                             related_name="allowed_projects")
     licence = models.CharField(max_length=200, blank=True)
     attribution = models.TextField(blank=True)
+    # Gold items (``Item.is_gold``): the share of the items served to each worker that are gold
+    # (0 = none are served), and whether a worker the gold rule flags is stopped in the project.
+    gold_rate = models.FloatField(default=0.0)
+    gold_failures_stop = models.BooleanField(default=False)
 
     class Meta:
         ordering = ["slug"]

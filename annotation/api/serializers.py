@@ -18,7 +18,8 @@ class ProjectSerializer(serializers.ModelSerializer):
         model = Project
         fields = ["id", "slug", "name", "kind", "instructions", "redundancy", "reward_cents",
                   "live_check_settings", "flag_settings", "estimated_minutes", "status",
-                  "workers_everyone", "licence", "attribution", "created_at"]
+                  "workers_everyone", "licence", "attribution", "gold_rate",
+                  "gold_failures_stop", "created_at"]
         read_only_fields = ["id", "created_at"]
 
     def validate(self, attrs):

@@ -81,7 +81,7 @@ class HuggingFaceExporter(Exporter):
 
         source_of = ItemSerializer().get_source
         anonymous = qc_selectors.AnonymousIds()
-        items = (Item.objects.filter(project=self.project, split=split)
+        items = (Item.objects.filter(project=self.project, split=split, is_gold=False)
                  .select_related("target_sentence__document", "turn__dialogue",
                                  "filler__cloze", "complex_sentence").order_by("id"))
         writer = None
@@ -91,7 +91,7 @@ class HuggingFaceExporter(Exporter):
             for batch in qc_selectors.batched(items.iterator(chunk_size=ROW_GROUP), ROW_GROUP):
                 answers: dict[int, list[dict]] = {}
                 for item_id, worker_pk, provider, external_id, payload in (
-                        qc_selectors.exportable_annotations(project=self.project)
+                        qc_selectors.dataset_annotations(project=self.project)
                         .filter(item_id__in=[item.pk for item in batch])
                         .order_by("item_id", "id")
                         .values_list("item_id", "worker_id", "worker__provider",

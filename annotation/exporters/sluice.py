@@ -49,7 +49,8 @@ def cleaned_rows(project, split: str) -> list[dict]:
     """
     rows = []
     for (_, _, _, q1, a1, q2, text, skipped, status,
-         provenance) in qc_selectors.sluice_context_rows(project=project, split=split):
+         provenance) in qc_selectors.sluice_context_rows(project=project, split=split,
+                                                         with_gold=False):
         if status != Annotation.Review.REJECTED:
             rows.append({**sluice_row(q1, a1, q2, text, skipped),
                          ROW_KEY: (provenance or {}).get("row")})

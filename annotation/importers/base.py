@@ -23,6 +23,8 @@ from typing import Any
 
 from tqdm import tqdm
 
+from ..services.gold_items import gold_answer_from_text, gold_answer_validate
+
 SPLITS = ("train", "dev", "test")
 # Above this many rows a progress bar is worth drawing.
 PROGRESS_MIN_ROWS = 2000
@@ -154,6 +156,8 @@ class ItemRecord:
     group_key: str
     position: int
     source: tuple[str, Any]
+    # The item's known answer when the file marks it gold (``gold_answer_in``); None: not gold.
+    gold_answer: Any = None
 
 
 @dataclass
@@ -359,6 +363,28 @@ def get_field(fmt: str, where: Where, record: dict, name: str,
             line=where.line, record=where.record,
         )
     return value
+
+
+#: The field (JSON formats) or column (delimited formats: ``Gold1``…) that marks an item gold.
+GOLD_FIELD = "gold_answer"
+
+
+def gold_answer_in(fmt: str, where: Where, kind: str, value: Any, *,
+                   field_name: str = GOLD_FIELD) -> Any:
+    """The gold answer ``value`` read from ``field_name`` of a record, checked for the task
+    ``kind`` as the console checks it (``services.gold_items.gold_answer_validate``); None
+    when the field is absent or empty (not a gold item). A delimited file's cell is text:
+    several accepted ratings or categories are separated by ``|`` (``3|4``)."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    try:
+        if isinstance(value, str):
+            value = gold_answer_from_text(kind, value)
+        return gold_answer_validate(kind, value)
+    except ValueError as error:
+        raise ImportInputError(fmt, where.file,
+                               f'field "{field_name}": {str(error).removeprefix("gold answer: ")}',
+                               line=where.line, record=where.record) from None
 
 
 def fail(fmt: str, where: Where, message: str) -> ImportInputError:

@@ -18,6 +18,7 @@ Its split defaults to test; ``evaluate SLUG --human`` scores it.
 from __future__ import annotations
 
 from .base import (
+    GOLD_FIELD,
     AnnotationRecord,
     Bundle,
     ItemRecord,
@@ -25,6 +26,7 @@ from .base import (
     Where,
     fail,
     get_field,
+    gold_answer_in,
     progress,
     read_json,
     resolve_split,
@@ -89,7 +91,9 @@ def _parse_record(bundle: Bundle, where: Where, record, split: str) -> None:
         raise fail(FORMAT, where, f"question {number} of {dialogue_id!r} appears twice")
     bundle.add_item(external_id, ItemRecord(split=split, group_key=dialogue_id,
                                             position=number,
-                                            source=("turn", (dialogue_id, number))),
+                                            source=("turn", (dialogue_id, number)),
+                                            gold_answer=gold_answer_in(
+                                                FORMAT, where, KIND, record.get(GOLD_FIELD))),
                     FORMAT, where)
     bundle.annotations.append(AnnotationRecord(
         worker=("import", stable_id(dialogue_id, prefix="canard-")),

@@ -23,6 +23,7 @@ from .base import (
     Where,
     fail,
     fit_key,
+    gold_answer_in,
     progress,
     read_delimited,
     resolve_split,
@@ -112,10 +113,14 @@ def _parse_split(bundle: Bundle, roles: dict[str, SourceFile], split: str | None
             bundle.fillers[(cloze_id, position)] = {"text": text, "is_original": None}
             external_id = f"{cloze_id}_{position}"
             filler_ids[external_id] = (cloze_id, position)
+            gold_column = f"Gold{position}"
             bundle.add_item(external_id,
                             ItemRecord(split=file_split, group_key=fit_key(row["Article title"]),
                                        position=position, source=("filler",
-                                                                  (cloze_id, position))),
+                                                                  (cloze_id, position)),
+                                       gold_answer=gold_answer_in(
+                                           FORMAT, where, KIND, row.get(gold_column),
+                                           field_name=gold_column)),
                             FORMAT, where)
     bundle.rows[data.name] = rows
     bundle.file_splits[data.name] = file_split

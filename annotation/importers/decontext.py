@@ -21,6 +21,7 @@ export writes back as ``changes``.
 from __future__ import annotations
 
 from .base import (
+    GOLD_FIELD,
     AnnotationRecord,
     Bundle,
     ImportInputError,
@@ -30,6 +31,7 @@ from .base import (
     fail,
     fit_key,
     get_field,
+    gold_answer_in,
     progress,
     read_jsonl,
     resolve_split,
@@ -131,9 +133,9 @@ def _parse_example(bundle: Bundle, where: Where, record: dict, split: str) -> No
     external_id = str(example_id)
     if external_id in bundle.items:
         raise fail(FORMAT, where, f"example_id {example_id} appears twice")
-    bundle.add_item(external_id, ItemRecord(split=split, group_key=fit_key(page_key),
-                                            position=start, source=("target", target_key)),
-                    FORMAT, where)
+    bundle.add_item(external_id, ItemRecord(
+        split=split, group_key=fit_key(page_key), position=start, source=("target", target_key),
+        gold_answer=gold_answer_in(FORMAT, where, KIND, record.get(GOLD_FIELD))), FORMAT, where)
     annotations = get_field(FORMAT, where, record, "annotations", list, required=False,
                             default=[])
     workers: set[str] = set()

@@ -19,6 +19,7 @@ all imports. Each reference becomes an imported annotation by its own pseudonymo
 from __future__ import annotations
 
 from .base import (
+    GOLD_FIELD,
     AnnotationRecord,
     Bundle,
     ItemRecord,
@@ -27,6 +28,7 @@ from .base import (
     fail,
     fit_key,
     get_field,
+    gold_answer_in,
     progress,
     read_jsonl,
     resolve_split,
@@ -61,7 +63,7 @@ def parse(files: list[SourceFile], *, split: str | None, kind: str, quiet: bool)
     bundle = Bundle(kind=KIND)
     clusters = _Clusters()
     first_sentence_of_fact: dict[tuple[str, str, str], str] = {}
-    pending: list[tuple[str, str, Where]] = []
+    pending: list[tuple[str, str, Where, object]] = []
     for file in files:
         file_split = resolve_split(FORMAT, file, split, "train")
         rows = 0
@@ -74,14 +76,16 @@ def parse(files: list[SourceFile], *, split: str | None, kind: str, quiet: bool)
             for triple in bundle.complex_sentences[sentence_id]["triples"]:
                 other = first_sentence_of_fact.setdefault(triple, sentence_id)
                 clusters.join(sentence_id, other)
-            pending.append((sentence_id, file_split, where))
+            pending.append((sentence_id, file_split, where,
+                            gold_answer_in(FORMAT, where, KIND, record.get(GOLD_FIELD))))
         bundle.rows[file.name] = rows
         bundle.file_splits[file.name] = file_split
-    for sentence_id, file_split, where in pending:
+    for sentence_id, file_split, where, gold_answer in pending:
         bundle.add_item(sentence_id,
                         ItemRecord(split=file_split,
                                    group_key=fit_key("facts:" + clusters.find(sentence_id)),
-                                   position=0, source=("complex", sentence_id)),
+                                   position=0, source=("complex", sentence_id),
+                                   gold_answer=gold_answer),
                         FORMAT, where)
     for sentence in bundle.complex_sentences.values():
         del sentence["triples"]

@@ -104,6 +104,18 @@ def exportable_annotations(*, project: Project) -> QuerySet[Annotation]:
     return Annotation.objects.filter(project=project, state__in=EXPORTED_STATES)
 
 
+def dataset_annotations(*, project: Project) -> QuerySet[Annotation]:
+    """Exportable annotations of the project's own items: every dataset format reads these,
+    so answers to gold items (checks with known answers, ``services.gold``) are never
+    exported as data."""
+    return exportable_annotations(project=project).filter(item__is_gold=False)
+
+
+def gold_item_ids(*, project: Project) -> set[int]:
+    """Ids of the project's gold items (few: checks, not the dataset)."""
+    return set(Item.objects.filter(project=project, is_gold=True).values_list("id", flat=True))
+
+
 def split_counts(*, project: Project) -> dict[str, int]:
     rows = Item.objects.filter(project=project).values("split").annotate(n=Count("id"))
     return {row["split"]: row["n"] for row in rows}
@@ -258,10 +270,12 @@ def source_text_rows(*, project: Project) -> dict[int, str]:
     return {item_id: text or "" for item_id, text in rows}
 
 
-def sluice_context_rows(*, project: Project, split: str | None = None) -> Iterator[tuple]:
+def sluice_context_rows(*, project: Project, split: str | None = None,
+                        with_gold: bool = True) -> Iterator[tuple]:
     """Per sluice annotation: ``(annotation_id, item_id, split, q1, a1, q2, text, skipped,
     review_status, provenance)``, Q1/A1 being turn 1 and Q2 turn 2 of the item's dialogue;
-    by split, then in annotation order (an imported file's row order)."""
+    by split, then in annotation order (an imported file's row order). ``with_gold`` False:
+    not the answers to gold items (an export)."""
     first_turns = DialogueTurn.objects.filter(order=1)
     q1_by_dialogue = dict(
         first_turns.filter(dialogue__project=project).values_list("dialogue_id", "question")
@@ -270,6 +284,8 @@ def sluice_context_rows(*, project: Project, split: str | None = None) -> Iterat
         first_turns.filter(dialogue__project=project).values_list("dialogue_id", "answer")
     )
     annotations = qc_annotations(project=project)
+    if not with_gold:
+        annotations = annotations.filter(item__is_gold=False)
     if split is not None:
         annotations = annotations.filter(item__split=split)
     rows = (
@@ -291,7 +307,7 @@ def claire_filler_rows(*, project: Project, split: str) -> QuerySet:
     """One row per filler of the split's cloze items, by cloze (import order) and position."""
     return (
         ClozeFiller.objects.filter(cloze__project=project, items__project=project,
-                                   items__split=split)
+                                   items__split=split, items__is_gold=False)
         .order_by("cloze_id", "position")
         .values_list("cloze_id", "cloze__external_id", "cloze__resolved_pattern",
                      "cloze__article_title", "cloze__section_header",
@@ -303,7 +319,7 @@ def claire_filler_rows(*, project: Project, split: str) -> QuerySet:
 def claire_rating_rows(*, project: Project, split: str) -> QuerySet:
     """``(item_id, source, rating, payload)`` per exportable rating, grouped by item."""
     return (
-        exportable_annotations(project=project)
+        dataset_annotations(project=project)
         .filter(item__split=split, rating__isnull=False)
         .order_by("item_id", "id")
         .values_list("item_id", "source", "rating", "payload")
@@ -312,7 +328,8 @@ def claire_rating_rows(*, project: Project, split: str) -> QuerySet:
 
 def canard_dialogue_ids(*, project: Project, split: str) -> QuerySet:
     return (
-        Dialogue.objects.filter(project=project, turns__items__split=split)
+        Dialogue.objects.filter(project=project, turns__items__split=split,
+                                turns__items__is_gold=False)
         .order_by("id")
         .values_list("id", flat=True)
         .distinct()
@@ -331,7 +348,7 @@ def dialogue_turn_rows(*, dialogue_ids: list[int]) -> QuerySet:
 def turn_annotation_rows(*, project: Project, dialogue_ids: list[int], split: str) -> QuerySet:
     """Exportable annotations on turns of these dialogues, by dialogue, turn order, id."""
     return (
-        exportable_annotations(project=project)
+        dataset_annotations(project=project)
         .filter(item__turn__dialogue_id__in=dialogue_ids, item__split=split)
         .order_by("item__turn__dialogue_id", "item__turn__order", "id")
         .values_list("item__turn__dialogue_id", "item__turn__order", "text", "skipped",
@@ -341,7 +358,8 @@ def turn_annotation_rows(*, project: Project, dialogue_ids: list[int], split: st
 
 def decontext_item_rows(*, project: Project, split: str) -> QuerySet:
     return (
-        Item.objects.filter(project=project, split=split, target_sentence__isnull=False)
+        Item.objects.filter(project=project, split=split, target_sentence__isnull=False,
+                            is_gold=False)
         .order_by("id")
         .values_list("id", "external_id", "target_sentence__text",
                      "target_sentence__paragraph_index", "target_sentence__start_byte",
@@ -354,7 +372,7 @@ def decontext_item_rows(*, project: Project, split: str) -> QuerySet:
 def item_annotation_rows(*, project: Project, item_ids: list[int]) -> QuerySet:
     """Exportable annotations of these items with what every dataset format needs."""
     return (
-        exportable_annotations(project=project)
+        dataset_annotations(project=project)
         .filter(item_id__in=item_ids)
         .order_by("item_id", "id")
         .values_list("item_id", "worker_id", "worker__provider", "worker__external_id",
@@ -364,7 +382,8 @@ def item_annotation_rows(*, project: Project, item_ids: list[int]) -> QuerySet:
 
 def complex_sentence_rows(*, project: Project, split: str) -> QuerySet:
     return (
-        Item.objects.filter(project=project, split=split, complex_sentence__isnull=False)
+        Item.objects.filter(project=project, split=split, complex_sentence__isnull=False,
+                            is_gold=False)
         .order_by("id")
         .values_list("id", "complex_sentence_id", "complex_sentence__external_id",
                      "complex_sentence__text")
@@ -380,9 +399,10 @@ def fact_rows(*, complex_sentence_ids: list[int]) -> QuerySet:
 
 
 def generic_annotation_rows(*, project: Project) -> QuerySet:
-    """Every annotation of the project (rejected ones too) with its item, worker and work."""
+    """Every annotation of the project (rejected ones too) with its item, worker and work;
+    not the answers to gold items."""
     return (
-        qc_annotations(project=project)
+        qc_annotations(project=project).filter(item__is_gold=False)
         .order_by("id")
         .values_list(
             "id", "item_id", "item__external_id", "item__split", "item__group_key",
@@ -422,14 +442,15 @@ SELECT i.split, COALESCE(c.n, 0), COUNT(*)
 FROM {item} AS i
 LEFT JOIN (SELECT item_id, COUNT(*) AS n FROM {annotation}
            WHERE project_id = %s AND state = %s GROUP BY item_id) AS c ON c.item_id = i.id
-WHERE i.project_id = %s
+WHERE i.project_id = %s AND NOT i.is_gold
 GROUP BY i.split, COALESCE(c.n, 0)
 """
 
 
 def progress_by_split(*, project: Project) -> list[dict]:
     """Per split: items, items with enough counted answers for the split's redundancy, and
-    counted answers. One grouped statement: items per (split, number of counted answers)."""
+    counted answers. One grouped statement: items per (split, number of counted answers).
+    Gold items are checks, not the dataset: never counted here."""
     sql = PROGRESS_SQL.format(item=Item._meta.db_table, annotation=Annotation._meta.db_table)
     with connection.cursor() as cursor:
         cursor.execute(sql, [project.pk, Annotation.State.COUNTED, project.pk])

@@ -60,6 +60,7 @@ from ..selectors.annotate import (
 from ..sql import submit as submit_sql
 from .audit import close_open_flags, record_status_event
 from .batching import chunks
+from .gold import gold_answer_checked
 from .work_queue import (
     work_queue_lease,
     work_queue_next_item,
@@ -102,6 +103,9 @@ class SubmitResult:
     # a double click). A repeated client token with another answer is no retry: the answer
     # submitted was NOT stored, and the caller must say so (``same_answer`` False).
     same_answer: bool = True
+    # The answer (to a gold item) made the gold rule stop the worker in the project
+    # (``services.gold.gold_answer_checked``): no next item is chosen.
+    stopped: bool = False
 
 
 def _same_answer(stored: Annotation, *, item: Item | None, clean: CleanPayload | None) -> bool:
@@ -171,14 +175,15 @@ def items_filled_refresh(item_ids: Iterable[int]) -> None:
     ids = sorted(set(item_ids))
     for chunk in _chunked(ids):
         rows = list(Item.objects.filter(pk__in=chunk).values_list(
-            "pk", "project_id", "split", "filled"))
+            "pk", "project_id", "split", "filled", "is_gold"))
         counted = dict(Annotation.objects.filter(item_id__in=chunk,
                                                  state=Annotation.State.COUNTED)
                        .values("item_id").annotate(n=Count("pk")).values_list("item_id", "n"))
         projects = Project.objects.only("redundancy").in_bulk({row[1] for row in rows})
         to_fill, to_open = [], []
-        for item_id, project_id, split, filled in rows:
-            full = counted.get(item_id, 0) >= projects[project_id].redundancy_for(split)
+        for item_id, project_id, split, filled, is_gold in rows:
+            full = not is_gold and (
+                counted.get(item_id, 0) >= projects[project_id].redundancy_for(split))
             if full != filled:
                 (to_fill if full else to_open).append(item_id)
         if to_fill:
@@ -306,6 +311,16 @@ def _assignment_status(assignment: Assignment) -> str | None:
     return row[0] if row else None
 
 
+#: The slots of a gold item: it has no redundancy, every worker may answer it (the work queue
+#: serves it at the project's gold rate, ``services.gold_queue``), so it is never filled.
+GOLD_SLOTS = 2**31 - 1
+
+
+def slots_required(item: Item) -> int:
+    """How many counted answers fill ``item``: its split's redundancy; never for gold."""
+    return GOLD_SLOTS if item.is_gold else item.project.redundancy_for(item.split)
+
+
 def _lock_item(item: Item) -> None:
     """Lock the Item row until the transaction ends. SQLite has no row locks and needs none:
     the settings open every transaction IMMEDIATE, which already serialises writers."""
@@ -429,6 +444,8 @@ def annotation_submit_item(
                                                                   payload, worker, lock=True)
             result = _store_locked(fields, item=item, clean=clean, context=context,
                                    try_insert_first=True)
+            if result.stopped:
+                return result
             if choose_next and row_locks:
                 following = work_queue_next_item(project=project, worker=worker,
                                                  after_item_id=item.pk)
@@ -518,9 +535,11 @@ def _store_locked(fields: _Submission, *, item: Item, clean: CleanPayload,
     if (try_insert_first and assignment is None and not worker.is_blocked
             and fields.source == Annotation.Source.LOCAL):
         annotation = _new_annotation(fields, item=item, clean=clean, context=context)
-        if _insert_if_open(annotation, required=item.project.redundancy_for(item.split)):
+        if _insert_if_open(annotation, required=slots_required(item)):
             _flag_if_report(annotation)
-            return SubmitResult(annotation, created=True, item=item)
+            return SubmitResult(annotation, created=True, item=item,
+                                stopped=item.is_gold and gold_answer_checked(
+                                    annotation=annotation))
     state = _submit_state(item=item, worker=worker, assignment=assignment,
                           client_token=fields.client_token)
     if state.token_annotation_id is not None:
@@ -551,13 +570,14 @@ def _store_locked(fields: _Submission, *, item: Item, clean: CleanPayload,
                 "The time for this assignment is over: nothing more can be saved in it. "
                 "Please return the HIT.")
     if (fields.source == Annotation.Source.LOCAL and state.collected_by_others
-            >= item.project.redundancy_for(item.split)):
+            >= slots_required(item)):
         raise SubmitRefused("item_full", "Other annotators completed this item meanwhile.")
     annotation = _new_annotation(fields, item=item, clean=clean, context=context)
     annotation.save(force_insert=True)
-    _mark_if_filled(annotation, required=item.project.redundancy_for(item.split))
+    _mark_if_filled(annotation, required=slots_required(item))
     _flag_if_report(annotation)
-    return SubmitResult(annotation, created=True, item=item)
+    return SubmitResult(annotation, created=True, item=item,
+                        stopped=item.is_gold and gold_answer_checked(annotation=annotation))
 
 
 def _mark_if_filled(annotation: Annotation, *, required: int) -> None:
@@ -749,7 +769,7 @@ def _revise_locked(fields: _Submission, *, project: Project, annotation_id: int,
     new = _new_annotation(fields, item=item, clean=clean, context=context)
     if new.state == Annotation.State.COUNTED and old.state != Annotation.State.COUNTED:
         state = _submit_state(item=item, worker=worker, assignment=None, client_token=None)
-        if state.collected_by_others >= project.redundancy_for(item.split):
+        if state.collected_by_others >= slots_required(item):
             raise SubmitRefused("item_full", "Other annotators completed this item meanwhile, "
                                              "so it takes no new answer.")
     # The old row first: one live version per worker and item (a conditional unique index).

@@ -448,9 +448,24 @@ class _BundleWriter:
                 kind, key = record.source
                 yield {"project_id": self.project.pk, "external_id": external_id,
                        "split": record.split, "group_key": record.group_key,
-                       "position": record.position, column[kind]: sources[kind][key]}
+                       "position": record.position, column[kind]: sources[kind][key],
+                       "is_gold": record.gold_answer is not None,
+                       "gold_answer": record.gold_answer}
 
+        self._gold_of_existing(ids)
         return read() if self._insert(Item, new()) else ids
+
+    def _gold_of_existing(self, ids: dict[str, int]) -> None:
+        """Items already in the project that the file marks gold get the file's answer (an
+        item the file does not mark keeps what it is)."""
+        marked = {ids[external_id]: record.gold_answer
+                  for external_id, record in self.bundle.items.items()
+                  if external_id in ids and record.gold_answer is not None}
+        if not marked:
+            return
+        with item_filled_marks_kept(marked):
+            for item_id, answer in marked.items():
+                Item.objects.filter(pk=item_id).update(is_gold=True, gold_answer=answer)
 
     def _sluice_items_by_context(self) -> dict[str, list[int]]:
         """Item ids per sluice context id (the group key; an item per split): mturk-csv

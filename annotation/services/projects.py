@@ -74,17 +74,38 @@ def validate_status(value) -> str:
     return value
 
 
+#: The largest share of a worker's items that may be gold: the rest must be the project's work.
+MAX_GOLD_RATE = 0.5
+
+
+def validate_gold_rate(value) -> float:
+    """The share of the items served to each worker that are gold items, from 0 (none) to
+    :data:`MAX_GOLD_RATE`."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not (
+            0 <= value <= MAX_GOLD_RATE):
+        raise ValidationError(f"gold_rate: must be a share from 0 to {MAX_GOLD_RATE} of the "
+                              "items each worker is served, e.g. 0.1 for one in ten")
+    return float(value)
+
+
+def validate_gold_failures_stop(value) -> bool:
+    if not isinstance(value, bool):
+        raise ValidationError("gold_failures_stop: must be true or false")
+    return value
+
+
 SETTINGS_VALIDATORS = {"redundancy": validate_redundancy, "flag_settings": validate_flag_settings,
                        "live_check_settings": validate_live_check_settings,
                        "reward_cents": validate_reward_cents,
                        "estimated_minutes": validate_estimated_minutes,
-                       "status": validate_status}
+                       "status": validate_status, "gold_rate": validate_gold_rate,
+                       "gold_failures_stop": validate_gold_failures_stop}
 
 #: What a project page, the admin, the API and the CLI may set on a project (slug and kind only
 #: when creating it).
 EDITABLE_FIELDS = ("name", "instructions", "redundancy", "reward_cents", "estimated_minutes",
                    "live_check_settings", "flag_settings", "status", "workers_everyone",
-                   "licence", "attribution")
+                   "licence", "attribution", "gold_rate", "gold_failures_stop")
 
 
 def project_fields_validate(fields: dict) -> dict:

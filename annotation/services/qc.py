@@ -33,7 +33,7 @@ from django.db.models import Avg
 
 from qc import aggregation, agreement, cleaning, effort, flags, textmetrics, timing
 
-from ..models import Annotation, Flag, Project, TaskKind
+from ..models import Annotation, Flag, Project, TaskKind, Worker
 from ..selectors import effort as effort_selectors
 from ..selectors import qc as qc_selectors
 from ..selectors.counts import answer_counts
@@ -74,8 +74,13 @@ def _finite(value: float) -> float | None:
 
 def rating_table(project: Project) -> agreement.RatingTable:
     """The project's crowd ratings as one ``RatingTable``, read once per QC run (streamed
-    into numpy arrays, see ``selectors.qc.rating_arrays``)."""
+    into numpy arrays, see ``selectors.qc.rating_arrays``). Not the ratings of gold items:
+    agreement describes the dataset, and gold items have their own rule."""
     item_ids, worker_ids, ratings = qc_selectors.rating_arrays(project=project)
+    gold = qc_selectors.gold_item_ids(project=project)
+    if gold:
+        kept = ~np.isin(item_ids, np.fromiter(gold, dtype=np.int64))
+        item_ids, worker_ids, ratings = item_ids[kept], worker_ids[kept], ratings[kept]
     if not len(ratings):
         return agreement.RatingTable.from_rows([])
     return agreement.RatingTable.from_arrays(item_ids, worker_ids, ratings)
@@ -101,7 +106,9 @@ def rating_agreement(project: Project, table: agreement.RatingTable | None = Non
 
 
 def category_agreement(project: Project) -> dict:
-    rows = qc_selectors.category_rows(project=project)
+    """Agreement of the decontext categories over the dataset's items (not gold items)."""
+    gold = qc_selectors.gold_item_ids(project=project)
+    rows = [row for row in qc_selectors.category_rows(project=project) if row[0] not in gold]
     if not rows:
         return {"n_annotations": 0}
     fleiss = agreement.fleiss_kappa(rows)
@@ -289,8 +296,9 @@ def flag_candidates(project: Project, settings: flags.FlagSettings,
     return found
 
 
-def gold_rows(project: Project) -> tuple[list[tuple], dict]:
-    """``(answers, gold)`` for ``qc.flags.gold_flags`` from gold items of the project."""
+def gold_rows(project: Project, *, worker: Worker | None = None) -> tuple[list[tuple], dict]:
+    """``(answers, gold)`` for ``qc.flags.gold_flags`` from gold items of the project (the
+    answers of ``worker`` only, when given)."""
     gold = dict(
         project.items.filter(is_gold=True, gold_answer__isnull=False)
         .values_list("id", "gold_answer")
@@ -299,11 +307,13 @@ def gold_rows(project: Project) -> tuple[list[tuple], dict]:
         return [], {}
     gold = {item_id: tuple(answer) if isinstance(answer, list) else answer
             for item_id, answer in gold.items()}
+    answered = qc_selectors.qc_annotations(project=project).filter(item_id__in=list(gold))
+    if worker is not None:
+        answered = answered.filter(worker=worker)
     answers = [
         (worker_id, item_id, rating if rating is not None else (category or text))
         for worker_id, item_id, rating, category, text in
-        qc_selectors.qc_annotations(project=project).filter(item_id__in=list(gold))
-        .values_list("worker_id", "item_id", "rating", "category", "text")
+        answered.values_list("worker_id", "item_id", "rating", "category", "text")
     ]
     answers = [(worker, item, int(answer) if isinstance(answer, float) and answer.is_integer()
                 else answer) for worker, item, answer in answers]

@@ -50,6 +50,7 @@ from ..sql.work_queue import (
     next_item_id,
     open_item_condition,
 )
+from . import gold
 
 #: How long an item shown to an annotator stays reserved for them without a renewal; their page
 #: renews it every third of that while it is open.
@@ -121,6 +122,10 @@ def work_queue_next_item(*, project: Project, worker: Worker,
     if worker.is_blocked:
         return None
     now = timezone.now()
+    gold_item = _gold_item(project, worker, now=now, after_item_id=after_item_id)
+    if gold_item is not None:
+        _lease(item_id=gold_item.pk, worker=worker, now=now)
+        return gold_item
     if connection.features.has_select_for_update_skip_locked:
         # PostgreSQL: choose (the chosen row locked, SKIP LOCKED), lease and load in ONE
         # statement; the row stays locked until the statement ends, by which time its lease
@@ -165,8 +170,37 @@ def work_queue_next_item_before_answer(*, project: Project, worker: Worker,
     one write."""
     if worker.is_blocked:
         return None
+    now = timezone.now()
+    gold_item = _gold_item(project, worker, now=now, after_item_id=answered_item_id,
+                           answering=True)
+    if gold_item is not None:
+        return gold_item
     return _chosen_without_lock(project, worker, after_item_id=answered_item_id,
-                                now=timezone.now(), skip_after=True)
+                                now=now, skip_after=True)
+
+
+def _gold_item(project: Project, worker: Worker, *, now: datetime,
+               after_item_id: int | None, answering: bool = False) -> Item | None:
+    """The gold item to serve ``worker`` next (not leased), when one is due at the project's
+    gold rate, they have one left to answer and the queue still has the project's own work
+    for them (gold items are mixed into work, never served instead of it); otherwise None.
+    ``answering``: the answer to ``after_item_id`` is being stored and counts already."""
+    if not gold.gold_item_due(project=project, worker=worker,
+                              answering=after_item_id if answering else None):
+        return None
+    gold_item_id = gold.gold_item_for(project=project, worker=worker,
+                                      excluding=after_item_id if answering else None)
+    if gold_item_id is None:
+        return None
+    sql, params = _choose_sql(project, worker, lock=False, after_item_id=after_item_id,
+                              now=now, skip_after=answering)
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT {sql} AS real_work_left", params)
+        if cursor.fetchone()[0] is None:
+            return None
+    items = load_items(project=project, where=f"{ITEM_ALIAS}.id = %(gold_item_id)s",
+                       params={"gold_item_id": gold_item_id})
+    return items[0] if items else None
 
 
 def work_queue_lease(*, item: Item, worker: Worker) -> None:

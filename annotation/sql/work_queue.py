@@ -42,7 +42,9 @@ LEASE_TABLE = ItemLease._meta.db_table
 # index ``item_unfilled``'s condition, so that both databases walk that index), not done by
 # them, and fewer counted answers plus live leases of others (who have not answered it yet: an
 # answer replaces its lease) than required.
-_OPEN = f"""i.project_id = %(project_id)s AND NOT i.filled
+# Gold items are never open here: every worker may answer them, at the project's gold rate
+# (``services.gold_queue``).
+_OPEN = f"""i.project_id = %(project_id)s AND NOT i.filled AND NOT i.is_gold
   AND (SELECT d.id FROM {ANNOTATION_TABLE} d WHERE d.worker_id = %(worker_id)s
        AND d.item_id = i.id LIMIT 1) IS NULL
   AND (SELECT COUNT(*) FROM {ANNOTATION_TABLE} c

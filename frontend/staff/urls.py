@@ -13,4 +13,5 @@ urlpatterns = [
     path("", include("frontend.staff.imports")),
     path("", include("frontend.staff.invites")),
     path("", include("frontend.staff.browse")),
+    path("", include("frontend.staff.gold")),
 ]

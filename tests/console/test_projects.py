@@ -135,7 +135,8 @@ def test_admin_adds_a_valid_project_through_the_service(staff_client):
         "slug": "admin-made", "name": "Admin made", "kind": "plausibility",
         "instructions": "", "redundancy": json.dumps({"train": 2, "dev": 4, "test": 4}),
         "reward_cents": "10", "live_check_settings": "{}", "flag_settings": "{}",
-        "status": "open", "workers_everyone": "on", "licence": "", "attribution": ""})
+        "status": "open", "workers_everyone": "on", "licence": "", "attribution": "",
+        "gold_rate": "0"})
     assert response.status_code == 302
     assert Project.objects.get(slug="admin-made").redundancy == {"train": 2, "dev": 4, "test": 4}
 

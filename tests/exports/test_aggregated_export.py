@@ -31,12 +31,14 @@ def files_of(folder):
 
 def test_released_files_are_byte_identical_and_the_aggregate_sits_beside_them(tmp_path):
     project, items = rated_claire()
+    # A gold item is never in the released files (tests/gold/test_gold_not_exported.py), so it
+    # is gold before both exports.
+    items[0].is_gold, items[0].gold_answer = True, 5
+    items[0].save()
     export_project(project=project, format_name="claire", out_dir=tmp_path / "off")
     off = files_of(tmp_path / "off")
     assert "aggregated.jsonl" not in off
 
-    items[0].is_gold, items[0].gold_answer = True, 5
-    items[0].save()
     Project.objects.filter(pk=project.pk).update(flag_settings={"aggregation": "model"})
     project.refresh_from_db()
     export_project(project=project, format_name="claire", out_dir=tmp_path / "on")

@@ -303,6 +303,12 @@ TABLE: dict[str, list[Row]] = {
     "staff/projects/new/": [
         Row("GET", "/staff/projects/new/", LOGIN, NO, 200, reviewer=NO),
         Row("POST", "/staff/projects/new/", LOGIN, NO, 200, data={}, reviewer=NO)],
+    # --- gold items (issue 25): the rate, the advice, marking items gold ---
+    "staff/projects/<slug:slug>/gold/": [
+        Row("GET", "/staff/projects/{slug}/gold/", LOGIN, NO, 200, reviewer=NO),
+        Row("GET", "/staff/projects/nope/gold/", LOGIN, NO, 404, reviewer=NO),
+        # An empty mark form: shown again with its errors, nothing changed.
+        Row("POST", "/staff/projects/{slug}/gold/", LOGIN, NO, 400, data={}, reviewer=NO)],
     "staff/projects/<slug:slug>/settings/": [
         Row("GET", "/staff/projects/{slug}/settings/", LOGIN, NO, 200, reviewer=NO),
         Row("GET", "/staff/projects/nope/settings/", LOGIN, NO, 404, reviewer=NO),

@@ -32,6 +32,7 @@ from ...providers import (
     QualificationRequirementSpec,
 )
 from ..adaptive import adaptive_targets
+from ..gold import gold_items_per_page, with_gold_items
 from ..jobs import JobQueueUnavailable, check_job_queue, enqueue_after_commit
 from .common import (
     ACTIVE_BATCH_STATUSES,
@@ -332,12 +333,14 @@ def batch_plan(*, project: Project, options: LaunchOptions) -> BatchPlan:
     Assignments wanted per item = ``options.assignments`` or the project's redundancy for the
     item's split (with adaptive redundancy: ``services.adaptive``'s target, from the item's
     counted answers), minus what the item already has (see ``_coverage_by_item``). Items needing the
-    same number are packed ``items_per_hit`` to a HIT in (group, position) order; a rewriting
+    same number are packed ``items_per_hit`` to a HIT in (group, position) order, and gold items
+    mixed in at the project's gold rate (``services.gold.with_gold_items``); a rewriting
     dialogue is one HIT of its own however long. A need above 9 becomes several HITs over the
     same items (10 -> 5 + 5) so no HIT pays MTurk's 10+-assignment surcharge.
     """
     options.validate()
-    items = _selected_items(project, options)
+    # Gold items are not the project's work: they are mixed into its HITs below.
+    items = [item for item in _selected_items(project, options) if not item.is_gold]
     coverage = _coverage_by_item([item.pk for item in items])
     # An adaptive project (services.adaptive) asks per item; an explicit number overrides it.
     adaptive = None if options.assignments else adaptive_targets(
@@ -359,6 +362,9 @@ def batch_plan(*, project: Project, options: LaunchOptions) -> BatchPlan:
 
     planned: list[PlannedHit] = []
     whole_groups = project.kind in WHOLE_GROUP_KINDS
+    # A dialogue's HIT stays the dialogue alone (its turns are one conversation).
+    gold_pool = [] if whole_groups else gold_items_per_page(project=project)
+    placed = gold_placed = 0
     for need in sorted(units_by_need):
         chunks: list[list[Item]] = []
         current: list[Item] = []
@@ -370,8 +376,13 @@ def batch_plan(*, project: Project, options: LaunchOptions) -> BatchPlan:
         if current:
             chunks.append(current)
         for chunk in chunks:
+            item_ids = with_gold_items([item.pk for item in chunk], gold_pool,
+                                       rate=project.gold_rate, items_before=placed,
+                                       gold_before=gold_placed)
+            placed += len(chunk)
+            gold_placed += len(item_ids) - len(chunk)
             for assignments in split_assignments(need):
-                planned.append(PlannedHit(tuple(item.pk for item in chunk), assignments))
+                planned.append(PlannedHit(item_ids, assignments))
     estimate = cost_estimate(planned, reward_cents=options.reward_cents, provider=options.provider)
     return BatchPlan(hits=tuple(planned), skipped_item_ids=tuple(skipped), estimate=estimate)
 
