@@ -28,7 +28,7 @@ def drop_columns(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ("annotation", "0023_h21_pages"),
+        ("annotation", "0027_h21pages"),
     ]
 
     operations = [
