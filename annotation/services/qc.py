@@ -72,18 +72,30 @@ def _finite(value: float) -> float | None:
 # --- agreement and aggregation ---------------------------------------------------------------
 
 
-def rating_table(project: Project) -> agreement.RatingTable:
-    """The project's crowd ratings as one ``RatingTable``, read once per QC run (streamed
-    into numpy arrays, see ``selectors.qc.rating_arrays``). Not the ratings of gold items:
-    agreement describes the dataset, and gold items have their own rule."""
-    item_ids, worker_ids, ratings = qc_selectors.rating_arrays(project=project)
-    gold = qc_selectors.gold_item_ids(project=project)
-    if gold:
-        kept = ~np.isin(item_ids, np.fromiter(gold, dtype=np.int64))
-        item_ids, worker_ids, ratings = item_ids[kept], worker_ids[kept], ratings[kept]
+def rating_table(project: Project, *, with_gold: bool = False) -> agreement.RatingTable:
+    """The project's crowd ratings as one ``RatingTable`` (streamed into numpy arrays, see
+    ``selectors.qc.rating_arrays``). Without the ratings of gold items unless ``with_gold``:
+    agreement describes the dataset; the worker models need the gold items' ratings to check
+    themselves against the known answers (the safety rule)."""
+    table = _table_of(*qc_selectors.rating_arrays(project=project))
+    return table if with_gold else without_gold_items(table, project)
+
+
+def _table_of(item_ids, worker_ids, ratings) -> agreement.RatingTable:
     if not len(ratings):
         return agreement.RatingTable.from_rows([])
     return agreement.RatingTable.from_arrays(item_ids, worker_ids, ratings)
+
+
+def without_gold_items(table: agreement.RatingTable, project: Project) -> agreement.RatingTable:
+    """``table`` without the ratings of the project's gold items (the dataset's ratings)."""
+    gold = qc_selectors.gold_item_ids(project=project)
+    if not gold or not table.n_ratings:
+        return table
+    item_ids = table.items[table.item_codes]
+    kept = ~np.isin(item_ids, np.fromiter(gold, dtype=np.int64))
+    return _table_of(item_ids[kept], table.workers[table.worker_codes[kept]],
+                     table.labels[table.label_codes[kept]])
 
 
 def rating_agreement(project: Project, table: agreement.RatingTable | None = None) -> dict:
@@ -402,9 +414,12 @@ def project_qc_run(*, project: Project, store_flags: bool = True,
         "flag_settings": settings.to_dict(),
     }
     step("agreement")
-    ratings = None
+    ratings = all_ratings = None
     if project.kind == TaskKind.PLAUSIBILITY:
-        ratings = rating_table(project)  # read once: agreement and the worker flags
+        # Read once: the worker models with the gold items' ratings, agreement and the worker
+        # flags without them.
+        all_ratings = rating_table(project, with_gold=True)
+        ratings = without_gold_items(all_ratings, project)
         report["agreement"] = rating_agreement(project, ratings)
         step("aggregation")
         report["aggregation"] = plausibility_aggregation(project)
@@ -415,7 +430,7 @@ def project_qc_run(*, project: Project, store_flags: bool = True,
     else:
         report["agreement"] = text_agreement(project)
     report["worker_quality"] = qc_models.worker_quality(project=project, settings=settings,
-                                                        ratings=ratings)
+                                                        ratings=all_ratings)
     intervals = qc_models.agreement_intervals(project=project, ratings=ratings)
     if intervals:  # ratings and categories: bootstrap 95% intervals per split
         report["agreement"]["intervals_by_split"] = intervals

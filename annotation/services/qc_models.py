@@ -46,13 +46,14 @@ def _workers(reliability: dict, **extra: dict) -> list[dict]:
     return rows  # every worker: the dashboard's table; the text report lists the first ones
 
 
-def _ratings(project: Project, ratings: RatingTable | None) -> RatingTable:
-    """The plausibility project's ratings: the caller's table (QC reads them once) or read."""
+def _ratings(project: Project, ratings: RatingTable | None, *, with_gold: bool) -> RatingTable:
+    """The plausibility project's ratings: the caller's table (QC reads them once) or read;
+    ``with_gold``: the gold items' ratings too (the worker models check themselves on them)."""
     if ratings is not None:
         return ratings
     from .qc import rating_table
 
-    return rating_table(project)
+    return rating_table(project, with_gold=with_gold)
 
 
 def aggregated_outputs(*, project: Project, settings: FlagSettings,
@@ -62,7 +63,7 @@ def aggregated_outputs(*, project: Project, settings: FlagSettings,
     gold = model_selectors.gold_answers(project=project)
     requested = settings.aggregation
     if project.kind == TaskKind.PLAUSIBILITY:
-        rows = _ratings(project, ratings)
+        rows = _ratings(project, ratings, with_gold=True)
         if not rows.n_ratings:
             return {}, {"requested": requested, "n_items": 0}
         scores, choice, model = worker_models.aggregate_ratings(
@@ -130,9 +131,11 @@ def agreement_intervals(*, project: Project, n_resamples: int = BOOTSTRAP_RESAMP
     ordinal) and categories (Fleiss' kappa, Krippendorff's alpha nominal); ``ratings``: the
     plausibility project's rating table, when the caller has it."""
     if project.kind == TaskKind.PLAUSIBILITY:
-        table, level = _ratings(project, ratings), "ordinal"
+        table, level = _ratings(project, ratings, with_gold=False), "ordinal"
     elif project.kind == TaskKind.DECONTEXT:
-        table = RatingTable.from_rows(qc_selectors.category_rows(project=project))
+        gold = qc_selectors.gold_item_ids(project=project)  # agreement is of the dataset
+        table = RatingTable.from_rows(row for row in qc_selectors.category_rows(project=project)
+                                      if row[0] not in gold)
         level = "nominal"
     else:
         return {}
