@@ -73,12 +73,14 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     # The Content-Security-Policy header (CONTENT_SECURITY_POLICY below) on every response.
     "annotation.csp.UnpackCSPMiddleware",
+    # Login pages of a locked-out address: a small 429 before sessions and templates, and
+    # before the request guard below parses a form or resolves the URL (it reads no body, so
+    # it needs no size check first): a guessing script left running costs a cache read.
+    "annotation.login_throttle.LoginLockoutMiddleware",
     # Bodies above UNPACK_MAX_REQUEST_BYTES (413) and NUL/surrogates in paths, query parameters
     # and form fields (400) are refused before anything parses them (annotation/request_guard.py).
     "annotation.request_guard.BodySizeLimitMiddleware",
     "annotation.request_guard.UnstorableTextMiddleware",
-    # Login pages of a locked-out address: a small 429 before sessions and templates.
-    "annotation.login_throttle.LoginLockoutMiddleware",
     # Static files (the task pages' JS and CSS) served by the app itself under gunicorn too.
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",

@@ -116,13 +116,15 @@ def attack(port: int, attackers: int, seconds: float, results) -> None:
     for guesser in guessers:
         for status, count in guesser.statuses.items():
             statuses[status] = statuses.get(status, 0) + count
-    results.put(statuses)
+    # The attackers' own CPU: on one 2-CPU machine it is taken from the server and the
+    # annotators, which a remote attacker's would not be.
+    results.put((statuses, time.process_time()))
 
 
 async def run_phase(port: int, keys: list[str], attackers: int, warmup: float,
-                    seconds: float) -> tuple[list[Annotator], dict[int, int]]:
+                    seconds: float) -> tuple[list[Annotator], dict[int, int], float]:
     """Attackers (another process) and annotators start together; annotators are measured
-    after ``warmup``."""
+    after ``warmup``. Also the attackers' process's CPU seconds."""
     results = multiprocessing.Queue()
     attacking = multiprocessing.Process(target=attack,
                                         args=(port, attackers, warmup + seconds, results))
@@ -134,10 +136,10 @@ async def run_phase(port: int, keys: list[str], attackers: int, warmup: float,
     await asyncio.wait_for(asyncio.gather(*(a.run() for a in annotators)),
                            warmup + seconds + 60)
     if not attackers:
-        return annotators, {}
-    statuses = results.get(timeout=120)
+        return annotators, {}, 0.0
+    statuses, attacker_cpu = results.get(timeout=120)
     attacking.join(30)
-    return annotators, statuses
+    return annotators, statuses, attacker_cpu
 
 
 def scratch_postgres(args):
@@ -182,6 +184,22 @@ def scratch_sqlite():
     return scratch()
 
 
+def server_cpu_seconds(server: subprocess.Popen) -> float:
+    """Wait for gunicorn to exit; its CPU seconds, its workers' included (the master reaps
+    them, and ``wait4`` reports a child's usage with that of the children it reaped)."""
+    deadline = time.monotonic() + 40
+    while time.monotonic() < deadline:
+        pid, _, usage = os.wait4(server.pid, os.WNOHANG)
+        if pid:
+            server.returncode = 0
+            return usage.ru_utime + usage.ru_stime
+        time.sleep(0.1)
+    server.kill()
+    _, _, usage = os.wait4(server.pid, 0)
+    server.returncode = -9
+    return usage.ru_utime + usage.ru_stime
+
+
 def phase(name: str, args, failure_limit: int, attackers: int, backend: str) -> dict:
     with (scratch_postgres(args) if backend == "postgres" else scratch_sqlite()) as env:
         env["UNPACK_LOGIN_FAILURE_LIMIT"] = str(failure_limit)
@@ -202,15 +220,11 @@ def phase(name: str, args, failure_limit: int, attackers: int, backend: str) -> 
             cwd=REPO, env=env)
         try:
             wait_until_listening(port, workers)
-            annotators, statuses = asyncio.run(run_phase(port, keys, attackers, args.lead,
-                                                         args.seconds))
+            annotators, statuses, attacker_cpu = asyncio.run(run_phase(
+                port, keys, attackers, args.lead, args.seconds))
         finally:
             server.terminate()
-            try:
-                server.wait(40)
-            except subprocess.TimeoutExpired:
-                server.kill()
-                server.wait(10)
+            server_cpu = server_cpu_seconds(server)
     submits = sum(len(a.submit_ms) for a in annotators)
     return {"phase": name, "backend": backend, "annotators": len(annotators),
             "attackers": attackers,
@@ -221,6 +235,7 @@ def phase(name: str, args, failure_limit: int, attackers: int, backend: str) -> 
             "annotators_finished": sum(a.finished for a in annotators),
             "stored": sum(a.stored for a in annotators),
             "guesses_per_s": round(sum(statuses.values()) / (args.lead + args.seconds), 1),
+            "server_cpu_s": round(server_cpu, 1), "attacker_cpu_s": round(attacker_cpu, 1),
             "guess_statuses": {str(k): v for k, v in sorted(statuses.items())}}
 
 

@@ -77,6 +77,21 @@ def test_a_locked_address_gets_a_small_429_page_before_any_form(alice):
     assert Client(REMOTE_ADDR="10.0.0.8").get("/accounts/login/").status_code == 200
 
 
+def test_a_locked_guess_is_refused_before_its_form_is_parsed(alice):
+    """The lockout runs before the request guard, which parses forms and resolves the URL
+    (that took a locked POST from 0.4 to 1.7 ms of CPU): a locked POST whose form the guard
+    would refuse (a NUL) still gets the 429, so its body was never read."""
+    client = Client(REMOTE_ADDR="10.0.0.10")
+    for _ in range(LIMIT):
+        site_login(client, "alice", "wrong")
+    answer = client.post("/accounts/login/", "username=alice&password=a%00b",
+                         content_type="application/x-www-form-urlencoded")
+    assert answer.status_code == 429
+    assert Client(REMOTE_ADDR="10.0.0.11").post(
+        "/accounts/login/", "username=alice&password=a%00b",
+        content_type="application/x-www-form-urlencoded").status_code == 400
+
+
 def test_a_lock_is_logged_once_not_once_per_refused_request(alice, caplog):
     """A script left guessing must not write a log line per request (each was django.request's
     "Too Many Requests" warning): one line when the address is locked, naming it."""
