@@ -105,3 +105,39 @@ def phone(browser):
     yield page
     context.close()
     assert not errors, errors
+
+
+@pytest.fixture
+def stand_in(settings, monkeypatch, live_server):
+    """The stateful MTurk stand-in, the app's boto3 client pointed at it, and the app's public
+    URL (the HITs' ExternalQuestion) the live server's."""
+    from annotation.fake_mturk import FakeMTurk
+
+    with FakeMTurk() as server:
+        settings.MTURK_ENDPOINT_URL = server.base_url
+        settings.MTURK_LIVE = False
+        settings.UNPACK_PUBLIC_URL = live_server.url
+        settings.UNPACK_MTURK_SUBMIT_ORIGINS = (server.base_url,)
+        monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIDBROWSER")
+        monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "browser-secret")
+        yield server
+
+
+def two_workers_collected(stand_in, slug: str):
+    """A plausibility batch of two one-item HITs at the stand-in, both submitted by two
+    workers (ACARELESS1, ACAREFUL22) and collected: ``(project, the stand-in's simulator,
+    assignment ids by WorkerId)``."""
+    from annotation.fake_mturk import FakeMTurkSimulator
+    from annotation.services.batches.collect import batch_collect
+    from tests.factories import batch_plausibility_project, launched_batch, submitted_assignment
+
+    project = batch_plausibility_project(items=2, redundancy={"train": 2, "dev": 2, "test": 2},
+                                         slug=slug)
+    batch = launched_batch(project, items_per_hit=1)
+    simulator = FakeMTurkSimulator(stand_in.base_url)
+    ids = {"ACARELESS1": [], "ACAREFUL22": []}
+    for hit in batch.hits.order_by("pk"):
+        for worker_id in ids:
+            ids[worker_id].append(submitted_assignment(simulator, hit, worker_id))
+    batch_collect(batch_id=batch.pk)
+    return project, simulator, ids

@@ -13,16 +13,11 @@ import uuid
 
 import pytest
 
-from annotation.fake_mturk import FakeMTurk, FakeMTurkSimulator
 from annotation.models import Annotation, Assignment, Worker
-from annotation.services.batches.collect import batch_collect
-from tests.browser.conftest import login_browser, screenshot
+from tests.browser.conftest import login_browser, screenshot, two_workers_collected
 from tests.factories import (
-    batch_plausibility_project,
-    launched_batch,
     prolific_study_hit,
     sluice_project,
-    submitted_assignment,
 )
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -30,28 +25,9 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 MESSAGE = "Your ratings were random: the same score for every filler, in under a second each."
 
 
-@pytest.fixture
-def stand_in(settings, monkeypatch, live_server):
-    with FakeMTurk() as server:
-        settings.MTURK_ENDPOINT_URL = server.base_url
-        settings.MTURK_LIVE = False
-        settings.UNPACK_PUBLIC_URL = live_server.url
-        monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIDBLOCKS")
-        monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "blocks-secret")
-        yield server
-
-
 def test_block_rejecting_pending_work_then_bulk_approve_pays_only_the_others(
         page, stand_in, live_server, staff_user):
-    project = batch_plausibility_project(items=2, redundancy={"train": 2, "dev": 2, "test": 2},
-                                         slug="claire-blocks")
-    batch = launched_batch(project, items_per_hit=1)
-    simulator = FakeMTurkSimulator(stand_in.base_url)
-    ids = {"ACARELESS1": [], "ACAREFUL22": []}
-    for hit in batch.hits.order_by("pk"):
-        for worker_id in ids:
-            ids[worker_id].append(submitted_assignment(simulator, hit, worker_id))
-    batch_collect(batch_id=batch.pk)
+    project, simulator, ids = two_workers_collected(stand_in, "claire-blocks")
     careless = Worker.objects.get(external_id="ACARELESS1")
     login_browser(page, live_server, staff_user)
     # Blocking and approving call the stand-in inline (no broker here): a loaded machine may

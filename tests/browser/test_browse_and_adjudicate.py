@@ -6,45 +6,21 @@ from __future__ import annotations
 
 import pytest
 
-from annotation.fake_mturk import FakeMTurk, FakeMTurkSimulator
 from annotation.models import ItemReference, StatusEvent, Worker
-from annotation.services.batches.collect import batch_collect
-from tests.browser.conftest import login_browser, screenshot
+from tests.browser.conftest import login_browser, screenshot, two_workers_collected
 from tests.factories import (
     SCRIPT,
     annotate,
-    batch_plausibility_project,
     canard_sample,
-    launched_batch,
-    submitted_assignment,
     workers,
 )
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
-@pytest.fixture
-def stand_in(settings, monkeypatch, live_server):
-    with FakeMTurk() as server:
-        settings.MTURK_ENDPOINT_URL = server.base_url
-        settings.MTURK_LIVE = False
-        settings.UNPACK_PUBLIC_URL = live_server.url
-        monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIDBROWSE")
-        monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "browse-secret")
-        yield server
-
-
 def test_block_leaving_pending_work_then_bulk_approve_pays_the_blocked_worker_nothing(
         page, stand_in, live_server, staff_user):
-    project = batch_plausibility_project(items=2, redundancy={"train": 2, "dev": 2, "test": 2},
-                                         slug="claire-leave")
-    batch = launched_batch(project, items_per_hit=1)
-    simulator = FakeMTurkSimulator(stand_in.base_url)
-    ids = {"ACARELESS1": [], "ACAREFUL22": []}
-    for hit in batch.hits.order_by("pk"):
-        for worker_id in ids:
-            ids[worker_id].append(submitted_assignment(simulator, hit, worker_id))
-    batch_collect(batch_id=batch.pk)
+    project, simulator, ids = two_workers_collected(stand_in, "claire-leave")
     careless = Worker.objects.get(external_id="ACARELESS1")
     login_browser(page, live_server, staff_user)
     page.set_default_timeout(30000)  # the submits call the stand-in inline

@@ -13,7 +13,7 @@ import json
 
 import pytest
 
-from annotation.fake_mturk import FakeMTurk, FakeMTurkSimulator
+from annotation.fake_mturk import FakeMTurkSimulator
 from annotation.models import Annotation, Assignment, Batch, Hit
 from annotation.providers import get_provider
 from annotation.selectors.qc import exportable_annotations
@@ -24,18 +24,6 @@ from tests.browser.conftest import open_task
 from tests.factories import sluice_project
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-
-@pytest.fixture
-def stand_in(settings, monkeypatch, live_server):
-    with FakeMTurk() as server:
-        settings.MTURK_ENDPOINT_URL = server.base_url
-        settings.MTURK_LIVE = False
-        settings.UNPACK_PUBLIC_URL = live_server.url
-        settings.UNPACK_MTURK_SUBMIT_ORIGINS = (server.base_url,)
-        monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIDREHEARSAL")
-        monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "rehearsal-secret")
-        yield server
 
 
 def test_a_batch_round_trip_through_the_real_page(page, stand_in, live_server):
