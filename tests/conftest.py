@@ -96,3 +96,18 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if Path(str(item.path)).is_relative_to(INTEGRATION_TESTS):
             item.add_marker(pytest.mark.integration)
+
+
+@pytest.fixture
+def with_broker(monkeypatch):
+    """As with a real broker: ``job_start`` only queues a staff job (the sends are recorded
+    in the list returned), it does not run it inline."""
+    from annotation.celery import app as celery_app
+    from annotation.services import staff_jobs
+
+    monkeypatch.setitem(celery_app.conf, "CELERY_TASK_ALWAYS_EAGER", False)
+    monkeypatch.setattr(staff_jobs, "check_job_queue", lambda: None)
+    sent = []
+    monkeypatch.setattr(staff_jobs, "enqueue_after_commit",
+                        lambda name, job_id: sent.append((name, job_id)))
+    return sent

@@ -12,7 +12,6 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from annotation.celery import app as celery_app
 from annotation.models import Job
 from annotation.services import staff_jobs
 from tests.factories import annotate, claire_sample, workers
@@ -26,17 +25,6 @@ def rated_project():
         for k, item in enumerate(items):
             annotate(item, worker, rating=1 + (k + worker.pk) % 5)
     return project
-
-
-@pytest.fixture
-def with_broker(monkeypatch):
-    """As with a real broker: ``job_start`` only queues (the sends are recorded)."""
-    monkeypatch.setitem(celery_app.conf, "CELERY_TASK_ALWAYS_EAGER", False)
-    monkeypatch.setattr(staff_jobs, "check_job_queue", lambda: None)
-    sent = []
-    monkeypatch.setattr(staff_jobs, "enqueue_after_commit",
-                        lambda name, job_id: sent.append((name, job_id)))
-    return sent
 
 
 def test_inline_the_export_is_done_when_the_page_comes_back(staff_client):

@@ -10,7 +10,6 @@ from django.core.management import call_command
 from django.db import connection, connections, transaction
 from django.db.models import Count
 
-from annotation.celery import app as celery_app
 from annotation.management.commands import make_splits
 from annotation.models import Item, Job, Project, SplitManifest
 from annotation.services import job_progress, staff_jobs
@@ -25,14 +24,6 @@ FREEZE = {"rule": "group", "seed": "7", "train": "0.5", "dev": "0.25", "test": "
 def split_counts() -> dict[str, int]:
     return dict(Item.objects.order_by().values("split").annotate(n=Count("id"))
                 .values_list("split", "n"))
-
-
-@pytest.fixture
-def with_broker(monkeypatch):
-    """As with a real broker: ``job_start`` only queues."""
-    monkeypatch.setitem(celery_app.conf, "CELERY_TASK_ALWAYS_EAGER", False)
-    monkeypatch.setattr(staff_jobs, "check_job_queue", lambda: None)
-    monkeypatch.setattr(staff_jobs, "enqueue_after_commit", lambda name, job_id: None)
 
 
 def test_inline_freeze_runs_the_job_and_says_what_it_moved(staff_client, monkeypatch):

@@ -8,7 +8,6 @@ from unittest import mock
 
 import pytest
 
-from annotation.celery import app as celery_app
 from annotation.models import (
     Annotation,
     Assignment,
@@ -89,10 +88,7 @@ def test_inline_it_approves_the_unflagged_and_says_what_it_held_back(staff_clien
 
 
 def test_with_a_worker_the_request_decides_nothing_and_two_clicks_start_one_job(
-        staff_client, monkeypatch):
-    monkeypatch.setitem(celery_app.conf, "CELERY_TASK_ALWAYS_EAGER", False)
-    monkeypatch.setattr(staff_jobs, "check_job_queue", lambda: None)
-    monkeypatch.setattr(staff_jobs, "enqueue_after_commit", lambda name, job_id: None)
+        staff_client, with_broker):
     project, fine, *_ = world()
     url = f"/staff/review/{project.slug}/assignments/approve/"
     first = staff_client.post(url, {})

@@ -17,7 +17,6 @@ from django.db import IntegrityError, transaction
 from django.test import Client
 from django.utils import timezone
 
-from annotation.celery import app as celery_app
 from annotation.exporters import export_project
 from annotation.models import Flag, Job
 from annotation.services import staff_jobs
@@ -36,17 +35,6 @@ def rated_project():
                      overridden_warnings=[{"code": "too_quick", "message": "fast"}]
                      if k == 0 else [])
     return project
-
-
-@pytest.fixture
-def with_broker(monkeypatch):
-    """As with a real broker: ``job_start`` only queues (the sends are recorded)."""
-    monkeypatch.setitem(celery_app.conf, "CELERY_TASK_ALWAYS_EAGER", False)
-    monkeypatch.setattr(staff_jobs, "check_job_queue", lambda: None)
-    sent = []
-    monkeypatch.setattr(staff_jobs, "enqueue_after_commit",
-                        lambda name, job_id: sent.append((name, job_id)))
-    return sent
 
 
 def test_two_starts_make_one_job(with_broker, staff_user):
