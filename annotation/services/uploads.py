@@ -128,29 +128,24 @@ def upload_stage(*, files, project: Project, fmt: str, split: str | None,
 
 def upload_get(*, token: str, user_id: int, project: Project) -> StagedUpload:
     """The staged upload ``token`` of this user and project, or UploadError."""
-    folder = _folder(token)
-    try:
-        meta = json.loads((folder / "upload.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        raise UploadError("this upload is unknown or has expired; upload the files again"
-                          ) from None
-    if meta["user"] != user_id or meta["project"] != project.slug:
-        raise UploadError("this upload is unknown or has expired; upload the files again")
-    return StagedUpload(token, meta["project"], meta["format"], meta["split"], meta["names"],
-                        meta["size"])
+    return _staged(token, project, user_id=user_id)
 
 
 def upload_get_for_job(*, token: str, project: Project) -> StagedUpload:
     """The staged upload ``token`` of ``project`` (the import job's: the page that started
     the job checked it was the user's), or UploadError."""
-    folder = _folder(token)
+    return _staged(token, project, user_id=None)
+
+
+def _staged(token: str, project: Project, *, user_id: int | None) -> StagedUpload:
+    """The upload's metadata, when it is ``project``'s (and ``user_id``'s, unless None)."""
+    unknown = "this upload is unknown or has expired; upload the files again"
     try:
-        meta = json.loads((folder / "upload.json").read_text(encoding="utf-8"))
+        meta = json.loads((_folder(token) / "upload.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        raise UploadError("this upload is unknown or has expired; upload the files again"
-                          ) from None
-    if meta["project"] != project.slug:
-        raise UploadError("this upload is unknown or has expired; upload the files again")
+        raise UploadError(unknown) from None
+    if meta["project"] != project.slug or (user_id is not None and meta["user"] != user_id):
+        raise UploadError(unknown)
     return StagedUpload(token, meta["project"], meta["format"], meta["split"], meta["names"],
                         meta["size"])
 
