@@ -19,7 +19,14 @@ from hypothesis import strategies as st
 from annotation.models import Annotation, Assignment, ItemLease, Worker
 from tests.factories import local_submit, publish_hit, sluice_project
 from tests.security.test_access import url_patterns
-from tests.security.test_fuzz_submit import ANY_TEXT, FUZZ, JSON, SUBMISSION, concrete
+from tests.security.test_fuzz_submit import (
+    ANY_TEXT,
+    FUZZ,
+    JSON,
+    SUBMISSION,
+    concrete,
+    fuzz_world,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -41,22 +48,13 @@ ITEM_IDS = st.one_of(
 
 @pytest.fixture
 def world(django_user_model):
-    project = sluice_project(slug="fuzz", items=3, redundancy={"train": 50, "dev": 50,
-                                                               "test": 50})
-    publish_hit(project, max_assignments=50)
-    local = Client(raise_request_exception=False)
-    local.force_login(django_user_model.objects.create_user(username="fuzzer"))
-    local.get(f"/annotate/{project.slug}/")  # serves an item and leases it
+    """``test_fuzz_submit``'s world, plus one saved answer of the annotator (to revise)."""
+    project, local, mturk, token = fuzz_world(django_user_model, items=3)
     first = project.items.order_by("id").first()
     saved = local_submit(local, project, first.pk,
                          {"full_question": "Why did he leave the band?", "skipped": False})
     assert saved.status_code == 200, saved.content
-    mturk = Client(raise_request_exception=False)
-    page = mturk.get(f"/mturk/task/{project.slug}/", {
-        "assignmentId": "FUZZASSIGN", "hitId": "HIT123", "workerId": "FUZZWORKER",
-        "turkSubmitTo": SANDBOX})
-    answer_id = Annotation.objects.get(item=first).pk
-    return project, local, mturk, page.context["config"]["task_token"], answer_id
+    return project, local, mturk, token, Annotation.objects.get(item=first).pk
 
 
 def state() -> tuple:

@@ -53,19 +53,26 @@ FUZZ = settings(max_examples=120, deadline=None, derandomize=True,
                                        HealthCheck.too_slow])
 
 
-@pytest.fixture
-def world(django_user_model):
-    project = sluice_project(slug="fuzz", items=2, redundancy={"train": 50, "dev": 50,
-                                                               "test": 50})
+def fuzz_world(django_user_model, *, items: int) -> tuple:
+    """A sluice project of ``items`` items with an MTurk HIT; a logged-in annotator who opened
+    its task page (which creates their Worker) and an MTurk worker's open task page:
+    ``(project, local client, mturk client, the MTurk page's task token)``."""
+    project = sluice_project(slug="fuzz", items=items, redundancy={"train": 50, "dev": 50,
+                                                                   "test": 50})
     publish_hit(project, max_assignments=50)
     local = Client(raise_request_exception=False)
     local.force_login(django_user_model.objects.create_user(username="fuzzer"))
-    local.get(f"/annotate/{project.slug}/")  # the page creates the annotator's Worker
+    local.get(f"/annotate/{project.slug}/")
     mturk = Client(raise_request_exception=False)
     page = mturk.get(f"/mturk/task/{project.slug}/", {
         "assignmentId": "FUZZASSIGN", "hitId": "HIT123", "workerId": "FUZZWORKER",
         "turkSubmitTo": SANDBOX})
     return project, local, mturk, page.context["config"]["task_token"]
+
+
+@pytest.fixture
+def world(django_user_model):
+    return fuzz_world(django_user_model, items=2)
 
 
 def state() -> tuple[int, int, int]:
