@@ -40,9 +40,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
-import tempfile
 import time
 import uuid
 from collections import Counter, defaultdict
@@ -320,28 +318,17 @@ def main() -> None:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
 
-    workdir = tempfile.mkdtemp(prefix="unpack-bench-crowd-pages-")
-    if not os.environ.get("DATABASE_URL"):
-        os.environ["UNPACK_SQLITE_PATH"] = str(Path(workdir) / "bench.sqlite3")
-    os.environ.pop("REDIS_URL", None)
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "annotation.settings")
-    os.environ.setdefault("UNPACK_ALLOW_DEV_KEY", "true")  # a local benchmark
-    import django
+    from scratch_django import setup_scratch_django
 
-    django.setup()
+    setup_scratch_django("unpack-bench-crowd-pages-")
     from django.conf import settings
-    from django.core.management import call_command
-    from django.test.utils import setup_test_environment
     from django.utils import timezone
 
-    setup_test_environment()  # responses carry their template context (the page's token)
-    settings.ALLOWED_HOSTS = ["*"]
     # One simulated crowd saves far faster than people: the anonymous saves' rate limits
     # (annotation/crowd_throttle.py) are not what this bench measures.
     settings.UNPACK_CROWD_SAVES_PER_ADDRESS = 10**9
     settings.UNPACK_CROWD_SESSIONS_PER_ADDRESS = 10**9
     settings.UNPACK_CROWD_SESSIONS_PER_HIT = 10**9
-    call_command("migrate", verbosity=0)
     clock = Clock()
     timezone.now = clock.now  # every reader of the server's clock goes through it
 

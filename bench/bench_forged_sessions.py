@@ -18,9 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
-import tempfile
 import time
 import uuid
 from pathlib import Path
@@ -39,26 +37,13 @@ def main() -> None:
     parser.add_argument("--addresses", type=int, default=1)
     args = parser.parse_args()
 
-    workdir = tempfile.mkdtemp(prefix="unpack-bench-forged-")
-    if not os.environ.get("DATABASE_URL"):
-        os.environ["UNPACK_SQLITE_PATH"] = str(Path(workdir) / "bench.sqlite3")
-    os.environ.pop("REDIS_URL", None)
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "annotation.settings")
-    os.environ.setdefault("UNPACK_ALLOW_DEV_KEY", "true")  # a local benchmark
+    from scratch_django import setup_scratch_django
 
-    import django
-
-    django.setup()
-    from django.conf import settings
-    from django.core.management import call_command
+    setup_scratch_django("unpack-bench-forged-")
     from django.test import Client
-    from django.test.utils import setup_test_environment
 
     from tests.factories import publish_hit, sluice_project
 
-    setup_test_environment()  # responses carry their template context (the page's token)
-    settings.ALLOWED_HOSTS = ["*"]
-    call_command("migrate", verbosity=0)
     project = sluice_project(slug=f"forged-{uuid.uuid4().hex[:8]}", items=args.hits)
     hit_ids = []
     for index, item in enumerate(project.items.order_by("id")):
