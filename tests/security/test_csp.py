@@ -227,3 +227,89 @@ def test_json_answers_carry_the_policy_too(annotator_client, world):
     response = annotator_client.get("/api/projects/", HTTP_ACCEPT="application/json")
     assert response.status_code == 200
     assert_base_policy(directives(response))
+
+
+# The settings' policy is built once per process (annotation/csp.py): a response that changes
+# nothing must get exactly what django-csp itself would write, and a changed policy must show.
+
+def _both_middlewares(request, make_response):
+    from csp.middleware import CSPMiddleware
+
+    from annotation.csp import UnpackCSPMiddleware
+
+    answers = []
+    for middleware_class in (CSPMiddleware, UnpackCSPMiddleware):
+        middleware = middleware_class(lambda request: None)
+        middleware.process_request(request)
+        answers.append(dict(middleware.process_response(request, make_response()).headers))
+    return answers
+
+
+@pytest.mark.parametrize("shape", ["plain", "exempt", "updated", "nonce", "report-only",
+                                   "excluded"])
+def test_a_reused_policy_is_the_one_django_csp_builds(shape, settings, rf):
+    from django.http import HttpResponse
+
+    if shape == "report-only":
+        settings.CONTENT_SECURITY_POLICY_REPORT_ONLY = {
+            "DIRECTIVES": {"default-src": ["'none'"], "report-uri": "/csp-report/"}}
+    if shape == "excluded":
+        settings.CONTENT_SECURITY_POLICY = {
+            **settings.CONTENT_SECURITY_POLICY, "EXCLUDE_URL_PREFIXES": ["/legacy/"]}
+    request = rf.get("/legacy/page/" if shape == "excluded" else "/some/page/")
+
+    def make_response():
+        response = HttpResponse("ok")
+        if shape == "exempt":
+            response._csp_exempt = True
+        if shape == "updated":
+            response._csp_update = {"img-src": ["https://example.org"]}
+        return response
+
+    if shape == "nonce":
+        request = rf.get("/some/page/")
+        from csp.middleware import CSPMiddleware
+
+        from annotation.csp import UnpackCSPMiddleware
+
+        headers = []
+        for middleware_class in (CSPMiddleware, UnpackCSPMiddleware):
+            middleware = middleware_class(lambda request: None)
+            middleware.process_request(request)
+            nonce = str(request.csp_nonce)
+            header = middleware.process_response(request, make_response())[
+                "Content-Security-Policy"]
+            headers.append(header.replace(nonce, "NONCE"))
+            request = rf.get("/some/page/")
+        assert headers[0] == headers[1] and "'nonce-NONCE'" in headers[1]
+        return
+    library, ours = _both_middlewares(request, make_response)
+    assert ours == library
+    expected = {"plain": True, "exempt": False, "updated": True, "report-only": True,
+                "excluded": False}[shape]
+    assert ("Content-Security-Policy" in ours) is expected
+    if shape == "report-only":
+        assert ours["Content-Security-Policy-Report-Only"].startswith(("default-src", "report"))
+
+
+def test_a_changed_policy_setting_is_not_served_stale(client, settings):
+    first = client.get("/accounts/login/")["Content-Security-Policy"]
+    assert "https://cdn.example.org" not in first
+    directives_now = dict(settings.CONTENT_SECURITY_POLICY["DIRECTIVES"])
+    directives_now["img-src"] = [*directives_now["img-src"], "https://cdn.example.org"]
+    settings.CONTENT_SECURITY_POLICY = {"DIRECTIVES": directives_now}
+    assert "https://cdn.example.org" in client.get("/accounts/login/")["Content-Security-Policy"]
+
+
+def test_a_template_asking_for_the_nonce_after_the_header_is_an_error(rf):
+    from csp.exceptions import CSPNonceError
+    from django.http import HttpResponse
+
+    from annotation.csp import UnpackCSPMiddleware
+
+    request = rf.get("/some/page/")
+    middleware = UnpackCSPMiddleware(lambda request: None)
+    middleware.process_request(request)
+    middleware.process_response(request, HttpResponse("ok"))
+    with pytest.raises(CSPNonceError):
+        str(request.csp_nonce)

@@ -204,3 +204,73 @@ def test_weak_passwords_are_refused_by_djangos_standard_validators(alice, passwo
     with pytest.raises(ValidationError):
         validate_password(password, user=alice)
     validate_password("right-horse-9", user=alice)
+
+
+@pytest.fixture
+def shared_cache(settings):
+    """As with Redis as the shared cache (UNPACK_CACHE_URL): the lock memo is on."""
+    from annotation import login_throttle
+
+    settings.UNPACK_CACHE_URL = "redis://shared-cache.invalid/0"
+    login_throttle.forget_remembered_locks()
+    yield
+    login_throttle.forget_remembered_locks()
+
+
+def counting_cache_reads():
+    from annotation import login_throttle
+
+    return mock.patch.object(login_throttle.cache, "get", wraps=login_throttle.cache.get)
+
+
+def test_with_a_shared_cache_a_locked_address_is_read_once_per_window(alice, shared_cache):
+    from annotation import login_throttle
+
+    client = Client()
+    for _ in range(LIMIT):
+        site_login(client, "alice", "wrong")
+    with counting_cache_reads() as reads:
+        statuses = {client.get("/accounts/login/").status_code for _ in range(20)}
+    assert statuses == {429}
+    assert reads.call_count == 1
+    # Past the memo's seconds the shared cache is asked again (and still says locked).
+    later = login_throttle.time.monotonic() + login_throttle.REMEMBER_LOCK_SECONDS + 0.1
+    with counting_cache_reads() as reads, \
+            mock.patch.object(login_throttle.time, "monotonic", return_value=later):
+        assert client.get("/accounts/login/").status_code == 429
+    assert reads.call_count == 1
+    # Another address is not remembered as locked.
+    assert Client(REMOTE_ADDR="10.0.0.9").get("/accounts/login/").status_code == 200
+
+
+def test_an_unlocked_address_is_never_remembered(alice, shared_cache):
+    from annotation import login_throttle
+
+    client = Client()
+    for _ in range(LIMIT - 1):
+        site_login(client, "alice", "wrong")
+    assert client.get("/accounts/login/").status_code == 200
+    assert login_throttle._locked_until == {}
+    assert site_login(client, "alice", "right-horse-9").status_code == 302
+
+
+def test_the_lock_memo_is_bounded(alice, shared_cache, monkeypatch):
+    from annotation import login_throttle
+
+    monkeypatch.setattr(login_throttle, "REMEMBER_LOCKS_MAX", 3)
+    for index in range(5):
+        client = Client(REMOTE_ADDR=f"10.1.0.{index}")
+        for _ in range(LIMIT):
+            site_login(client, f"guess{index}", "wrong")
+        assert client.get("/accounts/login/").status_code == 429
+        assert len(login_throttle._locked_until) <= 3
+
+
+def test_the_embedded_default_reads_its_own_cache_every_time(alice):
+    client = Client()
+    for _ in range(LIMIT):
+        site_login(client, "alice", "wrong")
+    with counting_cache_reads() as reads:
+        for _ in range(5):
+            assert client.get("/accounts/login/").status_code == 429
+    assert reads.call_count == 5
