@@ -453,3 +453,27 @@ def _run_approvals(job: Job, progress: ProgressCallback) -> JobOutcome:
 
 
 register(Job.Kind.APPROVALS, check=_check_approvals, run=_run_approvals)
+
+
+# --- who may see a job, and its file (the job pages and the API's /api/jobs/ share these) ------
+
+#: The staff action a user needs to see a job of each kind (the page that starts it).
+KIND_ACTION = {
+    Job.Kind.QC: "decide_flags",
+    Job.Kind.EXPORT: "see_work",
+    Job.Kind.SPLITS: "change_projects",
+    Job.Kind.IMPORT: "change_projects",
+    Job.Kind.APPROVALS: "decide_assignments",
+}
+
+
+def job_result_file(job: Job) -> Path | None:
+    """The finished job's file (an export's zip) when it is still there, under
+    ``UNPACK_JOB_FILES_DIR``; None otherwise (no file, not done, gone, or a path outside)."""
+    if job.state != Job.State.DONE or not job.result_path:
+        return None
+    file = Path(job.result_path)
+    root = Path(settings.UNPACK_JOB_FILES_DIR).resolve()
+    if not file.resolve().is_relative_to(root) or not file.is_file():
+        return None
+    return file
