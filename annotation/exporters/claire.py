@@ -21,12 +21,14 @@ phenomena and the sentence contains the gap ``______``.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from itertools import groupby
 
 from qc.aggregation import plausibility_label
 
 from ..models import Annotation
+from ..selectors import exports as export_selectors
 from ..selectors import qc as qc_selectors
 from .base import SPLITS, Exporter, ExportError, ExportFile, format_number, tsv_row
 
@@ -37,6 +39,9 @@ DATA_HEADER = ["Id", "Resolved pattern", "Article title", "Section header", "Pre
 RESOLVED_PATTERNS = ("IMPLICIT REFERENCE", "ADDED COMPOUND", "METONYMIC REFERENCE", "FUSED HEAD")
 GAP = "______"
 FILLER_POSITIONS = range(1, 6)
+# Fillers whose ratings one statement reads (``item_id IN``: far below PostgreSQL's 65,535
+# parameters).
+RATINGS_PER_QUERY = 5000
 
 
 def check_official_row(cloze_id: str, pattern: str, sentence: str, positions) -> None:
@@ -88,8 +93,7 @@ class ClaireExporter(Exporter):
     def data_lines(self, split: str) -> Iterator[str]:
         yield tsv_row(DATA_HEADER)
         rows = qc_selectors.claire_filler_rows(project=self.project, split=split)
-        for _, fillers in groupby(rows.iterator(chunk_size=qc_selectors.CHUNK_SIZE),
-                                  key=lambda row: row[0]):
+        for _, fillers in groupby(export_selectors.stream_rows(rows), key=lambda row: row[0]):
             fillers = list(fillers)
             first = fillers[0]
             by_position = {row[8]: row[9] for row in fillers}
@@ -105,12 +109,15 @@ class ClaireExporter(Exporter):
         # Fillers come in data-file order (cloze, position), which need not follow item ids:
         # fetch the ratings of each chunk of fillers with one query rather than merging
         # two streams on an order they may not share.
-        for batch in qc_selectors.batched(
-            fillers.iterator(chunk_size=qc_selectors.CHUNK_SIZE), qc_selectors.CHUNK_SIZE
-        ):
+        for batch in qc_selectors.batched(export_selectors.stream_rows(fillers),
+                                          RATINGS_PER_QUERY):
             item_ids = [row[10] for row in batch]
             by_item: dict[int, list] = {}
-            for item_id, source, rating, payload in ratings.filter(item_id__in=item_ids):
+            # Raw rows: the payload stays text but for a released row's (its score's text).
+            for item_id, source, rating, payload in export_selectors.stream_rows(
+                    ratings.filter(item_id__in=item_ids)):
+                if source == Annotation.Source.IMPORT:
+                    payload = json.loads(payload) if isinstance(payload, str) else payload
                 by_item.setdefault(item_id, []).append((source, rating, payload))
             for row in batch:
                 score = filler_score(by_item.get(row[10], []))
