@@ -79,6 +79,7 @@ def filler_score(ratings: list[tuple[str, float, dict]]) -> tuple[str, float] | 
 class ClaireExporter(Exporter):
     format_name = "claire"
     kinds = ("plausibility",)
+    _kept_scores: tuple[str, list] | None = None
 
     def files(self) -> list[ExportFile]:
         files = []
@@ -125,7 +126,21 @@ class ClaireExporter(Exporter):
                     yield f"{row[1]}_{row[8]}", score[0], score[1]
 
     def value_lines(self, split: str, *, labels: bool) -> Iterator[str]:
-        for filler_id, score_text, score in self.scores(split):
+        # The labels file is written first; once it is complete it leaves its split's scores
+        # (one row per filler: the items', not the answers', number) to the scores file,
+        # instead of every rating being read twice.
+        kept = self._kept_scores
+        self._kept_scores = None
+        if not labels and kept is not None and kept[0] == split:
+            scores = kept[1]
+        else:
+            scores = self.scores(split)
+        collected = []
+        for filler_id, score_text, score in scores:
+            if labels:
+                collected.append((filler_id, score_text, score))
             self.count()
             value = plausibility_label(score) if labels else score_text
             yield f"{filler_id}\t{value}\n"
+        if labels:
+            self._kept_scores = (split, collected)

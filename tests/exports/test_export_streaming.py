@@ -97,3 +97,21 @@ def test_stream_rows_gives_json_columns_as_text():
     rows = list(export_selectors.stream_rows(
         Annotation.objects.filter(project=project).values_list("id", "payload")))
     assert len(rows) == 1 and isinstance(rows[0][1], str)
+
+
+def test_hf_answers_are_the_payload_as_json_dumps_writes_it(tmp_path):
+    import json
+
+    import pyarrow.parquet as pq
+
+    project, items = canard_sample()
+    first, second = workers(2)
+    annotate(items[0], first, text="x", payload=AWKWARD)
+    annotate(items[0], second, text="y", payload={"full_question": "Why ß?", "skipped": False})
+    export_project(project=project, format_name="hf", out_dir=tmp_path)
+    (row,) = pq.read_table(tmp_path / "dev.parquet").to_pylist()
+    # The payloads as the ORM reads them back (PostgreSQL's jsonb keeps 1e20 as an integer).
+    stored = Annotation.objects.filter(project=project).order_by("id").values_list(
+        "payload", flat=True)
+    assert [answer["answer"] for answer in row["annotations"]] == [
+        json.dumps(payload, sort_keys=True, ensure_ascii=False) for payload in stored]
