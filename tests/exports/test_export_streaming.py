@@ -10,7 +10,7 @@ import pytest
 
 from annotation.exporters import export_project
 from annotation.exporters.base import json_line
-from annotation.models import Annotation
+from annotation.models import Annotation, Flag
 from annotation.selectors import exports as export_selectors
 from annotation.selectors import qc as qc_selectors
 from tests.factories import ItemFactory, annotate, canard_sample, workers
@@ -34,7 +34,11 @@ def reference_lines(project) -> str:
          worker_external_id, source, assignment_id, hit_id, payload, category, rating, text,
          skipped, edit_operations, started_at, submitted_at, duration_ms, client_warnings,
          overridden_warnings, server_warnings, review_status, provenance) = row
-        flags = qc_selectors.flags_by_annotation(annotation_ids=[annotation_id])
+        flags = {annotation_id: [
+            {"reason": reason, "score": score, "status": status, "detail": detail}
+            for reason, score, status, detail in Flag.objects.filter(
+                annotation_id=annotation_id).order_by("reason", "id").values_list(
+                "reason", "score", "status", "detail")]}
         out.append(json_line({
             "project": project.slug, "task": project.kind, "annotation_id": annotation_id,
             "item_id": item_external_id, "split": split, "group_key": group_key,
@@ -47,7 +51,7 @@ def reference_lines(project) -> str:
             "duration_ms": duration_ms,
             "warnings": {"shown": client_warnings, "overridden": overridden_warnings,
                          "server": server_warnings},
-            "flags": flags.get(annotation_id, []), "review_status": review_status,
+            "flags": flags[annotation_id], "review_status": review_status,
             "provenance": provenance,
         }))
     return "".join(out)
