@@ -29,7 +29,7 @@ from .permissions import action_permission
 
 class JobSerializer(serializers.Serializer):
     id = serializers.IntegerField()
-    kind = serializers.CharField()
+    kind = serializers.ChoiceField(choices=Job.Kind.choices)
     project = serializers.CharField(allow_null=True, help_text="the project's slug")
     state = serializers.ChoiceField(choices=Job.State.choices)
     finished = serializers.BooleanField(help_text="done or failed: poll until true")
@@ -38,8 +38,10 @@ class JobSerializer(serializers.Serializer):
                   "answered (only in the answer that starts a job)", required=False)
     done = serializers.IntegerField(help_text="progress: units done")
     total = serializers.IntegerField(allow_null=True, help_text="progress: units, when known")
-    message = serializers.CharField(help_text="what the job is doing (or did)")
-    error = serializers.CharField(help_text="why it failed (empty unless failed)")
+    message = serializers.CharField(allow_blank=True,
+                                    help_text="what the job is doing (or did)")
+    error = serializers.CharField(allow_blank=True,
+                                  help_text="why it failed (empty unless failed)")
     result = serializers.JSONField(allow_null=True, help_text="the result once done")
     url = serializers.CharField(help_text="this job's URL (poll it)")
     download = serializers.CharField(allow_null=True,
