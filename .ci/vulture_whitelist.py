@@ -338,3 +338,10 @@ page_timing_flags  # qc.timing: every timing flag, rows in
 _.worked_seconds  # qc.timing.PageTiming field
 _.output_field  # annotation.selectors.qc.EpochSeconds (Django Func)
 _.as_sqlite  # annotation.selectors.qc.EpochSeconds (Django Func)
+
+# h21export — DRF serializer fields (read by DRF and drf-spectacular), and a selector the
+# generic export no longer calls (it merges one flag stream): selectors/qc.py is h21qc's, to
+# remove there.
+export_format  # annotation.api.console.ExportRequestSerializer
+download  # annotation.api.jobs.JobSerializer
+flags_by_annotation  # annotation.selectors.qc, unused since the export reads flags in one stream

@@ -67,7 +67,7 @@ def build(answers: int) -> None:
          "ON CONFLICT DO NOTHING", "workers"),
         ("INSERT INTO annotation_clozeitem (project_id, external_id, resolved_pattern, "
          "article_title, section_header, previous_context, sentence, followup_context) "
-         "SELECT p.id, 'c' || k, 'FUSED HEAD', 'How to do thing ' || k, 'Steps', "
+         "SELECT p.id, k::text, 'FUSED HEAD', 'How to do thing ' || k, 'Steps', "
          "repeat('Before. ', 10), 'Get ______ done today.', repeat('After. ', 10) "
          "FROM annotation_project p, generate_series(0, (%(items)s + 4) / 5 - 1) k "
          "WHERE p.slug = %(slug)s", "clozes"),

@@ -10,9 +10,6 @@ are started by the review pages and the console's export page through
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.http import FileResponse, Http404, JsonResponse
@@ -27,14 +24,7 @@ from annotation.services.jobs import JobQueueUnavailable
 
 app_name = "staff_jobs"
 
-#: The staff action a user needs to see a job of each kind (the page that starts it).
-KIND_ACTION = {
-    Job.Kind.QC: "decide_flags",
-    Job.Kind.EXPORT: "see_work",
-    Job.Kind.SPLITS: "change_projects",
-    Job.Kind.IMPORT: "change_projects",
-    Job.Kind.APPROVALS: "decide_assignments",
-}
+KIND_ACTION = staff_jobs.KIND_ACTION  # one definition, shared with the API
 
 
 def _job_for(request, job_id: int) -> Job:
@@ -139,9 +129,8 @@ def job_download(request, job_id: int):
     job = _job_for(request, job_id)
     if job.state != Job.State.DONE or not job.result_path:
         raise Http404("this job has no file to download")
-    file = Path(job.result_path)
-    root = Path(settings.UNPACK_JOB_FILES_DIR).resolve()
-    if not file.resolve().is_relative_to(root) or not file.is_file():
+    file = staff_jobs.job_result_file(job)
+    if file is None:
         raise Http404("the job's file is no longer there")
     return FileResponse(file.open("rb"), as_attachment=True, filename=file.name,
                         content_type="application/zip")

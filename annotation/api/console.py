@@ -1,36 +1,34 @@
 """The console's operations for scripts (``/api/``, in ``/api/schema/``): a project's splits
-(preview, freeze, list), the upload import (preview, then commit) and the export download.
+(preview, freeze, list), the upload import (preview, then commit) and the export.
 Projects themselves are created and changed through ``/api/projects/`` (``api/projects.py``).
 
-The same services as the console's pages: ``split_preview`` / ``project_split``,
-``annotation.services.uploads`` (over the importers of ``import_data``) and
-``annotation.exporters.export_zip``.
+The same services as the console's pages: ``split_preview``, ``annotation.services.uploads``
+(over the importers of ``import_data``), and the staff jobs (``services.staff_jobs``) the
+console starts for the long work: freezing a split and an export answer ``202 Accepted`` with
+the job (``api/jobs.py``: poll its URL, then download its file), never work inside the request.
 """
 
 from __future__ import annotations
 
-import shutil
-import tempfile
-from pathlib import Path
-
-from django.http import FileResponse
 from django.shortcuts import get_object_or_404
 from django.urls import path
-from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from ..exporters import EXPORTERS, ExportError, export_zip
+from qc import splits as qc_splits
+
+from ..exporters import EXPORTERS
 from ..importers import FORMATS
 from ..importers.base import ImportInputError
-from ..models import Project, SplitManifest
+from ..models import Job, Project, SplitManifest
 from ..request_guard import streams_upload
-from ..services.splits import RULES, SplitRefused, project_split, split_preview
+from ..services.splits import RULES, split_preview
 from ..services.uploads import UploadError, upload_commit, upload_get, upload_preview, upload_stage
 from ..upload_limits import too_large, upload_handlers
+from .jobs import JobSerializer, start_job_response
 from .permissions import action_permission
 
 INT32 = 2**31 - 1
@@ -67,9 +65,11 @@ class SplitPreviewSerializer(serializers.Serializer):
 
 
 class ProjectSplits(APIView):
-    """GET: the project's manifests. POST: preview (``"preview": true``, nothing written) or
-    make and freeze a split (409 when it would replace a frozen manifest or move annotated
-    items without ``force``)."""
+    """GET: the project's manifests. POST: preview (``"preview": true``, nothing written,
+    answered at once) or make and freeze a split: that starts the split job the console starts
+    (202 with the job; ``api/jobs.py``). The job fails, saying why, when the split would
+    replace a frozen manifest or move annotated items without ``force``; its result names the
+    new manifest. A second identical request while it runs answers the same job."""
 
     permission_classes = [action_permission(GET="see_projects", POST="change_projects")]
 
@@ -81,32 +81,36 @@ class ProjectSplits(APIView):
             many=True).data)
 
     @extend_schema(request=SplitRequestSerializer,
-                   responses={200: SplitPreviewSerializer, 201: ManifestSerializer,
+                   responses={200: SplitPreviewSerializer,
+                              202: OpenApiResponse(JobSerializer, description="the split job"),
                               400: OpenApiResponse(description="bad input"),
-                              409: OpenApiResponse(description="refused: needs force")})
+                              503: OpenApiResponse(description="the job queue is down")})
     def post(self, request, slug: str):
         project = get_object_or_404(Project, slug=slug)
         body = SplitRequestSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         data = body.validated_data
+        if not data["preview"]:
+            return start_job_response(request, kind=Job.Kind.SPLITS, project=project, params={
+                "rule": data["rule"], "seed": data["seed"], "force": data["force"],
+                "fractions": split_fractions(data.get("fractions"))})
         try:
-            if data["preview"]:
-                preview = split_preview(project=project, rule=data["rule"], seed=data["seed"],
-                                        fractions=data.get("fractions"))
-                return Response({"counts": preview.counts, "moved_items": preview.moved_items,
-                                 "annotated_moves": preview.annotated_moves,
-                                 "leaks": {key: list(value)
-                                           for key, value in preview.leaks.items()},
-                                 "unchanged": preview.unchanged})
-            result = project_split(project=project, rule=data["rule"], seed=data["seed"],
-                                   fractions=data.get("fractions"), force=data["force"])
-        except SplitRefused as error:
-            return Response({"detail": str(error)}, status=status.HTTP_409_CONFLICT)
+            preview = split_preview(project=project, rule=data["rule"], seed=data["seed"],
+                                    fractions=data.get("fractions"))
         except ValueError as error:
             return Response({"detail": str(error)}, status=status.HTTP_400_BAD_REQUEST)
-        return Response(ManifestSerializer(result.manifest).data,
-                        status=status.HTTP_200_OK if result.unchanged
-                        else status.HTTP_201_CREATED)
+        return Response({"counts": preview.counts, "moved_items": preview.moved_items,
+                         "annotated_moves": preview.annotated_moves,
+                         "leaks": {key: list(value) for key, value in preview.leaks.items()},
+                         "unchanged": preview.unchanged})
+
+
+def split_fractions(given: dict | None) -> dict:
+    """The job's fractions from the request's: the defaults when none are given, a split the
+    request leaves out gets 0 (as ``project_split`` reads a missing one)."""
+    if not given:
+        return dict(qc_splits.DEFAULT_FRACTIONS)
+    return {name: float(given.get(name, 0)) for name in ("train", "dev", "test")}
 
 
 class ImportPreviewRequest(serializers.Serializer):
@@ -207,33 +211,29 @@ class ImportCommit(APIView):
         return Response(_result(result))
 
 
+class ExportRequestSerializer(serializers.Serializer):
+    export_format = serializers.ChoiceField(choices=sorted(EXPORTERS),
+                                            help_text="``format`` is DRF's own parameter")
+
+
 class ProjectExport(APIView):
-    """The project's export in ``export_format`` (``format`` is DRF's own parameter) as a
-    zip with ``MANIFEST.json`` (its files and the warnings ``export_data`` prints)."""
+    """Start the project's export in ``export_format``: the export job the console starts
+    (202 with the job; ``api/jobs.py``), whose file is a zip with ``MANIFEST.json`` (its files
+    and the warnings ``export_data`` prints). A second identical request while it runs
+    answers the same job."""
 
-    permission_classes = [action_permission(GET="see_work")]
+    permission_classes = [action_permission(POST="see_work")]
 
-    @extend_schema(parameters=[OpenApiParameter("export_format", str, enum=sorted(EXPORTERS),
-                                                required=True)],
-                   responses={(200, "application/zip"): OpenApiTypes.BINARY,
-                              400: OpenApiResponse(description="no such format for it")})
-    def get(self, request, slug: str):
+    @extend_schema(request=ExportRequestSerializer,
+                   responses={202: OpenApiResponse(JobSerializer, description="the export job"),
+                              400: OpenApiResponse(description="no such format for it"),
+                              503: OpenApiResponse(description="the job queue is down")})
+    def post(self, request, slug: str):
         project = get_object_or_404(Project, slug=slug)
-        format_name = request.query_params.get("export_format", "")
-        if format_name not in EXPORTERS:
-            return Response({"detail": f"export_format: one of {', '.join(sorted(EXPORTERS))}"},
-                            status=status.HTTP_400_BAD_REQUEST)
-        folder = Path(tempfile.mkdtemp(prefix="unpack-export-"))
-        try:
-            archive, _ = export_zip(project=project, format_name=format_name, work_dir=folder)
-            handle = archive.open("rb")
-        except ExportError as error:
-            return Response({"detail": str(error)}, status=status.HTTP_400_BAD_REQUEST)
-        finally:
-            shutil.rmtree(folder, ignore_errors=True)
-        return FileResponse(handle, as_attachment=True,
-                            filename=f"{project.slug}-{format_name}.zip",
-                            content_type="application/zip")
+        body = ExportRequestSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        return start_job_response(request, kind=Job.Kind.EXPORT, project=project,
+                                  params={"format": body.validated_data["export_format"]})
 
 
 urlpatterns = [

@@ -21,12 +21,14 @@ phenomena and the sentence contains the gap ``______``.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from itertools import groupby
 
 from qc.aggregation import plausibility_label
 
 from ..models import Annotation
+from ..selectors import exports as export_selectors
 from ..selectors import qc as qc_selectors
 from .base import SPLITS, Exporter, ExportError, ExportFile, format_number, tsv_row
 
@@ -37,6 +39,9 @@ DATA_HEADER = ["Id", "Resolved pattern", "Article title", "Section header", "Pre
 RESOLVED_PATTERNS = ("IMPLICIT REFERENCE", "ADDED COMPOUND", "METONYMIC REFERENCE", "FUSED HEAD")
 GAP = "______"
 FILLER_POSITIONS = range(1, 6)
+# Fillers whose ratings one statement reads (``item_id IN``: far below PostgreSQL's 65,535
+# parameters).
+RATINGS_PER_QUERY = 5000
 
 
 def check_official_row(cloze_id: str, pattern: str, sentence: str, positions) -> None:
@@ -74,6 +79,7 @@ def filler_score(ratings: list[tuple[str, float, dict]]) -> tuple[str, float] | 
 class ClaireExporter(Exporter):
     format_name = "claire"
     kinds = ("plausibility",)
+    _kept_scores: tuple[str, list] | None = None
 
     def files(self) -> list[ExportFile]:
         files = []
@@ -88,8 +94,7 @@ class ClaireExporter(Exporter):
     def data_lines(self, split: str) -> Iterator[str]:
         yield tsv_row(DATA_HEADER)
         rows = qc_selectors.claire_filler_rows(project=self.project, split=split)
-        for _, fillers in groupby(rows.iterator(chunk_size=qc_selectors.CHUNK_SIZE),
-                                  key=lambda row: row[0]):
+        for _, fillers in groupby(export_selectors.stream_rows(rows), key=lambda row: row[0]):
             fillers = list(fillers)
             first = fillers[0]
             by_position = {row[8]: row[9] for row in fillers}
@@ -105,12 +110,15 @@ class ClaireExporter(Exporter):
         # Fillers come in data-file order (cloze, position), which need not follow item ids:
         # fetch the ratings of each chunk of fillers with one query rather than merging
         # two streams on an order they may not share.
-        for batch in qc_selectors.batched(
-            fillers.iterator(chunk_size=qc_selectors.CHUNK_SIZE), qc_selectors.CHUNK_SIZE
-        ):
+        for batch in qc_selectors.batched(export_selectors.stream_rows(fillers),
+                                          RATINGS_PER_QUERY):
             item_ids = [row[10] for row in batch]
             by_item: dict[int, list] = {}
-            for item_id, source, rating, payload in ratings.filter(item_id__in=item_ids):
+            # Raw rows: the payload stays text but for a released row's (its score's text).
+            for item_id, source, rating, payload in export_selectors.stream_rows(
+                    ratings.filter(item_id__in=item_ids)):
+                if source == Annotation.Source.IMPORT:
+                    payload = json.loads(payload) if isinstance(payload, str) else payload
                 by_item.setdefault(item_id, []).append((source, rating, payload))
             for row in batch:
                 score = filler_score(by_item.get(row[10], []))
@@ -118,7 +126,21 @@ class ClaireExporter(Exporter):
                     yield f"{row[1]}_{row[8]}", score[0], score[1]
 
     def value_lines(self, split: str, *, labels: bool) -> Iterator[str]:
-        for filler_id, score_text, score in self.scores(split):
+        # The labels file is written first; once it is complete it leaves its split's scores
+        # (one row per filler: the items', not the answers', number) to the scores file,
+        # instead of every rating being read twice.
+        kept = self._kept_scores
+        self._kept_scores = None
+        if not labels and kept is not None and kept[0] == split:
+            scores = kept[1]
+        else:
+            scores = self.scores(split)
+        collected = []
+        for filler_id, score_text, score in scores:
+            if labels:
+                collected.append((filler_id, score_text, score))
             self.count()
             value = plausibility_label(score) if labels else score_text
             yield f"{filler_id}\t{value}\n"
+        if labels:
+            self._kept_scores = (split, collected)

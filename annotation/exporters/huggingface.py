@@ -25,6 +25,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..models import Item, TaskKind
+from ..selectors import exports as export_selectors
 from ..selectors import qc as qc_selectors
 from .base import EXPORT_FILE_MODE, SPLITS, Exporter, WrittenFile, write_atomically
 
@@ -81,6 +82,9 @@ class HuggingFaceExporter(Exporter):
 
         source_of = ItemSerializer().get_source
         anonymous = qc_selectors.AnonymousIds()
+        # The payload's stored text to json.dumps(payload, sort_keys=True, ensure_ascii=False)
+        # without decoding each answer (memoised: answers repeat).
+        canonical = export_selectors.CanonicalJson()
         items = (Item.objects.filter(project=self.project, split=split, is_gold=False)
                  .select_related("target_sentence__document", "turn__dialogue",
                                  "filler__cloze", "complex_sentence").order_by("id"))
@@ -91,16 +95,16 @@ class HuggingFaceExporter(Exporter):
             for batch in qc_selectors.batched(items.iterator(chunk_size=ROW_GROUP), ROW_GROUP):
                 answers: dict[int, list[dict]] = {}
                 for item_id, worker_pk, provider, external_id, payload in (
-                        qc_selectors.dataset_annotations(project=self.project)
-                        .filter(item_id__in=[item.pk for item in batch])
-                        .order_by("item_id", "id")
-                        .values_list("item_id", "worker_id", "worker__provider",
-                                     "worker__external_id", "payload")):
+                        export_selectors.stream_rows(
+                            qc_selectors.dataset_annotations(project=self.project)
+                            .filter(item_id__in=[item.pk for item in batch])
+                            .order_by("item_id", "id")
+                            .values_list("item_id", "worker_id", "worker__provider",
+                                         "worker__external_id", "payload"))):
                     worker = anonymous.get(worker_pk, provider, external_id)
                     workers.add(worker)
                     answers.setdefault(item_id, []).append(
-                        {"worker": worker, "answer": json.dumps(payload, sort_keys=True,
-                                                                ensure_ascii=False)})
+                        {"worker": worker, "answer": canonical(payload)})
                 records = []
                 for item in batch:
                     found = answers.get(item.pk)

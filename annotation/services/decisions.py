@@ -891,3 +891,33 @@ def worker_sync_block(*, worker_id: int, provider: AnnotationProvider | None = N
             record_status_event(kind="block_synced", worker=worker,
                                 new="blocked" if blocked else "unblocked")
     return True
+
+
+def unflagged_assignments_approve(*, project, actor=None, message: str = "",
+                                  chunk_size: int = 500, progress=None) -> dict:
+    """Approve the project's submitted assignments without an open flag, as they are now,
+    through :func:`assignments_approve` (its rules: never a blocked worker's, never unconfirmed
+    work) in transactions of ``chunk_size``; ``progress(done, total, message)`` hears each.
+    What the review page's "Approve all unflagged" job and ``review approve --all-pending``
+    run. Returns ``{"approved", "held_back": {"blocked", "unconfirmed"}, "refused",
+    "refusal"}``: a part that changed since it was listed (flagged, blocked…) is refused whole
+    and counted, not approved."""
+    from ..selectors import batches as batch_selectors
+
+    ids = list(batch_selectors.unflagged_submitted_assignment_ids(project=project))
+    held_back = batch_selectors.unflagged_held_back_counts(project=project)
+    approved, refused, refusal = 0, 0, ""
+    if progress is not None:
+        progress(0, len(ids), "approving")
+    for part in chunks(ids, chunk_size):
+        try:
+            assignments_approve(assignment_ids=part, actor=actor, message=message)
+        except ValidationError as error:
+            refused += len(part)
+            refusal = refusal or "; ".join(error.messages)
+        else:
+            approved += len(part)
+        if progress is not None:
+            progress(approved + refused, len(ids), "approving")
+    return {"approved": approved, "held_back": held_back, "refused": refused,
+            "refusal": refusal}

@@ -426,30 +426,37 @@ def _check_approvals(project: Project | None, params: dict) -> dict:
 
 def _run_approvals(job: Job, progress: ProgressCallback) -> JobOutcome:
     """Approve the project's submitted assignments without an open flag, as they are when the
-    job runs, through ``decisions.assignments_approve`` (its rules: never a blocked worker's,
-    never unconfirmed work) in transactions of ``APPROVAL_CHUNK``; count what it left out."""
-    from django.core.exceptions import ValidationError
+    job runs: ``decisions.unflagged_assignments_approve`` (what ``review approve
+    --all-pending`` runs too) in transactions of ``APPROVAL_CHUNK``."""
+    from .decisions import unflagged_assignments_approve
 
-    from ..selectors.batches import unflagged_held_back_counts, unflagged_submitted_assignment_ids
-    from .batching import chunks
-    from .decisions import assignments_approve
-
-    ids = list(unflagged_submitted_assignment_ids(project=job.project))
-    held_back = unflagged_held_back_counts(project=job.project)
-    approved, refused, refusal = 0, 0, ""
-    progress(0, len(ids), "approving")
-    for chunk in chunks(ids, APPROVAL_CHUNK):
-        try:
-            assignments_approve(assignment_ids=chunk, actor=job.requested_by,
-                                message=job.params["message"])
-        except ValidationError as error:  # changed since it was read (flagged, blocked…)
-            refused += len(chunk)
-            refusal = refusal or "; ".join(error.messages)
-        else:
-            approved += len(chunk)
-        progress(approved + refused, len(ids), "approving")
-    return JobOutcome(result={"approved": approved, "held_back": held_back,
-                              "refused": refused, "refusal": refusal})
+    return JobOutcome(result=unflagged_assignments_approve(
+        project=job.project, actor=job.requested_by, message=job.params["message"],
+        chunk_size=APPROVAL_CHUNK, progress=progress))
 
 
 register(Job.Kind.APPROVALS, check=_check_approvals, run=_run_approvals)
+
+
+# --- who may see a job, and its file (the job pages and the API's /api/jobs/ share these) ------
+
+#: The staff action a user needs to see a job of each kind (the page that starts it).
+KIND_ACTION = {
+    Job.Kind.QC: "decide_flags",
+    Job.Kind.EXPORT: "see_work",
+    Job.Kind.SPLITS: "change_projects",
+    Job.Kind.IMPORT: "change_projects",
+    Job.Kind.APPROVALS: "decide_assignments",
+}
+
+
+def job_result_file(job: Job) -> Path | None:
+    """The finished job's file (an export's zip) when it is still there, under
+    ``UNPACK_JOB_FILES_DIR``; None otherwise (no file, not done, gone, or a path outside)."""
+    if job.state != Job.State.DONE or not job.result_path:
+        return None
+    file = Path(job.result_path)
+    root = Path(settings.UNPACK_JOB_FILES_DIR).resolve()
+    if not file.resolve().is_relative_to(root) or not file.is_file():
+        return None
+    return file

@@ -136,3 +136,44 @@ def test_bad_approval_parameters_start_nothing():
         with pytest.raises(staff_jobs.JobRefused):
             staff_jobs.job_start(kind="approvals", project=project, params=params)
     assert not Job.objects.exists()
+
+
+def test_the_command_runs_the_jobs_service_with_a_progress_bar(monkeypatch):
+    """``review approve --all-pending`` approves what the job approves (never the flagged,
+    blocked or unconfirmed), through the same service, reporting progress as it goes."""
+    from io import StringIO
+
+    from django.core.management import CommandError, call_command
+
+    from annotation.management.commands import review
+    from annotation.services import decisions
+
+    project, fine, flagged, blocked, unconfirmed = world()
+    reports, calls = [], []
+    real_bar, real_service = review.ProgressBar, decisions.unflagged_assignments_approve
+
+    class RecordingBar(real_bar):
+        def __call__(self, done, total=None, message=""):
+            reports.append((done, total, message))
+            super().__call__(done, total, message)
+
+    def spy(**kwargs):
+        calls.append(kwargs["project"].slug)
+        return real_service(**kwargs)
+
+    monkeypatch.setattr(review, "ProgressBar", RecordingBar)
+    monkeypatch.setattr(decisions, "unflagged_assignments_approve", spy)
+    out = StringIO()
+    call_command("review", "approve", "--all-pending", "--project", project.slug, stdout=out)
+    assert calls == [project.slug]
+    assert reports[0] == (0, 5, "approving") and reports[-1] == (5, 5, "approving")
+    assert out.getvalue() == (f"{project.slug}: 5 assignment(s) approved; held back: 1 of "
+                              "blocked workers, 1 not yet confirmed by collection\n")
+    for assignment in fine:
+        assignment.refresh_from_db()
+        assert assignment.status == Assignment.Status.APPROVED
+    for assignment in (flagged, blocked, unconfirmed):
+        assignment.refresh_from_db()
+        assert assignment.status == Assignment.Status.SUBMITTED
+    with pytest.raises(CommandError, match="may be approved in bulk"):
+        call_command("review", "approve", "--all-pending", stdout=StringIO())

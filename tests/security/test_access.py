@@ -355,8 +355,18 @@ TABLE: dict[str, list[Row]] = {
         Row("POST", "/api/projects/{slug}/imports/commit/", DRF_NO, DRF_NO, 400, data={},
             json=True, reviewer=NO)],
     "api/projects/<slug:slug>/export/": [
-        Row("GET", "/api/projects/{slug}/export/?export_format=jsonl", DRF_NO, DRF_NO, 200),
-        Row("GET", "/api/projects/{slug}/export/?export_format=nope", DRF_NO, DRF_NO, 400)],
+        # Starts the export job (inline here): 202 with the job; never a zip in the request.
+        Row("POST", "/api/projects/{slug}/export/", DRF_NO, DRF_NO, 202,
+            data={"export_format": "jsonl"}, json=True),
+        Row("POST", "/api/projects/{slug}/export/", DRF_NO, DRF_NO, 400,
+            data={"export_format": "nope"}, json=True),
+        Row("GET", "/api/projects/{slug}/export/?export_format=jsonl", DRF_NO, DRF_NO, 405)],
+    "api/jobs/<int:job_id>/": [
+        Row("GET", "/api/jobs/{job}/", DRF_NO, DRF_NO, 200),
+        Row("GET", "/api/jobs/999999/", DRF_NO, DRF_NO, 404)],
+    "api/jobs/<int:job_id>/download/": [
+        Row("GET", "/api/jobs/{job}/download/", DRF_NO, DRF_NO, 200),
+        Row("POST", "/api/jobs/{job}/download/", DRF_NO, DRF_NO, 405, data={})],
     # --- annotators -----------------------------------------------------------------------------
     "": [Row("GET", "/", LOGIN, 200, 200)],
     "annotate/<slug:slug>/": [Row("GET", "/annotate/{slug}/", LOGIN, 200, 200),

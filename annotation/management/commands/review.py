@@ -13,10 +13,10 @@ from decimal import Decimal, InvalidOperation
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
+from annotation.management.progress import ProgressBar
 from annotation.models import Annotation, Bonus, Flag, Project, Worker
 from annotation.pseudonyms import is_pseudonym
 from annotation.selectors.batches import assignment_by_reference, assignments_pending_review
-from annotation.selectors.blocks import bulk_approvable
 from annotation.selectors.bonuses import bonus_report
 from annotation.services import decisions
 from annotation.services.audit import command_line
@@ -46,7 +46,9 @@ class Command(BaseCommand):
                              "are approved at once (Prolific: one bulk call)")
         approve.add_argument("--message", default="")
         approve.add_argument("--all-pending", action="store_true",
-                             help="approve every submitted assignment (of --project) at once")
+                             help="approve every submitted assignment without an open flag "
+                                  "(of --project; else of every project), as the review "
+                                  "page's job does, with a progress bar")
         approve.add_argument("--project", default=None)
         reject = actions.add_parser("reject", help="reject whole assignments (HITs)")
         reject.add_argument("assignments", nargs="+")
@@ -157,16 +159,11 @@ class Command(BaseCommand):
     def _approve(self, options):
         references = options["assignments"]
         if options["all_pending"]:
-            # Never a blocked worker's, never work collection has not confirmed.
-            ids = list(bulk_approvable(assignments_pending_review(
-                project_slug=options["project"])).values_list("pk", flat=True))
-            if not ids:
-                raise CommandError("no submitted assignment may be approved in bulk (blocked "
-                                   "workers' and unconfirmed work are left out)")
-        elif references:
-            ids = [self._assignment(reference).pk for reference in references]
-        else:
+            self._approve_all_unflagged(options)
+            return
+        if not references:
             raise CommandError("name assignments to approve, or --all-pending")
+        ids = [self._assignment(reference).pk for reference in references]
         if len(ids) == 1:
             decided = [decisions.assignment_approve(assignment_id=ids[0],
                                                     message=options["message"],
@@ -177,6 +174,35 @@ class Command(BaseCommand):
                                                     actor=self.actor)
         for assignment in decided:
             self.stdout.write(f"{assignment.provider_assignment_id}: {assignment.status}")
+
+    def _approve_all_unflagged(self, options):
+        """The review page's "Approve all unflagged" job's service, project by project, with a
+        progress bar: never a blocked worker's, never unconfirmed or flagged work."""
+        if options["project"]:
+            projects = [self._project(options["project"])]
+        else:
+            projects = list(Project.objects.filter(pk__in=assignments_pending_review(
+                project_slug=None).values("hit__batch__project_id")).order_by("slug"))
+        decided = 0
+        for project in projects:
+            with ProgressBar(f"approve {project.slug}", unit="assignment") as progress:
+                result = decisions.unflagged_assignments_approve(
+                    project=project, actor=self.actor, message=options["message"],
+                    progress=progress)
+            if not (result["approved"] or result["refused"]):
+                continue
+            decided += 1
+            held = result["held_back"]
+            line = (f"{project.slug}: {result['approved']} assignment(s) approved; held back: "
+                    f"{held['blocked']} of blocked workers, {held['unconfirmed']} not yet "
+                    "confirmed by collection")
+            if result["refused"]:
+                line += (f"; {result['refused']} not approved, changed since they were "
+                         f"listed: {result['refusal']}")
+            self.stdout.write(line)
+        if not decided:
+            raise CommandError("no submitted assignment may be approved in bulk (flagged work, "
+                               "blocked workers' and unconfirmed work are left out)")
 
     def _reject(self, options):
         ids = [self._assignment(reference).pk for reference in options["assignments"]]

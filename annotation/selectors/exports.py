@@ -1,0 +1,86 @@
+"""Reads for the exporters at scale: rows as the database sends them.
+
+``stream_rows`` runs a ``values_list`` queryset (one definition of what an export reads, in
+``selectors.qc``) without Django's per-value conversion: JSON columns arrive as their text
+(PostgreSQL's ``jsonb`` text, SQLite's stored text), so an exporter that only re-writes them
+never builds the Python objects, and PostgreSQL reads through a server-side cursor
+(``connection.chunked_cursor``), so memory stays flat in the number of rows.
+
+``CanonicalJson`` turns such a text into the bytes ``json.dumps(…, sort_keys=True,
+ensure_ascii=False, separators=(", ", ": "))`` writes for the decoded value (the exports'
+JSON style, ``exporters.base.json_line``), decoding each distinct text once: a project's JSON
+columns repeat (``[]``, ``{}``, ``{"rating": 4}``), so most rows cost a dictionary look-up.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import UTC, datetime
+
+from django.db import connections
+from django.db.models import QuerySet
+
+from ..models import Flag, Project
+
+#: Rows per round trip of a server-side cursor.
+FETCH_ROWS = 5000
+#: Distinct JSON texts remembered by ``CanonicalJson`` before it starts afresh (bounded memory).
+CANONICAL_MEMO = 50_000
+
+
+def stream_rows(queryset: QuerySet, *, fetch_rows: int = FETCH_ROWS) -> Iterator[tuple]:
+    """The rows of a ``values_list`` queryset as raw tuples, in its order.
+
+    Values are the database driver's: JSON columns are text (decode or canonicalise them with
+    :class:`CanonicalJson`), a datetime may come naive on SQLite (see :func:`aware`).
+    """
+    sql, params = queryset.query.get_compiler(queryset.db).as_sql()
+    with connections[queryset.db].chunked_cursor() as cursor:
+        cursor.execute(sql, params)
+        while rows := cursor.fetchmany(fetch_rows):
+            yield from rows
+
+
+def aware(moment: datetime | None) -> datetime | None:
+    """A stored datetime as the ORM returns it: aware, in UTC (the connection's zone)."""
+    if moment is not None and moment.tzinfo is None:
+        return moment.replace(tzinfo=UTC)
+    return moment
+
+
+def dumps(value) -> str:
+    """The exports' JSON style for one value (``exporters.base.json_line`` without the newline)."""
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(", ", ": "))
+
+
+class CanonicalJson:
+    """Stored JSON text → the exports' JSON text of the same value, memoised."""
+
+    def __init__(self, limit: int = CANONICAL_MEMO) -> None:
+        self._memo: dict[str, str] = {}
+        self._limit = limit
+
+    def __call__(self, text) -> str:
+        if text is None:
+            return "null"
+        if not isinstance(text, str):  # a driver that decodes JSON itself
+            return dumps(text)
+        found = self._memo.get(text)
+        if found is None:
+            found = dumps(json.loads(text))
+            if len(self._memo) >= self._limit:
+                self._memo.clear()
+            self._memo[text] = found
+        return found
+
+
+def annotation_flag_rows(*, project: Project) -> QuerySet:
+    """``(annotation_id, reason, score, status, detail)`` of every flag on one of the
+    project's annotations, by annotation, reason and id (the order ``flags_by_annotation``
+    gives each annotation's flags)."""
+    return (
+        Flag.objects.filter(annotation__project=project)
+        .order_by("annotation_id", "reason", "id")
+        .values_list("annotation_id", "reason", "score", "status", "detail")
+    )
