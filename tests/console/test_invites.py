@@ -9,6 +9,7 @@ from datetime import timedelta
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.core.exceptions import ValidationError
 from django.test import Client
 from django.utils import timezone
 
@@ -120,3 +121,17 @@ def test_an_unknown_role_makes_no_invite(staff_client):
     response = staff_client.post("/staff/team/invites/", {"role": "superuser"})
     assert response.status_code == 200 and not Invite.objects.exists()
     assert 'id="invite-link"' not in response.content.decode()
+
+
+@pytest.mark.parametrize("username", ["two words", "semi;colon", "slash/name"])
+def test_a_username_the_auth_model_refuses_leaves_the_invite_unused(username):
+    _, token = invite_create(role="annotator")
+    response = accept(Client(), f"/invite/{token}/", username=username)
+    assert response.status_code == 400
+    assert "has a character other than letters, digits and @ . + - _" in (
+        response.content.decode())
+    assert Invite.objects.get().used_at is None and not get_user_model().objects.exists()
+    with pytest.raises(ValidationError) as refused:  # the service refuses it too
+        invite_accept(token=token, username=username, password=PASSWORD)
+    assert list(refused.value.message_dict) == ["username"]
+    assert Invite.objects.get().used_at is None
