@@ -1,5 +1,12 @@
 """The console's operations for scripts (``/api/``, in ``/api/schema/``): a project's splits
 (preview, freeze, list), the upload import (preview, then commit) and the export download.
+
+As on the console's import page, the preview runs in the request, and so does the commit of an
+upload smaller than ``UNPACK_UPLOAD_JOB_MIN_BYTES`` (200 with the result); a bigger one is
+committed by the console's import job (``services.staff_jobs``, kind ``import``): 202 with the
+job's URL (``…/imports/jobs/<id>/``), which answers its state, progress and, once done, the
+result (or the importer's error naming the file, line and field). Committing the same upload
+again while its job runs answers that job, starting nothing.
 Projects themselves are created and changed through ``/api/projects/`` (``api/projects.py``).
 
 The same services as the console's pages: ``split_preview`` / ``project_split``,
@@ -15,7 +22,7 @@ from pathlib import Path
 
 from django.http import FileResponse
 from django.shortcuts import get_object_or_404
-from django.urls import path
+from django.urls import path, reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers, status
@@ -26,10 +33,19 @@ from rest_framework.views import APIView
 from ..exporters import EXPORTERS, ExportError, export_zip
 from ..importers import FORMATS
 from ..importers.base import ImportInputError
-from ..models import Project, SplitManifest
+from ..models import Job, Project, SplitManifest
 from ..request_guard import streams_upload
+from ..services.jobs import JobQueueUnavailable
 from ..services.splits import RULES, SplitRefused, project_split, split_preview
-from ..services.uploads import UploadError, upload_commit, upload_get, upload_preview, upload_stage
+from ..services.staff_jobs import JobRefused, job_start
+from ..services.uploads import (
+    UploadError,
+    upload_commit,
+    upload_get,
+    upload_preview,
+    upload_runs_as_job,
+    upload_stage,
+)
 from ..upload_limits import too_large, upload_handlers
 from .permissions import action_permission
 
@@ -186,14 +202,43 @@ class ImportPreview(_Upload):
         return Response(_result(preview, upload=staged.token))
 
 
+class ImportJobSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    url = serializers.CharField(help_text="GET it for the state, progress and result")
+    state = serializers.ChoiceField(choices=Job.State.choices)
+    done = serializers.IntegerField(help_text="how far the step in message has come (bytes "
+                                              "read, then writing steps)")
+    total = serializers.IntegerField(allow_null=True, help_text="the step's end, or null")
+    message = serializers.CharField(allow_blank=True, help_text="the step, e.g. 'reading …'")
+    finished = serializers.BooleanField()
+    error = serializers.CharField(allow_blank=True,
+                                  help_text="a failed import's reason (file, line, field)")
+    result = serializers.DictField(allow_null=True, help_text=(
+        "once done: message, rows, files_imported, files_skipped, created, warnings"))
+    started = serializers.BooleanField(required=False, help_text=(
+        "false when this upload's import was already queued or running"))
+
+
+def _job(job: Job, **extra) -> dict:
+    return {"id": job.pk,
+            "url": reverse("api-import-job", args=[job.project.slug, job.pk]),
+            "state": job.state, "done": job.progress_done, "total": job.progress_total,
+            "message": job.progress_message, "finished": not job.active, "error": job.error,
+            "result": job.result if job.state == Job.State.DONE else None, **extra}
+
+
 class ImportCommit(APIView):
-    """Import a previewed upload (all-or-nothing) and forget its files."""
+    """Import a previewed upload (all-or-nothing) and forget its files: in the request (200,
+    the result) below ``UNPACK_UPLOAD_JOB_MIN_BYTES``, else as the console's import job (202,
+    the job and its URL, also in ``Location``)."""
 
     permission_classes = [action_permission(POST="change_projects")]
 
     @extend_schema(request=ImportCommitRequest,
                    responses={200: ImportResultSerializer,
-                              400: OpenApiResponse(description="bad input or unknown upload")})
+                              202: ImportJobSerializer,
+                              400: OpenApiResponse(description="bad input or unknown upload"),
+                              503: OpenApiResponse(description="the job queue is down")})
     def post(self, request, slug: str):
         project = get_object_or_404(Project, slug=slug)
         body = ImportCommitRequest(data=request.data)
@@ -201,10 +246,40 @@ class ImportCommit(APIView):
         try:
             staged = upload_get(token=body.validated_data["upload"], user_id=request.user.pk,
                                 project=project)
+            if upload_runs_as_job(staged):
+                return self._as_job(request, project, staged)
             result = upload_commit(staged=staged)
         except (UploadError, ImportInputError) as error:
             return Response({"detail": str(error)}, status=status.HTTP_400_BAD_REQUEST)
         return Response(_result(result))
+
+    @staticmethod
+    def _as_job(request, project: Project, staged) -> Response:
+        try:
+            started = job_start(kind=Job.Kind.IMPORT, project=project, user=request.user,
+                                params={"upload": staged.token})
+        except JobRefused as error:
+            return Response({"detail": str(error)}, status=status.HTTP_400_BAD_REQUEST)
+        except JobQueueUnavailable as error:
+            return Response({"detail": f"the import did not start: {error}"},
+                            status=status.HTTP_503_SERVICE_UNAVAILABLE)
+        answer = _job(started.job, started=started.created)
+        return Response(answer, status=status.HTTP_202_ACCEPTED,
+                        headers={"Location": answer["url"]})
+
+
+class ImportJobDetail(APIView):
+    """An import job of the project (started by ``…/imports/commit/`` or the console's
+    import page): its state, progress and, once done, its result; a failed one its error."""
+
+    permission_classes = [action_permission(GET="change_projects")]
+
+    @extend_schema(responses={200: ImportJobSerializer,
+                              404: OpenApiResponse(description="no such import job here")})
+    def get(self, request, slug: str, job_id: int):
+        job = get_object_or_404(Job.objects.select_related("project"), pk=job_id,
+                                kind=Job.Kind.IMPORT, project__slug=slug)
+        return Response(_job(job))
 
 
 class ProjectExport(APIView):
@@ -242,5 +317,7 @@ urlpatterns = [
          name="api-import-preview"),
     path("projects/<slug:slug>/imports/commit/", ImportCommit.as_view(),
          name="api-import-commit"),
+    path("projects/<slug:slug>/imports/jobs/<int:job_id>/", ImportJobDetail.as_view(),
+         name="api-import-job"),
     path("projects/<slug:slug>/export/", ProjectExport.as_view(), name="api-project-export"),
 ]

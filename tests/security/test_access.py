@@ -360,6 +360,12 @@ TABLE: dict[str, list[Row]] = {
     "api/projects/<slug:slug>/imports/commit/": [
         Row("POST", "/api/projects/{slug}/imports/commit/", DRF_NO, DRF_NO, 400, data={},
             json=True, reviewer=NO)],
+    # An import job (tests/console/test_upload_import_job.py follows real ones): none here.
+    "api/projects/<slug:slug>/imports/jobs/<int:job_id>/": [
+        Row("GET", "/api/projects/{slug}/imports/jobs/999999/", DRF_NO, DRF_NO, 404,
+            reviewer=NO),
+        Row("POST", "/api/projects/{slug}/imports/jobs/999999/", DRF_NO, DRF_NO, 405, data={},
+            json=True, reviewer=NO)],
     "api/projects/<slug:slug>/export/": [
         Row("GET", "/api/projects/{slug}/export/?export_format=jsonl", DRF_NO, DRF_NO, 200),
         Row("GET", "/api/projects/{slug}/export/?export_format=nope", DRF_NO, DRF_NO, 400)],
