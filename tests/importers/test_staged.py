@@ -1,0 +1,115 @@
+"""The staged import (WebSplit: ``Plan``): every line is checked first keeping only keys,
+then the lines are written a chunk at a time inside the one transaction. The chunks are
+really written one after the other, a failure in a later chunk leaves nothing, a bad last
+line names file, line and field with nothing written, clusters (item groups) span chunks,
+and the outcome is the one the whole-file bundle gives."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from annotation.importers import websplit
+from annotation.importers.base import ImportInputError, SourceFile
+from annotation.models import Annotation, ComplexSentence, Fact, Item
+from annotation.services import imports
+from annotation.services.imports import import_files
+
+from .conftest import row_counts
+
+pytestmark = pytest.mark.django_db
+
+
+def write(path, n, *, bad_last: bool = False):
+    """``n`` sentences; sentence i shares a triple with sentence i + 5 (a cluster across
+    chunks of 4), and each has one reference."""
+    with path.open("w") as handle:
+        for i in range(n):
+            triples = [[f"Thing_{i % 5}", "type", "Example"], [f"Thing_{i}", "id", str(i)]]
+            record = {"id": f"s{i}", "complex": f"Sentence {i}.", "triples": triples,
+                      "simple_references": [[f"Thing {i} is one.", f"Its id is {i}."]]}
+            if bad_last and i == n - 1:
+                record["triples"] = [["only", "two"]]
+            handle.write(json.dumps(record) + "\n")
+    return path
+
+
+def test_the_lines_are_written_a_chunk_at_a_time(tmp_path, monkeypatch):
+    monkeypatch.setattr(imports, "STAGED_CHUNK", 4)
+    seen: list[int] = []
+    links = imports._StagedWriter._links
+
+    def counting(self, chunk, *args):
+        seen.append(ComplexSentence.objects.count())  # inside the import's transaction
+        return links(self, chunk, *args)
+
+    monkeypatch.setattr(imports._StagedWriter, "_links", counting)
+    path = write(tmp_path / "ws_train.jsonl", 10)
+    result = import_files(fmt="websplit", paths=[path], project_slug="staged")
+    assert seen == [4, 8, 10]
+    assert result.rows == 10 and result.created["Item"] == 10
+    assert result.created["Annotation"] == 10 and result.created["Fact"] == 15
+    # Sentences 0, 5 (chunks 1 and 2) share Thing_0: one group across the chunks.
+    groups = dict(Item.objects.values_list("external_id", "group_key"))
+    assert groups["s0"] == groups["s5"] == "facts:s0"
+    assert groups["s4"] == groups["s9"] == "facts:s4" and groups["s1"] != groups["s0"]
+
+
+def test_a_failure_in_a_later_chunk_leaves_nothing(tmp_path, monkeypatch):
+    monkeypatch.setattr(imports, "STAGED_CHUNK", 4)
+    before = row_counts()
+    items = imports._StagedWriter._items
+    calls = []
+
+    def failing_third(self, *args):
+        calls.append(1)
+        if len(calls) == 3:
+            raise ImportInputError("websplit", "ws_train.jsonl", "stop", line=9)
+        return items(self, *args)
+
+    monkeypatch.setattr(imports._StagedWriter, "_items", failing_third)
+    path = write(tmp_path / "ws_train.jsonl", 10)
+    with pytest.raises(ImportInputError):
+        import_files(fmt="websplit", paths=[path], project_slug="staged")
+    assert len(calls) == 3 and row_counts() == before
+
+
+def test_a_bad_last_line_is_named_before_anything_is_written(tmp_path, monkeypatch):
+    monkeypatch.setattr(imports, "STAGED_CHUNK", 4)
+    before = row_counts()
+    path = write(tmp_path / "ws_train.jsonl", 10, bad_last=True)
+    with pytest.raises(ImportInputError) as error:
+        import_files(fmt="websplit", paths=[path], project_slug="staged")
+    assert str(error.value).startswith("websplit ws_train.jsonl line 10: ")
+    assert 'field "triples" entry 0' in str(error.value)
+    assert row_counts() == before
+
+
+def test_an_id_twice_in_different_chunks_is_refused(tmp_path, monkeypatch):
+    monkeypatch.setattr(imports, "STAGED_CHUNK", 4)
+    path = write(tmp_path / "ws_train.jsonl", 8)
+    with path.open("a") as handle:
+        handle.write(json.dumps({"id": "s1", "complex": "Again.", "triples": [["a", "b", "c"]]})
+                     + "\n")
+    with pytest.raises(ImportInputError, match="line 9: id 's1' appears twice"):
+        import_files(fmt="websplit", paths=[path], project_slug="staged")
+    assert not ComplexSentence.objects.exists()
+
+
+def test_chunks_give_what_the_whole_bundle_gives(tmp_path, monkeypatch):
+    path = write(tmp_path / "ws_train.jsonl", 13)
+    bundle = websplit.parse([SourceFile.read("websplit", path)], split=None,
+                            kind="split_rephrase", quiet=True)
+    monkeypatch.setattr(imports, "STAGED_CHUNK", 4)
+    import_files(fmt="websplit", paths=[path], project_slug="staged")
+    assert dict(Item.objects.values_list("external_id", "group_key")) == {
+        key: record.group_key for key, record in bundle.items.items()}
+    assert set(Fact.objects.values_list("subject", "property", "object")) == set(bundle.facts)
+    assert Annotation.objects.count() == len(bundle.annotations) == 13
+    # A second import of an overlapping file adds only what is new, across chunks.
+    more = write(tmp_path / "more_train.jsonl", 17)
+    again = import_files(fmt="websplit", paths=[more], project_slug="staged")
+    assert again.created == {"ComplexSentence": 4, "ComplexSentence.facts": 8, "Fact": 4,
+                             "Item": 4, "Worker": 4, "Annotation": 4}
+    assert ComplexSentence.facts.through.objects.count() == 2 * 17
