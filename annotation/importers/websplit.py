@@ -18,6 +18,9 @@ all imports. Each reference becomes an imported annotation by its own pseudonymo
 
 from __future__ import annotations
 
+import codecs
+import hashlib
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -25,6 +28,7 @@ from .base import (
     GOLD_FIELD,
     AnnotationRecord,
     Bundle,
+    ImportInputError,
     ItemRecord,
     SourceFile,
     Where,
@@ -73,6 +77,7 @@ class _Line:
     references: list[list[str]]
     where: Where
     gold_answer: object
+    split: str = ""
 
 
 def _lines(files: list[SourceFile], split: str | None,
@@ -133,22 +138,59 @@ class Plan:
         their fact links, their items and their references (annotations)."""
         bundle = Bundle(kind=KIND)
         count = 0
-        for _, file_split, line in _lines(self.files, self.split, quiet=True):
-            sentence_id = line.sentence_id
+        for line in self._lines_again():
+            sentence_id, file_split = line.sentence_id, line.split
             bundle.complex_sentences[sentence_id] = {"text": line.text}
             for fact in line.triples:
                 bundle.complex_facts[(sentence_id, fact)] = None
             bundle.items[sentence_id] = ItemRecord(
                 split=file_split, group_key=fit_key("facts:" + self.clusters.find(sentence_id)),
                 position=0, source=("complex", sentence_id),
-                gold_answer=self.gold.get(sentence_id))
-            _references(bundle, line)
+                gold_answer=line.gold_answer)
+            if line.references:
+                _references(bundle, line)
             count += 1
             if count == size:
                 yield bundle
                 bundle, count = Bundle(kind=KIND), 0
         if count:
             yield bundle
+
+
+    def _lines_again(self) -> Iterator[_Line]:
+        """The lines ``scan`` checked, read again without checking them again: the bytes
+        are hashed as they are read and must be the ones checked (the file's sha256),
+        else ImportInputError — the import's transaction then keeps nothing."""
+        for file in self.files:
+            file_split = self.file_splits[file.name]
+            digest = hashlib.sha256()
+            with file.path.open("rb") as handle:
+                try:
+                    for number, raw in enumerate(handle, start=1):
+                        digest.update(raw)
+                        if number == 1 and raw.startswith(codecs.BOM_UTF8):
+                            raw = raw[len(codecs.BOM_UTF8):]
+                        if raw.isspace() or not raw:
+                            continue
+                        record = json.loads(raw)
+                        triples = []
+                        for subject, prop, obj in record["triples"]:
+                            if (subject, prop, obj) not in triples:
+                                triples.append((subject, prop, obj))
+                        sentence_id = str(record["id"])
+                        yield _Line(sentence_id, record["id"], record["complex"], triples,
+                                    record.get("simple_references") or [],
+                                    Where(file.name, line=number), self.gold.get(sentence_id),
+                                    file_split)
+                except (ValueError, KeyError, TypeError):
+                    raise _changed(file) from None
+            if digest.hexdigest() != file.sha256:
+                raise _changed(file)
+
+
+def _changed(file: SourceFile) -> ImportInputError:
+    return ImportInputError(FORMAT, file.name, "the file changed while it was being "
+                                               "imported; import it again")
 
 
 def plan(files: list[SourceFile], *, split: str | None, kind: str, quiet: bool) -> Plan:

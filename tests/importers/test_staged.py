@@ -9,10 +9,11 @@ from __future__ import annotations
 import json
 
 import pytest
+from django.db import connection
 
 from annotation.importers import websplit
 from annotation.importers.base import ImportInputError, SourceFile
-from annotation.models import Annotation, ComplexSentence, Fact, Item
+from annotation.models import Annotation, ComplexSentence, Fact, Item, Project, ProjectCount
 from annotation.services import imports
 from annotation.services.imports import import_files
 
@@ -113,3 +114,56 @@ def test_chunks_give_what_the_whole_bundle_gives(tmp_path, monkeypatch):
     assert again.created == {"ComplexSentence": 4, "ComplexSentence.facts": 8, "Fact": 4,
                              "Item": 4, "Worker": 4, "Annotation": 4}
     assert ComplexSentence.facts.through.objects.count() == 2 * 17
+
+
+@pytest.mark.parametrize("change", ["same length", "broken"])
+def test_a_file_changed_between_check_and_write_leaves_nothing(tmp_path, monkeypatch, change):
+    monkeypatch.setattr(imports, "STAGED_CHUNK", 4)
+    path = write(tmp_path / "ws_train.jsonl", 10)
+    scan = websplit.Plan.scan
+    before = row_counts()
+
+    def scan_then_change(self):
+        scan(self)
+        text = path.read_text()
+        path.write_text(text.replace("Sentence 9.", "Sentence X.") if change == "same length"
+                        else text.replace('"triples"', '"tripels"'))
+
+    monkeypatch.setattr(websplit.Plan, "scan", scan_then_change)
+    with pytest.raises(ImportInputError, match=r"ws_train\.jsonl: the file changed while"):
+        import_files(fmt="websplit", paths=[path], project_slug="staged")
+    assert row_counts() == before
+
+
+def item_counts(slug: str) -> int:
+    return sum(ProjectCount.objects.filter(project__slug=slug)
+               .values_list("items", flat=True))
+
+
+def test_the_item_counts_stay_true_around_a_bulk_import(tmp_path, monkeypatch):
+    """On SQLite items are bulk inserted with the count trigger set aside and the count
+    raised once: the counts are what the rows are, and the trigger is back after an import
+    and after a failed one."""
+    monkeypatch.setattr(imports, "STAGED_CHUNK", 4)
+    import_files(fmt="websplit", paths=[write(tmp_path / "a_train.jsonl", 10)],
+                 project_slug="staged")
+    assert item_counts("staged") == Item.objects.count() == 10
+    project = Project.objects.get(slug="staged")
+    Item.objects.create(project=project, external_id="by-hand", split="train",
+                        complex_sentence=ComplexSentence.objects.create(
+                            project=project, external_id="by-hand", text="By hand."))
+    assert item_counts("staged") == 11  # the trigger counts again
+    before = row_counts()
+    with pytest.raises(ImportInputError):
+        import_files(fmt="websplit", paths=[write(tmp_path / "b_train.jsonl", 12,
+                                                  bad_last=True)], project_slug="staged")
+    assert row_counts() == before
+    Item.objects.create(project=project, external_id="by-hand-2", split="train",
+                        complex_sentence=ComplexSentence.objects.create(
+                            project=project, external_id="by-hand-2", text="By hand."))
+    assert item_counts("staged") == Item.objects.count() == 12
+    if connection.vendor == "sqlite":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT count(*) FROM sqlite_master WHERE name = %s",
+                           [imports.SQLITE_ITEM_COUNT_TRIGGER])
+            assert cursor.fetchone()[0] == 1
