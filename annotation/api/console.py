@@ -207,7 +207,7 @@ class ImportJobSerializer(serializers.Serializer):
     url = serializers.CharField(help_text="GET it for the state, progress and result")
     state = serializers.ChoiceField(choices=Job.State.choices)
     done = serializers.IntegerField(help_text="how far the step in message has come (bytes "
-                                              "read, then writing steps)")
+                                              "read, then writing steps or rows written)")
     total = serializers.IntegerField(allow_null=True, help_text="the step's end, or null")
     message = serializers.CharField(allow_blank=True, help_text="the step, e.g. 'reading …'")
     finished = serializers.BooleanField()

@@ -1,5 +1,7 @@
-"""Import source files into a project: parse everything first, then write it in one
-transaction with bulk inserts.
+"""Import source files into a project: check everything first, then write it in one
+transaction with bulk inserts — the whole parsed bundle at once, or, for an importer with a
+``plan`` (WebSplit), a chunk of lines at a time after a first reading that kept only keys
+(:class:`_StagedWriter`).
 
 Contract of :func:`import_files`:
 - all-or-nothing: any bad input raises :class:`ImportInputError` before or during the
