@@ -167,3 +167,17 @@ def test_the_item_counts_stay_true_around_a_bulk_import(tmp_path, monkeypatch):
             cursor.execute("SELECT count(*) FROM sqlite_master WHERE name = %s",
                            [imports.SQLITE_ITEM_COUNT_TRIGGER])
             assert cursor.fetchone()[0] == 1
+
+
+def test_progress_tells_the_bytes_checked_then_the_rows_written(tmp_path, monkeypatch):
+    monkeypatch.setattr(imports, "STAGED_CHUNK", 4)
+    path = write(tmp_path / "ws_train.jsonl", 10)
+    reports: list[tuple[int, int | None, str]] = []
+    import_files(fmt="websplit", paths=[path], project_slug="staged",
+                 progress=lambda done, total, message: reports.append((done, total, message)))
+    reading = [report for report in reports if report[2] == "reading ws_train.jsonl"]
+    writing = [report for report in reports if report[2] in ("writing rows", "written")]
+    assert reading[-1] == (path.stat().st_size, path.stat().st_size, "reading ws_train.jsonl")
+    assert reports.index(reading[-1]) < reports.index(writing[0])  # checked, then written
+    assert writing == [(0, 10, "writing rows"), (4, 10, "writing rows"), (8, 10, "writing rows"),
+                       (10, 10, "writing rows"), (10, 10, "written")]
