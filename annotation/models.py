@@ -915,7 +915,8 @@ class WorkerProjectBlock(models.Model):
 
 class Invite(models.Model):
     """A single-use link that lets one person make their own account with ``role`` (and
-    access to ``projects``) once, before ``expires_at`` (``services/invites.py``). Only the
+    access to ``projects``) once, before ``expires_at`` and unless revoked
+    (``services/invites.py``). Only the
     SHA-256 of the link's token is stored: the link cannot be rebuilt from the database."""
 
     token_sha256 = models.CharField(max_length=64, unique=True)
@@ -928,6 +929,11 @@ class Invite(models.Model):
     used_at = models.DateTimeField(null=True, blank=True)
     used_by = models.OneToOneField(settings.AUTH_USER_MODEL, null=True, blank=True,
                                    on_delete=models.SET_NULL, related_name="invite")
+    # Withdrawn by the team before anyone used it (``invite_revoke``): the link answers as a
+    # used one does (410), saying it was withdrawn.
+    revoked_at = models.DateTimeField(null=True, blank=True)
+    revoked_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
+                                   on_delete=models.SET_NULL, related_name="+")
 
     def __str__(self) -> str:
         return f"invite {self.pk} ({self.role})"

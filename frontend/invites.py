@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from django import forms
 from django.contrib.auth import login
-from django.contrib.auth.validators import UnicodeUsernameValidator
 from django.core.exceptions import ValidationError
 from django.shortcuts import redirect, render
 from django.urls import path
@@ -17,8 +16,9 @@ from annotation.services.invites import InviteRefused, invite_accept, invite_che
 
 
 class AcceptForm(forms.Form):
-    username = forms.CharField(max_length=150, validators=[UnicodeUsernameValidator()],
-                               help_text="letters, digits and @ . + - _ only")
+    # The characters allowed are checked by ``accounts.account_create`` (one rule for the
+    # team page, the invite link and every other way in).
+    username = forms.CharField(max_length=150, help_text="letters, digits and @ . + - _ only")
     password = forms.CharField(widget=forms.PasswordInput, strip=False)
     password_again = forms.CharField(widget=forms.PasswordInput, strip=False,
                                      label="Password again")

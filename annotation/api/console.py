@@ -1,5 +1,12 @@
 """The console's operations for scripts (``/api/``, in ``/api/schema/``): a project's splits
 (preview, freeze, list), the upload import (preview, then commit) and the export.
+
+As on the console's import page, the preview runs in the request, and so does the commit of an
+upload smaller than ``UNPACK_UPLOAD_JOB_MIN_BYTES`` (200 with the result); a bigger one is
+committed by the console's import job (``services.staff_jobs``, kind ``import``): 202 with the
+job (``api/jobs.py``: its URL answers its state, progress and, once done, the result, or the
+importer's error naming the file, line and field). Committing the same upload again while its
+job runs answers that job, starting nothing.
 Projects themselves are created and changed through ``/api/projects/`` (``api/projects.py``).
 
 The same services as the console's pages: ``split_preview``, ``annotation.services.uploads``
@@ -26,7 +33,14 @@ from ..importers.base import ImportInputError
 from ..models import Job, Project, SplitManifest
 from ..request_guard import streams_upload
 from ..services.splits import RULES, split_preview
-from ..services.uploads import UploadError, upload_commit, upload_get, upload_preview, upload_stage
+from ..services.uploads import (
+    UploadError,
+    upload_commit,
+    upload_get,
+    upload_preview,
+    upload_runs_as_job,
+    upload_stage,
+)
 from ..upload_limits import too_large, upload_handlers
 from .jobs import JobSerializer, start_job_response
 from .permissions import action_permission
@@ -191,13 +205,17 @@ class ImportPreview(_Upload):
 
 
 class ImportCommit(APIView):
-    """Import a previewed upload (all-or-nothing) and forget its files."""
+    """Import a previewed upload (all-or-nothing) and forget its files: in the request (200,
+    the result) below ``UNPACK_UPLOAD_JOB_MIN_BYTES``, else as the console's import job (202,
+    the job as ``api/jobs.py`` answers it, its URL also in ``Location``)."""
 
     permission_classes = [action_permission(POST="change_projects")]
 
     @extend_schema(request=ImportCommitRequest,
                    responses={200: ImportResultSerializer,
-                              400: OpenApiResponse(description="bad input or unknown upload")})
+                              202: OpenApiResponse(JobSerializer, description="the import job"),
+                              400: OpenApiResponse(description="bad input or unknown upload"),
+                              503: OpenApiResponse(description="the job queue is down")})
     def post(self, request, slug: str):
         project = get_object_or_404(Project, slug=slug)
         body = ImportCommitRequest(data=request.data)
@@ -205,6 +223,9 @@ class ImportCommit(APIView):
         try:
             staged = upload_get(token=body.validated_data["upload"], user_id=request.user.pk,
                                 project=project)
+            if upload_runs_as_job(staged):
+                return start_job_response(request, kind=Job.Kind.IMPORT, project=project,
+                                          params={"upload": staged.token})
             result = upload_commit(staged=staged)
         except (UploadError, ImportInputError) as error:
             return Response({"detail": str(error)}, status=status.HTTP_400_BAD_REQUEST)

@@ -5,7 +5,10 @@ checks every row and returns plain records keyed by natural keys (external ids, 
 filler positions). It never touches the database; ``annotation.services.imports`` writes the
 bundle in one transaction. Parsing everything first means a bad row at the end of a file is
 reported before a single row is written. Files are read as streams, line by line (only the
-one-JSON-document formats are read whole); what stays in memory is the parsed records.
+one-JSON-document formats are read whole); what stays in memory is the parsed records — except
+for an importer that also offers ``plan(files, *, split, kind, quiet)`` (WebSplit): its plan's
+``scan()`` checks every line keeping only keys and its ``chunks(size)`` yields small bundles,
+written one after the other in the one transaction.
 """
 
 from __future__ import annotations

@@ -18,10 +18,17 @@ all imports. Each reference becomes an imported annotation by its own pseudonymo
 
 from __future__ import annotations
 
+import codecs
+import hashlib
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+
 from .base import (
     GOLD_FIELD,
     AnnotationRecord,
     Bundle,
+    ImportInputError,
     ItemRecord,
     SourceFile,
     Where,
@@ -59,48 +66,156 @@ class _Clusters:
             self.parent[max(a, b)] = min(a, b)
 
 
-def parse(files: list[SourceFile], *, split: str | None, kind: str, quiet: bool) -> Bundle:
-    bundle = Bundle(kind=KIND)
-    clusters = _Clusters()
-    first_sentence_of_fact: dict[tuple[str, str, str], str] = {}
-    pending: list[tuple[str, str, Where, object]] = []
+@dataclass
+class _Line:
+    """One line checked: the sentence, its facts and references, where it was read."""
+
+    sentence_id: str
+    raw_id: str | int
+    text: str
+    triples: list[tuple[str, str, str]]
+    references: list[list[str]]
+    where: Where
+    gold_answer: object
+    split: str = ""
+
+
+def _lines(files: list[SourceFile], split: str | None,
+           quiet: bool) -> Iterator[tuple[SourceFile, str, _Line]]:
+    """(file, its split, checked line) for every line of every file, read as a stream."""
     for file in files:
         file_split = resolve_split(FORMAT, file, split, "train")
-        rows = 0
         for number, record in progress(read_jsonl(FORMAT, file), total=None, desc=file.name,
                                        quiet=quiet):
-            rows += 1
-            where = Where(file.name, line=number)
-            sentence_id = _parse_sentence(bundle, where, record)
-            clusters.find(sentence_id)
-            for triple in bundle.complex_sentences[sentence_id]["triples"]:
+            yield file, file_split, _checked(Where(file.name, line=number), record)
+
+
+class Plan:
+    """The staged (streamed) import of WebSplit files, for ``annotation.services.imports``:
+    ``scan()`` reads every line once and checks it, keeping only small keys — each sentence
+    id's triple cluster (its item's group), the ids seen (an id twice is refused), the facts
+    (deduplicated: WebSplit reuses a few thousand triples), the gold answers, rows and split
+    per file — then ``chunks(size)`` reads the files again and yields the records to write,
+    ``size`` lines at a time, as small :class:`Bundle` objects. Nothing of a line's text stays
+    in memory after its chunk is written, so memory does not grow with the file's text.
+    """
+
+    def __init__(self, files: list[SourceFile], *, split: str | None, quiet: bool):
+        self.files, self.split, self.quiet = files, split, quiet
+        self.clusters = _Clusters()
+        self.facts: dict[tuple[str, str, str], None] = {}
+        self.gold: dict[str, object] = {}
+        self.rows: dict[str, int] = {}
+        self.file_splits: dict[str, str] = {}
+
+    def scan(self) -> None:
+        """Check every line (ImportInputError naming file, line, field at the first bad one)
+        and keep the keys; nothing is written."""
+        first_sentence_of_fact: dict[tuple[str, str, str], str] = {}
+        parent = self.clusters.parent
+        for file in self.files:
+            self.rows[file.name] = 0
+        for file, file_split, line in _lines(self.files, self.split, self.quiet):
+            self.rows[file.name] += 1
+            self.file_splits[file.name] = file_split
+            sentence_id = line.sentence_id
+            if sentence_id in parent:
+                raise fail(FORMAT, line.where, f"id {sentence_id!r} appears twice")
+            parent[sentence_id] = sentence_id
+            for triple in line.triples:
+                self.facts[triple] = None
                 other = first_sentence_of_fact.setdefault(triple, sentence_id)
-                clusters.join(sentence_id, other)
-            pending.append((sentence_id, file_split, where,
-                            gold_answer_in(FORMAT, where, KIND, record.get(GOLD_FIELD))))
-        bundle.rows[file.name] = rows
-        bundle.file_splits[file.name] = file_split
-    for sentence_id, file_split, where, gold_answer in pending:
-        bundle.add_item(sentence_id,
-                        ItemRecord(split=file_split,
-                                   group_key=fit_key("facts:" + clusters.find(sentence_id)),
-                                   position=0, source=("complex", sentence_id),
-                                   gold_answer=gold_answer),
-                        FORMAT, where)
-    for sentence in bundle.complex_sentences.values():
-        del sentence["triples"]
+                if other is not sentence_id:
+                    self.clusters.join(sentence_id, other)
+            if line.gold_answer is not None:
+                self.gold[sentence_id] = line.gold_answer
+        for file in self.files:
+            self.file_splits.setdefault(file.name, resolve_split(FORMAT, file, self.split,
+                                                                 "train"))
+
+    def chunks(self, size: int) -> Iterator[Bundle]:
+        """The files read again, ``size`` lines at a time, as bundles of complex sentences,
+        their fact links, their items and their references (annotations)."""
+        bundle = Bundle(kind=KIND)
+        count = 0
+        for line in self._lines_again():
+            sentence_id, file_split = line.sentence_id, line.split
+            bundle.complex_sentences[sentence_id] = {"text": line.text}
+            for fact in line.triples:
+                bundle.complex_facts[(sentence_id, fact)] = None
+            bundle.items[sentence_id] = ItemRecord(
+                split=file_split, group_key=fit_key("facts:" + self.clusters.find(sentence_id)),
+                position=0, source=("complex", sentence_id),
+                gold_answer=line.gold_answer)
+            if line.references:
+                _references(bundle, line)
+            count += 1
+            if count == size:
+                yield bundle
+                bundle, count = Bundle(kind=KIND), 0
+        if count:
+            yield bundle
+
+
+    def _lines_again(self) -> Iterator[_Line]:
+        """The lines ``scan`` checked, read again without checking them again: the bytes
+        are hashed as they are read and must be the ones checked (the file's sha256),
+        else ImportInputError — the import's transaction then keeps nothing."""
+        for file in self.files:
+            file_split = self.file_splits[file.name]
+            digest = hashlib.sha256()
+            with file.path.open("rb") as handle:
+                try:
+                    for number, raw in enumerate(handle, start=1):
+                        digest.update(raw)
+                        if number == 1 and raw.startswith(codecs.BOM_UTF8):
+                            raw = raw[len(codecs.BOM_UTF8):]
+                        if raw.isspace() or not raw:
+                            continue
+                        record = json.loads(raw)
+                        triples = []
+                        for subject, prop, obj in record["triples"]:
+                            if (subject, prop, obj) not in triples:
+                                triples.append((subject, prop, obj))
+                        sentence_id = str(record["id"])
+                        yield _Line(sentence_id, record["id"], record["complex"], triples,
+                                    record.get("simple_references") or [],
+                                    Where(file.name, line=number), self.gold.get(sentence_id),
+                                    file_split)
+                except (ValueError, KeyError, TypeError):
+                    raise _changed(file) from None
+            if digest.hexdigest() != file.sha256:
+                raise _changed(file)
+
+
+def _changed(file: SourceFile) -> ImportInputError:
+    return ImportInputError(FORMAT, file.name, "the file changed while it was being "
+                                               "imported; import it again")
+
+
+def plan(files: list[SourceFile], *, split: str | None, kind: str, quiet: bool) -> Plan:
+    return Plan(files, split=split, quiet=quiet)
+
+
+def parse(files: list[SourceFile], *, split: str | None, kind: str, quiet: bool) -> Bundle:
+    """The whole files as one bundle (the same checks as :class:`Plan`, held in memory)."""
+    staged = Plan(files, split=split, quiet=quiet)
+    staged.scan()
+    bundle = Bundle(kind=KIND)
+    for chunk in staged.chunks(size=2**62):
+        bundle = chunk
+    bundle.facts = staged.facts
+    bundle.rows, bundle.file_splits = staged.rows, staged.file_splits
     return bundle
 
 
-def _parse_sentence(bundle: Bundle, where: Where, record: dict) -> str:
+def _checked(where: Where, record: dict) -> _Line:
     raw_id = get_field(FORMAT, where, record, "id", (str, int))
     sentence_id = str(raw_id)
     if not sentence_id.strip():
         raise fail(FORMAT, where, 'field "id" is empty')
     if len(sentence_id) > 200:
         raise fail(FORMAT, where, 'field "id" is longer than 200 characters')
-    if sentence_id in bundle.complex_sentences:
-        raise fail(FORMAT, where, f"id {sentence_id!r} appears twice")
     text = get_field(FORMAT, where, record, "complex", str)
     if not text.strip():
         raise fail(FORMAT, where, 'field "complex" is empty')
@@ -120,9 +235,6 @@ def _parse_sentence(bundle: Bundle, where: Where, record: dict) -> str:
         fact = (triple[0], triple[1], triple[2])
         if fact not in triples:
             triples.append(fact)
-        bundle.facts[fact] = None
-        bundle.complex_facts[(sentence_id, fact)] = None
-    bundle.complex_sentences[sentence_id] = {"text": text, "triples": triples}
     references = get_field(FORMAT, where, record, "simple_references", list, required=False,
                            default=[])
     for index, reference in enumerate(references):
@@ -130,11 +242,17 @@ def _parse_sentence(bundle: Bundle, where: Where, record: dict) -> str:
                 or not all(isinstance(s, str) and s.strip() for s in reference)):
             raise fail(FORMAT, where, f'field "simple_references" entry {index} must be a '
                                       "list of at least two non-empty sentences")
+    gold_answer = gold_answer_in(FORMAT, where, KIND, record.get(GOLD_FIELD))
+    return _Line(sentence_id, raw_id, text, triples, references, where, gold_answer)
+
+
+def _references(bundle: Bundle, line: _Line) -> None:
+    for index, reference in enumerate(line.references):
         bundle.annotations.append(AnnotationRecord(
-            worker=("import", stable_id(sentence_id, str(index), prefix="websplit-")),
-            item_key=sentence_id, source="import",
+            worker=("import", stable_id(line.sentence_id, str(index), prefix="websplit-")),
+            item_key=line.sentence_id, source="import",
             fields={"payload": {"simple_sentences": reference}, "text": " ".join(reference),
-                    "provenance": {**where.provenance(), "id": raw_id, "reference": index}},
-            where=where,
+                    "provenance": {**line.where.provenance(), "id": line.raw_id,
+                                   "reference": index}},
+            where=line.where,
         ))
-    return sentence_id

@@ -11,6 +11,7 @@ from __future__ import annotations
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.contrib.auth.password_validation import validate_password
+from django.contrib.auth.validators import UnicodeUsernameValidator
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
@@ -38,15 +39,31 @@ def account_role_set(*, user, role: str):
     return user
 
 
+def _username_allowed(username: str) -> bool:
+    try:
+        UnicodeUsernameValidator()(username)
+    except ValidationError:
+        return False
+    return True
+
+
 @transaction.atomic
 def account_create(*, username: str, password: str, role: str):
-    """A new account with ``role``; ValidationError (by field) for a username in use, a weak
-    password (Django's password validators) or an unknown role; nothing is written then."""
+    """A new account with ``role``; ValidationError (by field) for a username that is empty,
+    too long or has characters the auth User model refuses (its own ``UnicodeUsernameValidator``:
+    letters, digits and @ . + - _), a username in use, a weak password (Django's password
+    validators) or an unknown role; nothing is written then."""
     user_model = get_user_model()
     errors: dict[str, list[str]] = {}
     username = (username or "").strip()
+    max_length = user_model._meta.get_field(user_model.USERNAME_FIELD).max_length
     if not username:
         errors["username"] = ["username: must not be empty"]
+    elif len(username) > max_length:
+        errors["username"] = [f"username: at most {max_length} characters"]
+    elif not _username_allowed(username):
+        errors["username"] = [f"username: {username!r} has a character other than letters, "
+                              "digits and @ . + - _"]
     elif user_model.objects.filter(username__iexact=username).exists():
         errors["username"] = [f"username: {username!r} is taken"]
     try:

@@ -1,5 +1,7 @@
-"""Import source files into a project: parse everything first, then write it in one
-transaction with bulk inserts.
+"""Import source files into a project: check everything first, then write it in one
+transaction with bulk inserts — the whole parsed bundle at once, or, for an importer with a
+``plan`` (WebSplit), a chunk of lines at a time after a first reading that kept only keys
+(:class:`_StagedWriter`).
 
 Contract of :func:`import_files`:
 - all-or-nothing: any bad input raises :class:`ImportInputError` before or during the
@@ -24,6 +26,8 @@ from pathlib import Path
 
 from django.core.exceptions import ValidationError
 from django.db import connection, models, transaction
+from django.db.models import Max
+from django.db.transaction import TransactionManagementError
 from django.utils import timezone
 
 from ..importers import FORMATS
@@ -49,6 +53,8 @@ from .splits import describe_cross_split_contexts, sluice_cross_split_contexts
 from .statistics import planner_statistics_refresh
 
 BATCH_SIZE = 2000
+#: Lines a staged import (an importer with ``plan``) writes at a time.
+STAGED_CHUNK = 5000
 # Chunk for ``__in`` lookups: below SQLite's default limit on bound parameters.
 LOOKUP_CHUNK = 900
 
@@ -121,7 +127,16 @@ def import_files(*, fmt: str, paths: Sequence[str | Path], project_slug: str,
         ).values_list("sha256", flat=True))
     if all(file.sha256 in done for file in files):
         return ImportResult(project=project, files_skipped=[file.name for file in files])
-    bundle = importer.parse(files, split=split, kind=kind, quiet=quiet)
+    staged = bundle = None
+    if hasattr(importer, "plan"):
+        # A staged import: every line checked first keeping only keys, then written
+        # STAGED_CHUNK lines at a time (memory flat in the file's text).
+        staged = importer.plan(files, split=split, kind=kind, quiet=quiet)
+        staged.scan()
+        rows, file_splits = staged.rows, staged.file_splits
+    else:
+        bundle = importer.parse(files, split=split, kind=kind, quiet=quiet)
+        rows, file_splits = bundle.rows, bundle.file_splits
     with transaction.atomic():
         try:
             project, created = project_get_or_create(slug=project_slug, kind=kind, name=name)
@@ -132,19 +147,23 @@ def import_files(*, fmt: str, paths: Sequence[str | Path], project_slug: str,
         result = ImportResult(project=project, project_created=created, dry_run=dry_run)
         if dry_run:
             result.existing_items_per_split = _items_per_split(project)
-        _BundleWriter(project, bundle, fmt, result,
-                      file_label=", ".join(file.name for file in files),
-                      progress=progress).write()
+        file_label = ", ".join(file.name for file in files)
+        if staged is not None:
+            _StagedWriter(project, staged, fmt, result, file_label=file_label,
+                          progress=progress).write()
+        else:
+            _BundleWriter(project, bundle, fmt, result, file_label=file_label,
+                          progress=progress).write()
         new_files = [file for file in files if file.sha256 not in done]
         ImportRecord.objects.bulk_create([
             ImportRecord(project=project, format=fmt, path=str(file.path)[:500],
-                         sha256=file.sha256, split=bundle.file_splits.get(file.name, ""),
-                         rows=bundle.rows.get(file.name, 0))
+                         sha256=file.sha256, split=file_splits.get(file.name, ""),
+                         rows=rows.get(file.name, 0))
             for file in new_files
         ], ignore_conflicts=True)
         result.files_imported = [file.name for file in new_files]
         result.files_skipped = [file.name for file in files if file.sha256 in done]
-        result.rows = sum(bundle.rows.values())
+        result.rows = sum(rows.values())
         leaks = sluice_cross_split_contexts(project)
         if leaks:
             result.warnings.append(describe_cross_split_contexts(leaks))
@@ -266,6 +285,40 @@ class _RowInserter:
 _MISSING = object()
 
 
+#: The row trigger of migration 0023 counting a project's items on SQLite (one upsert of
+#: ``annotation_projectcount`` per row inserted: three quarters of an item's insert).
+SQLITE_ITEM_COUNT_TRIGGER = "unpack_count_item_insert"
+
+
+def _sqlite_items_insert(inserter: _RowInserter, rows: Iterable[dict], *,
+                         project_id: int) -> int:
+    """Insert ``rows`` (items of ``project_id`` only) on SQLite with the item-count row
+    trigger set aside: it is dropped, the rows inserted, the project's count raised once by
+    their number, and the trigger made again from its own stored SQL — all inside the
+    import's transaction, which holds SQLite's one write lock (no other writer can insert an
+    item meanwhile) and undoes the lot, trigger included, if anything fails."""
+    if not connection.in_atomic_block:
+        raise TransactionManagementError("items are bulk inserted inside the import's "
+                                         "transaction")
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = %s",
+                       [SQLITE_ITEM_COUNT_TRIGGER])
+        found = cursor.fetchone()
+        if found is None:  # not migrated that far: the rows as they are
+            return inserter.insert(rows)
+        cursor.execute(f"DROP TRIGGER {SQLITE_ITEM_COUNT_TRIGGER}")
+        try:
+            count = inserter.insert(rows)
+            if count:
+                cursor.execute(
+                    "INSERT INTO annotation_projectcount (project_id, shard, items, annotations)"
+                    " VALUES (%s, 0, %s, 0) ON CONFLICT (project_id, shard)"
+                    " DO UPDATE SET items = items + %s", [project_id, count, count])
+        finally:
+            cursor.execute(found[0])
+    return count
+
+
 class _BundleWriter:
     """Writes one parsed bundle; each step maps natural keys to database ids."""
 
@@ -314,7 +367,11 @@ class _BundleWriter:
 
     def _insert(self, model, rows: Iterable[dict], *, label: str | None = None,
                 ignore_conflicts: bool = False) -> int:
-        count = _RowInserter(model, ignore_conflicts=ignore_conflicts).insert(rows)
+        inserter = _RowInserter(model, ignore_conflicts=ignore_conflicts)
+        if model is Item and connection.vendor == "sqlite":
+            count = _sqlite_items_insert(inserter, rows, project_id=self.project.pk)
+        else:
+            count = inserter.insert(rows)
         if count:
             name = label or model.__name__
             self.result.created[name] = self.result.created.get(name, 0) + count
@@ -516,3 +573,130 @@ class _BundleWriter:
         with item_filled_marks_kept(row["item_id"] for row in new
                                     if row["state"] == Annotation.State.COUNTED):
             self._insert(Annotation, new)
+
+
+class _StagedWriter:
+    """Writes a staged import (an importer's ``plan``: checked keys first, then the lines
+    again in chunks) inside the import's one transaction, ``STAGED_CHUNK`` lines at a time:
+    the plan's facts once, then per chunk its complex sentences, their fact links, their
+    items and their references. What stays in memory is keys: the project's existing
+    sentence and item ids (what already exists) and the facts' ids; a chunk's new rows are
+    read back by id (``id`` above the last one seen: the project row is locked, so only this
+    import adds to the project meanwhile), one query per model per chunk. A bad line makes
+    ``scan`` fail before anything is written; any later failure rolls the transaction back.
+    """
+
+    def __init__(self, project: Project, plan, fmt: str, result: ImportResult, *,
+                 file_label: str, progress: ImportProgress | None = None):
+        self.project, self.plan, self.fmt, self.result = project, plan, fmt, result
+        self.file_label, self.progress = file_label, progress
+
+    def _writer(self, chunk: Bundle) -> _BundleWriter:
+        return _BundleWriter(self.project, chunk, self.fmt, self.result,
+                             file_label=self.file_label)
+
+    def write(self) -> None:
+        for file in self.plan.files:
+            file.on_read = None  # the second reading is the writing's progress
+        total = sum(self.plan.rows.values())
+        if self.progress is not None:
+            self.progress(0, total, "writing rows")
+        facts = self._facts()
+        sentences = dict(ComplexSentence.objects.filter(project=self.project)
+                         .values_list("external_id", "id"))
+        items = dict(Item.objects.filter(project=self.project)
+                     .values_list("external_id", "id"))
+        marks = {model: model.objects.aggregate(last=Max("id"))["last"] or 0
+                 for model in (ComplexSentence, Item)}
+        done = 0
+        for chunk in self.plan.chunks(STAGED_CHUNK):
+            new_sentences = self._new_rows(ComplexSentence, marks, (
+                {"project_id": self.project.pk, "external_id": key, **fields}
+                for key, fields in chunk.complex_sentences.items() if key not in sentences))
+            self._links(chunk, sentences, new_sentences, facts)
+            chunk_items = self._items(chunk, items, new_sentences, sentences, marks)
+            if chunk.annotations:
+                self._annotations(chunk, chunk_items, items)
+            done += len(chunk.complex_sentences)
+            if self.progress is not None:
+                self.progress(done, total, "writing rows")
+        if self.progress is not None:
+            self.progress(total, total, "written")
+
+    def _new_rows(self, model, marks: dict, rows: Iterable[dict]) -> dict[str, int]:
+        """Insert ``rows`` of ``model``; the external id → id of those inserted."""
+        if not self._writer(Bundle(kind=""))._insert(model, rows):
+            return {}
+        new = dict(model.objects.filter(project=self.project, id__gt=marks[model])
+                   .values_list("external_id", "id"))
+        marks[model] = max(new.values())
+        return new
+
+    def _facts(self) -> dict[tuple[str, str, str], int]:
+        def read() -> dict:
+            return {(s, p, o): pk for s, p, o, pk in Fact.objects.filter(
+                project=self.project).values_list("subject", "property", "object", "id")}
+
+        ids = read()
+        new = ({"project_id": self.project.pk, "subject": s, "property": p, "object": o}
+               for (s, p, o) in self.plan.facts if (s, p, o) not in ids)
+        if self._writer(Bundle(kind=""))._insert(Fact, new):
+            ids = read()
+        return ids
+
+    def _links(self, chunk: Bundle, sentences: dict[str, int], new: dict[str, int],
+               facts: dict) -> None:
+        link = ComplexSentence.facts.through
+        old = [sentences[key] for key in chunk.complex_sentences if key in sentences]
+        linked: set[tuple[int, int]] = set()
+        for part in _chunks(old, LOOKUP_CHUNK):  # only sentences imported before
+            linked.update(link.objects.filter(complexsentence_id__in=part)
+                          .values_list("complexsentence_id", "fact_id"))
+
+        def rows():
+            for sentence, fact in chunk.complex_facts:
+                pair = (new.get(sentence) or sentences[sentence], facts[fact])
+                if pair not in linked:
+                    linked.add(pair)
+                    yield {"complexsentence_id": pair[0], "fact_id": pair[1]}
+
+        self._writer(chunk)._insert(link, rows(), label="ComplexSentence.facts")
+
+    def _items(self, chunk: Bundle, items: dict[str, int], new_sentences: dict[str, int],
+               sentences: dict[str, int], marks: dict) -> dict[str, int]:
+        """The chunk's items (existing ones kept, gold marks applied; new ones inserted):
+        external id → id."""
+        existing = {key: items[key] for key in chunk.items if key in items}
+        self._writer(chunk)._gold_of_existing(existing)
+        new = self._new_rows(Item, marks, (
+            {"project_id": self.project.pk, "external_id": key, "split": record.split,
+             "group_key": record.group_key, "position": record.position,
+             "complex_sentence_id": new_sentences.get(record.source[1])
+             or sentences[record.source[1]],
+             "is_gold": record.gold_answer is not None, "gold_answer": record.gold_answer}
+            for key, record in chunk.items.items() if key not in items))
+        return {**existing, **new}
+
+    def _annotations(self, chunk: Bundle, chunk_items: dict[str, int],
+                     items: dict[str, int]) -> None:
+        writer = self._writer(chunk)
+        workers = writer._workers()
+        old = [chunk_items[key] for key in chunk.items if key in items]
+        taken: set[tuple[int, int]] = set()
+        for part in _chunks(old, LOOKUP_CHUNK):  # new items have no answers yet
+            taken.update(Annotation.objects.filter(
+                project=self.project, assignment__isnull=True, item_id__in=part)
+                .values_list("worker_id", "item_id"))
+        new = []
+        for record in chunk.annotations:
+            pair = (workers[record.worker], chunk_items[record.item_key])
+            if pair in taken:
+                continue
+            taken.add(pair)
+            new.append({"project_id": self.project.pk, "worker_id": pair[0],
+                        "item_id": pair[1], "source": record.source, **record.fields,
+                        "state": annotation_state(source=record.source, review_status=(
+                            record.fields.get("review_status", Annotation.Review.PENDING)))})
+        with item_filled_marks_kept(row["item_id"] for row in new
+                                    if row["state"] == Annotation.State.COUNTED):
+            writer._insert(Annotation, new)

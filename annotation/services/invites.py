@@ -7,8 +7,10 @@ access to chosen projects; the link lets one person set a username and password 
   shown once, to the person who made it.
 * ``invite_accept`` makes the account in the same transaction that marks the invite used,
   with the invite's row locked: two people racing on one link get one account, the other a
-  clear refusal. An expired, used or unknown (forged) token is refused by ``invite_check``
-  with a sentence saying which, and nothing is written.
+  clear refusal. An expired, used, revoked or unknown (forged) token is refused by
+  ``invite_check`` with a sentence saying which, and nothing is written.
+* ``invite_revoke`` withdraws an invite nobody has used yet (who and when are kept on the
+  invite); its link then answers as a used one does (410), saying it was withdrawn.
 """
 
 from __future__ import annotations
@@ -67,8 +69,35 @@ def invite_check(token: str, *, for_update: bool = False) -> Invite:
     if invite.used_at is not None:
         raise InviteRefused("This invite link has been used already; each link makes one "
                             "account. Log in, or ask for a new link.", gone=True)
+    if invite.revoked_at is not None:
+        raise InviteRefused(REVOKED, gone=True)
     if invite.expires_at <= timezone.now():
         raise InviteRefused("This invite link has expired; ask for a new one.", gone=True)
+    return invite
+
+
+REVOKED = "This invite link has been withdrawn by the team; ask them for a new one."
+
+
+class InviteNotRevocable(Exception):
+    """The invite cannot be withdrawn (already used, or withdrawn already); the message says
+    which."""
+
+
+@transaction.atomic
+def invite_revoke(*, invite_id: int, revoked_by=None) -> Invite:
+    """Withdraw the invite ``invite_id`` (Invite.DoesNotExist if there is none), keeping who
+    and when. Its row is locked, so a revoke racing an acceptance either wins (the link is
+    refused) or finds it used (InviteNotRevocable, nothing written)."""
+    invite = Invite.objects.select_for_update().get(pk=invite_id)
+    if invite.used_at is not None:
+        raise InviteNotRevocable("This invite has been used already; the account it made "
+                                 "stays (change its role on the team page).")
+    if invite.revoked_at is not None:
+        raise InviteNotRevocable("This invite was withdrawn already.")
+    invite.revoked_at = timezone.now()
+    invite.revoked_by = revoked_by
+    invite.save(update_fields=["revoked_at", "revoked_by"])
     return invite
 
 
@@ -87,7 +116,9 @@ def invite_accept(*, token: str, username: str, password: str):
 
 
 def invites_pending() -> list[Invite]:
-    """Invites not used and not expired, newest first (the accounts page lists them)."""
-    return list(Invite.objects.filter(used_at__isnull=True, expires_at__gt=timezone.now())
+    """Invites not used, not revoked and not expired, newest first (the invites page lists
+    them)."""
+    return list(Invite.objects.filter(used_at__isnull=True, revoked_at__isnull=True,
+                                      expires_at__gt=timezone.now())
                 .select_related("created_by").prefetch_related("projects")
                 .order_by("-created_at")[:100])

@@ -1,18 +1,27 @@
 """The console's invites (``/staff/team/invites/``): make a single-use link for a role (and
-access to chosen projects) and see the invites still open. The link is shown once, on the
+access to chosen projects), see the invites still open and withdraw one
+(``…/invites/<id>/revoke/``). The link is shown once, on the
 page that made it; only its hash is kept (``annotation.services.invites``)."""
 
 from __future__ import annotations
 
 from django import forms
 from django.conf import settings
-from django.shortcuts import render
+from django.contrib import messages
+from django.http import Http404
+from django.shortcuts import redirect, render
 from django.urls import path, reverse
+from django.views.decorators.http import require_POST
 
-from annotation.models import Project
+from annotation.models import Invite, Project
 from annotation.roles import page_requires
 from annotation.services.accounts import ROLES
-from annotation.services.invites import invite_create, invites_pending
+from annotation.services.invites import (
+    InviteNotRevocable,
+    invite_create,
+    invite_revoke,
+    invites_pending,
+)
 
 
 class InviteForm(forms.Form):
@@ -39,6 +48,25 @@ def invites(request):
         "days": settings.UNPACK_INVITE_DAYS})
 
 
+@page_requires("manage_team")
+@require_POST
+def invite_revoke_page(request, invite_id: int):
+    """Withdraw one open invite; back to the invites page with a message saying what
+    happened."""
+    try:
+        invite = invite_revoke(invite_id=invite_id, revoked_by=request.user)
+    except Invite.DoesNotExist:
+        raise Http404("no such invite") from None
+    except InviteNotRevocable as refused:
+        messages.error(request, str(refused))
+    else:
+        messages.success(request, f"The {invite.role} invite made "
+                                  f"{invite.created_at:%Y-%m-%d %H:%M} is withdrawn: its link "
+                                  "no longer works.")
+    return redirect("staff:invites")
+
+
 urlpatterns = [
     path("team/invites/", invites, name="invites"),
+    path("team/invites/<int:invite_id>/revoke/", invite_revoke_page, name="invite-revoke"),
 ]

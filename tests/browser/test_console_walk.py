@@ -1,8 +1,9 @@
 """Issue 23's "Done when": a new researcher, in a real browser and without the CLI or the
 admin, goes from logging in to a first annotated item and a Hugging Face export: create a
-project, add an annotator, upload files (a broken one first: the error names the file, line and
-field, and nothing is written), preview, import, split, annotate as the annotator (local
-annotators need no batch: an open project is their launch), export and load the dataset."""
+project, add an annotator (and withdraw an invite link), upload files (a broken one first:
+the error names the file, line and field, and nothing is written), preview, import, split,
+annotate as the annotator (local annotators need no batch: an open project is their launch),
+export and load the dataset."""
 
 from __future__ import annotations
 
@@ -79,6 +80,20 @@ def test_a_new_researcher_goes_from_login_to_an_annotated_item_and_an_hf_export(
     assert "Account anna created (annotator)." in page.inner_text("main")
     page.goto(f"{live_server.url}/staff/projects/{project.slug}/team/")
     assert "anna" in page.inner_text("main")  # every annotator may work here (the default)
+
+    # An invite link made by mistake, withdrawn before anyone used it: the link then says so.
+    page.goto(f"{live_server.url}/staff/team/invites/")
+    page.select_option("#id_role", "reviewer")
+    page.click("text=Make an invite link")
+    link = page.locator("#invite-link input").input_value()
+    page.click("#open-invites button:has-text('Withdraw')")
+    assert "is withdrawn: its link no longer works" in page.inner_text("main")
+    assert "none" in page.locator("#open-invites").inner_text()
+    visitor = browser.new_context()
+    refused = visitor.new_page().goto(link)
+    assert refused.status == 410 and "withdrawn by the team" in refused.text()
+    visitor.close()
+    page.goto(f"{live_server.url}/staff/projects/{project.slug}/team/")
 
     # A broken upload first: the importer's message, nothing written.
     broken = tmp_path / "broken"

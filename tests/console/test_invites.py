@@ -9,12 +9,20 @@ from datetime import timedelta
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
+from django.core.exceptions import ValidationError
 from django.test import Client
 from django.utils import timezone
 
 from annotation.models import Invite, Project
 from annotation.services.accounts import account_role
-from annotation.services.invites import InviteRefused, invite_accept, invite_create
+from annotation.services.invites import (
+    InviteNotRevocable,
+    InviteRefused,
+    invite_accept,
+    invite_create,
+    invite_revoke,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -120,3 +128,63 @@ def test_an_unknown_role_makes_no_invite(staff_client):
     response = staff_client.post("/staff/team/invites/", {"role": "superuser"})
     assert response.status_code == 200 and not Invite.objects.exists()
     assert 'id="invite-link"' not in response.content.decode()
+
+
+@pytest.mark.parametrize("username", ["two words", "semi;colon", "slash/name"])
+def test_a_username_the_auth_model_refuses_leaves_the_invite_unused(username):
+    _, token = invite_create(role="annotator")
+    response = accept(Client(), f"/invite/{token}/", username=username)
+    assert response.status_code == 400
+    assert "has a character other than letters, digits and @ . + - _" in (
+        response.content.decode())
+    assert Invite.objects.get().used_at is None and not get_user_model().objects.exists()
+    with pytest.raises(ValidationError) as refused:  # the service refuses it too
+        invite_accept(token=token, username=username, password=PASSWORD)
+    assert list(refused.value.message_dict) == ["username"]
+    assert Invite.objects.get().used_at is None
+
+
+def test_a_researcher_withdraws_an_open_invite_and_its_link_answers_410(staff_client):
+    invite, token = invite_create(role="reviewer")
+    kept, _ = invite_create(role="annotator")
+    page = staff_client.get("/staff/team/invites/").content.decode()
+    assert f'action="/staff/team/invites/{invite.pk}/revoke/"' in page
+    response = staff_client.post(f"/staff/team/invites/{invite.pk}/revoke/", follow=True)
+    page = response.content.decode()
+    assert "The reviewer invite made" in page and "is withdrawn: its link no longer works" in page
+    assert f'action="/staff/team/invites/{invite.pk}/revoke/"' not in page  # no longer open
+    assert f'action="/staff/team/invites/{kept.pk}/revoke/"' in page  # the other one stays
+    invite.refresh_from_db()
+    assert invite.revoked_at is not None and invite.revoked_by.username == "researcher"
+    for link in (Client().get(f"/invite/{token}/"), accept(Client(), f"/invite/{token}/")):
+        assert link.status_code == 410
+        assert "has been withdrawn by the team" in link.content.decode()
+    assert not get_user_model().objects.filter(username="newcomer").exists()
+    with pytest.raises(InviteRefused) as refused:
+        invite_accept(token=token, username="other", password=PASSWORD)
+    assert refused.value.gone and "withdrawn" in str(refused.value)
+
+
+def test_a_used_or_withdrawn_invite_cannot_be_withdrawn(staff_client):
+    invite, token = invite_create(role="annotator")
+    invite_accept(token=token, username="first", password=PASSWORD)
+    response = staff_client.post(f"/staff/team/invites/{invite.pk}/revoke/", follow=True)
+    assert "has been used already; the account it made stays" in response.content.decode()
+    invite.refresh_from_db()
+    assert invite.revoked_at is None and invite.used_by.username == "first"
+    other, _ = invite_create(role="annotator")
+    invite_revoke(invite_id=other.pk)
+    with pytest.raises(InviteNotRevocable, match="withdrawn already"):
+        invite_revoke(invite_id=other.pk)
+    response = staff_client.post(f"/staff/team/invites/{other.pk}/revoke/", follow=True)
+    assert "This invite was withdrawn already." in response.content.decode()
+
+
+def test_withdrawing_is_post_only_and_for_the_team_managers(client, django_user_model):
+    invite, _ = invite_create(role="annotator")
+    reviewer = django_user_model.objects.create_user("rev", password="x", is_staff=True)
+    reviewer.groups.add(Group.objects.get(name="reviewer"))
+    client.force_login(reviewer)
+    assert client.post(f"/staff/team/invites/{invite.pk}/revoke/").status_code == 403
+    invite.refresh_from_db()
+    assert invite.revoked_at is None

@@ -6,10 +6,12 @@ from __future__ import annotations
 import pytest
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
+from django.core.exceptions import ValidationError
 from django.test import Client
 
 from annotation.models import Annotation, Item, Project
 from annotation.selectors.access import REFUSALS
+from annotation.services.accounts import account_create
 from tests.factories import local_submit, plausibility_project, prolific_study_hit, publish_hit
 
 pytestmark = pytest.mark.django_db
@@ -47,6 +49,32 @@ def test_a_weak_password_or_taken_name_is_a_form_error(staff_client, annotator_u
     page = response.content.decode()
     assert response.status_code == 200
     assert "is taken" in page and "too short" in page
+
+
+@pytest.mark.parametrize("username", ["ana maria", "<b>x</b>", "a/b", "semi;colon", "x" * 151])
+def test_a_username_the_auth_model_refuses_is_a_form_error(staff_client, username):
+    response = staff_client.post("/staff/team/", {"username": username,
+                                                  "password": "long-Pass-92x",
+                                                  "role": "annotator"})
+    page = response.content.decode()
+    assert response.status_code == 200 and 'class="errorlist' in page
+    assert ("letters, digits and @ . + - _" in page or "150 characters" in page)
+    assert list(get_user_model().objects.values_list("username", flat=True)) == ["researcher"]
+
+
+@pytest.mark.parametrize("username", ["ana maria", "tab\tname", "a/b", "<b>", "x" * 151])
+def test_the_account_service_refuses_a_bad_username_by_field(username):
+    with pytest.raises(ValidationError) as refused:
+        account_create(username=username, password="long-Pass-92x", role="annotator")
+    assert list(refused.value.message_dict) == ["username"]
+    assert refused.value.message_dict["username"][0].startswith("username: ")
+    assert not get_user_model().objects.exists()
+
+
+def test_the_account_service_takes_the_auth_models_characters():
+    user = account_create(username="ana.m+1@lab-x_y", password="long-Pass-92x",
+                          role="annotator")
+    assert user.username == "ana.m+1@lab-x_y"
 
 
 def test_a_reviewer_may_not_create_accounts(client):

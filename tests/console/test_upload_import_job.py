@@ -6,6 +6,7 @@ and report how far they have read."""
 from __future__ import annotations
 
 import io
+import json
 from pathlib import Path
 
 import pytest
@@ -108,6 +109,95 @@ def test_an_import_job_for_another_projects_upload_fails(staff_client, settings)
     assert not Item.objects.exists()
     # The upload is still there for its own project.
     assert (Path(settings.UNPACK_UPLOAD_DIR) / token / "dev_data.tsv").is_file()
+
+
+def api_stage(client, project, files=None) -> str:
+    files = files or [SimpleUploadedFile(name, (CLAIRE / name).read_bytes())
+                      for name in NAMES]
+    response = client.post(f"/api/projects/{project.slug}/imports/preview/",
+                           {"format": "claire", "files": files})
+    assert response.status_code == 200, response.content[:500]
+    return response.json()["upload"]
+
+
+def api_commit(client, project, token: str):
+    return client.post(f"/api/projects/{project.slug}/imports/commit/",
+                       json.dumps({"upload": token}), content_type="application/json")
+
+
+def test_the_api_commits_a_big_upload_as_the_import_job(staff_client):
+    project = claire_project()
+    response = api_commit(staff_client, project, api_stage(staff_client, project))
+    job = Job.objects.get(kind="import")  # the console's job, the same kind and parameters
+    body = response.json()
+    assert response.status_code == 202
+    assert body["url"] == f"http://testserver/api/jobs/{job.pk}/"  # api/jobs.py, as every job
+    assert response["Location"] == body["url"] and body["id"] == job.pk and body["created"]
+    assert body["kind"] == "import" and body["project"] == project.slug
+    # Inline (no broker) the job has run when the commit answers.
+    assert body["state"] == "done" and body["finished"] and body["error"] == ""
+    fillers = sum(1 for _ in (CLAIRE / "dev_labels.tsv").open())
+    assert Item.objects.filter(project=project, split="dev").count() == fillers
+    followed = staff_client.get(body["url"]).json()
+    assert followed["result"] == job.result and followed["done"] == followed["total"]
+    assert f"Imported {job.result['rows']} row(s) from dev_data.tsv" in (
+        followed["result"]["message"])
+
+
+def test_a_small_upload_is_still_committed_in_the_request(staff_client, settings):
+    settings.UNPACK_UPLOAD_JOB_MIN_BYTES = 10**9
+    project = claire_project()
+    response = api_commit(staff_client, project, api_stage(staff_client, project))
+    assert response.status_code == 200 and response.json()["rows"] > 0
+    assert not Job.objects.exists()
+
+
+def test_the_api_follows_a_queued_job_and_starts_no_second_one(staff_client, monkeypatch):
+    project = claire_project()
+    token = api_stage(staff_client, project)
+    monkeypatch.setattr(staff_jobs, "enqueue_now", lambda *args: None)  # a worker's queue
+    first = api_commit(staff_client, project, token).json()
+    second = api_commit(staff_client, project, token)
+    assert second.status_code == 202 and not second.json()["created"] and first["created"]
+    assert second.json()["id"] == first["id"] and Job.objects.count() == 1
+    queued = staff_client.get(first["url"]).json()
+    assert queued["state"] == "queued" and not queued["finished"] and queued["result"] is None
+    assert not Item.objects.exists()
+
+
+def test_a_bad_file_fails_the_api_job_naming_file_line_and_field(staff_client, settings):
+    project = claire_project()
+    token = api_stage(staff_client, project)
+    labels = Path(settings.UNPACK_UPLOAD_DIR) / token / "dev_labels.tsv"
+    lines = labels.read_text().splitlines()
+    cells = lines[2].split("\t")
+    cells[-1] = "MAYBE"
+    lines[2] = "\t".join(cells)
+    labels.write_text("\n".join(lines) + "\n")
+    body = api_commit(staff_client, project, token).json()
+    assert body["state"] == "failed" and body["result"] is None
+    assert "claire dev_labels.tsv line 3: label 'MAYBE' is not one of" in body["error"]
+    assert not Item.objects.exists() and not ImportRecord.objects.exists()
+
+
+def test_an_import_job_is_seen_only_by_who_may_import(staff_client, client,
+                                                      django_user_model):
+    from django.contrib.auth.models import Group
+
+    project = claire_project()
+    body = api_commit(staff_client, project, api_stage(staff_client, project)).json()
+    reviewer = django_user_model.objects.create_user(username="rev", is_staff=True)
+    reviewer.groups.add(Group.objects.get(name="reviewer"))
+    client.force_login(reviewer)
+    assert client.get(body["url"]).status_code == 403
+    assert staff_client.get(body["url"]).status_code == 200
+
+
+def test_the_schema_documents_the_202_and_the_job(staff_client):
+    schema = staff_client.get("/api/schema/?format=json").json()
+    commit = schema["paths"]["/api/projects/{slug}/imports/commit/"]["post"]["responses"]
+    assert {"200", "202"} <= set(commit)
+    assert "202" in commit and "/api/jobs/{job_id}/" in schema["paths"]
 
 
 def test_import_files_reports_bytes_read_then_the_writing_steps(tmp_path):

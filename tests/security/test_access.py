@@ -325,6 +325,12 @@ TABLE: dict[str, list[Row]] = {
         Row("GET", "/staff/team/invites/", LOGIN, NO, 200, reviewer=NO),
         Row("POST", "/staff/team/invites/", LOGIN, NO, 200, data={"role": "bogus"},
             reviewer=NO)],
+    # Withdrawing an invite: POST only; an unknown one is not found, nothing written
+    # (tests/console/test_invites.py withdraws real ones).
+    "staff/team/invites/<int:invite_id>/revoke/": [
+        Row("GET", "/staff/team/invites/999999/revoke/", LOGIN, NO, 405, reviewer=NO),
+        Row("POST", "/staff/team/invites/999999/revoke/", LOGIN, NO, 404, data={},
+            reviewer=NO)],
     # A forged invite token: not found for everyone, nothing written (tests/console/
     # test_invites.py has the real, expired and used links).
     "invite/<str:token>/": [
