@@ -180,14 +180,15 @@ def test_a_bad_file_fails_the_api_job_naming_file_line_and_field(staff_client, s
     assert not Item.objects.exists() and not ImportRecord.objects.exists()
 
 
-def test_an_import_job_is_seen_only_by_who_may_import(staff_client, client,
-                                                      django_user_model):
+def test_an_import_job_is_seen_only_by_who_may_import(staff_client, django_user_model):
     from django.contrib.auth.models import Group
+    from django.test import Client
 
     project = claire_project()
     body = api_commit(staff_client, project, api_stage(staff_client, project)).json()
     reviewer = django_user_model.objects.create_user(username="rev", is_staff=True)
     reviewer.groups.add(Group.objects.get(name="reviewer"))
+    client = Client()
     client.force_login(reviewer)
     assert client.get(body["url"]).status_code == 403
     assert staff_client.get(body["url"]).status_code == 200
