@@ -17,12 +17,12 @@ from collections import defaultdict
 from django.db.models import Count, F, FloatField, Func, IntegerField, Q, Sum, Value
 from django.db.models.functions import Cast, Least, TruncDate
 
-from qc.worker_stats import hourly_rate, median_by_worker
+from qc.worker_stats import hourly_rate, median_by_worker_arrays
 
 from ..models import Annotation, Assignment, Bonus, Flag, Job, Project, Worker
 from ..money import provider_currency
 from .counts import answer_counts
-from .qc import CHUNK_SIZE, progress_by_split, qc_annotations
+from .qc import numeric_columns, progress_by_split, qc_annotations
 
 TIME_BINS = 20
 
@@ -152,9 +152,11 @@ def worker_figures(*, project: Project, agreement: dict[int, float | None],
         approved=Count("id", filter=Q(review_status=Annotation.Review.APPROVED)),
         rejected=Count("id", filter=Q(review_status=Annotation.Review.REJECTED)))
         .order_by().values_list("worker", "answers", "approved", "rejected"))
-    medians = median_by_worker(answers.filter(duration_ms__isnull=False)
-                               .values_list("worker", "duration_ms")
-                               .iterator(chunk_size=CHUNK_SIZE))
+    # Read as two arrays (selectors.qc.numeric_columns), a million rows without a tuple each.
+    timed = numeric_columns(answers.filter(duration_ms__isnull=False).order_by()
+                            .values_list("worker", "duration_ms"))
+    medians = median_by_worker_arrays(timed[:, 0], timed[:, 1])
+    del timed
     worked = dict(answers.filter(assignment__status=Assignment.Status.APPROVED,
                                  duration_ms__isnull=False)
                   .values("worker").annotate(ms=Sum("duration_ms")).order_by()

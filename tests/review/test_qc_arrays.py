@@ -104,3 +104,11 @@ def test_a_score_equal_but_for_its_last_bits_is_not_rewritten():
     Flag.objects.filter(pk=flag.pk).update(score=1.5)
     project_qc_run(project=project)
     assert Flag.objects.get(pk=flag.pk).score == 1.0  # the rule's score, written again
+
+
+def test_pair_codes_are_the_distinct_pairs_in_sorted_order():
+    rng = np.random.default_rng(5)
+    first = rng.integers(0, 30, 500).astype(np.float64)
+    second = rng.choice([-np.inf, 1.5, 2.5, 1e9], 500)
+    _, expected = np.unique(np.stack([first, second], axis=1), axis=0, return_inverse=True)
+    assert qc_selectors._pair_codes(first, second).tolist() == expected.ravel().tolist()
