@@ -171,7 +171,9 @@ class EpochSeconds(Func):
     million timestamps builds no ``datetime`` object (SQLite: millisecond precision)."""
 
     output_field = FloatField()
-    template = "EXTRACT(EPOCH FROM %(expressions)s)::double precision"
+    # date_part gives the double directly; EXTRACT computes a numeric (PostgreSQL 14+), which
+    # cost a second over a million rows of two timestamps.
+    template = "date_part('epoch', %(expressions)s)"
 
     def as_sqlite(self, compiler, connection, **extra):
         return self.as_sql(compiler, connection,
