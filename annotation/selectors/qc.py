@@ -23,6 +23,7 @@ appears) or flags it for review.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Iterator
 from itertools import islice
 
@@ -226,13 +227,27 @@ def _packed_numeric_columns(rows: QuerySet) -> np.ndarray:
     packed = ", ".join(
         f"string_agg(float8send(COALESCE(q.{connection.ops.quote_name(name)}::float8, "
         f"'NaN')), '')" for name in rows._fields)
+    packed_sql = f"SELECT {packed} FROM ({sql}) AS q"  # noqa: S608
+
+    def execute(sql, params, many, context):
+        # psycopg's own cursor, for a binary result: the bytea as it is, not as hex text
+        # twice its size.
+        return context["cursor"].cursor.execute(sql, params, binary=True)
+
     with connection.cursor() as cursor:
-        cursor.execute(f"SELECT {packed} FROM ({sql}) AS q", params)  # noqa: S608
+        # Through Django's wrappers (statement timers) and its query log, as any query.
+        started = time.perf_counter()
+        cursor._execute_with_wrappers(packed_sql, params, many=False, executor=execute)
+        if connection.queries_logged:
+            connection.queries_log.append({"sql": f"{packed_sql} -- {params!r}",
+                                           "time": f"{time.perf_counter() - started:.3f}"})
         columns = cursor.fetchone()
     if columns[0] is None:  # no row
         return np.zeros((0, len(rows._fields)))
-    return np.stack([np.frombuffer(column, dtype=">f8").astype(np.float64)
-                     for column in columns], axis=1)
+    result = np.empty((len(columns[0]) // 8, len(columns)))
+    for k, column in enumerate(columns):
+        result[:, k] = np.frombuffer(column, dtype=">f8")
+    return result
 
 
 def rating_arrays(*, project: Project) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
