@@ -23,7 +23,7 @@ from qc.worker_stats import hourly_rate, median_by_worker_arrays
 
 from ..models import Annotation, Assignment, Bonus, Flag, Job, Project, Worker
 from ..money import provider_currency
-from .counts import answer_counts
+from .counts import AnswerCounts, answer_counts
 from .qc import numeric_columns, progress_by_split, qc_annotations
 
 TIME_BINS = 20
@@ -220,11 +220,14 @@ def ratings_by_value(table: RatingTable) -> dict[int, int]:
 
 
 def dashboard_figures(*, project: Project, report: dict,
-                      rating_table: RatingTable | None = None) -> dict:
+                      rating_table: RatingTable | None = None,
+                      counts: AnswerCounts | None = None) -> dict:
     """The dashboard's figures that read every answer, for the QC report (module docstring).
     ``report`` is the QC report so far: its per-worker agreement and worker-quality model;
     ``rating_table``: the QC run's table of every crowd rating it sees (gold items' too),
-    when it has one (the plot of ratings by value is then counted from it, not read again)."""
+    when it has one (the plot of ratings by value is then counted from it, not read again);
+    ``counts``: the QC run's ``answer_counts``, read at its start (one reading for the report's
+    count and its dashboard's, so the two agree)."""
     agreement = {row["worker"]: row["agreement"]
                  for row in report.get("agreement", {}).get("per_worker", [])}
     reliability = {row["worker"]: row["reliability"]
@@ -237,7 +240,8 @@ def dashboard_figures(*, project: Project, report: dict,
         ratings = rating_counts(project=project)
     timed = timed_answers(project=project)  # for the time plot and the workers' medians
     return {
-        "answer_counts": answer_counts(project=project).to_dict(),
+        "answer_counts": (counts if counts is not None
+                          else answer_counts(project=project)).to_dict(),
         "progress_by_split": progress_by_split(project=project),
         "answers_by_day": answers_by_day(project=project),
         "ratings_by_value": ({str(value): n for value, n in ratings.items()}

@@ -411,12 +411,13 @@ def project_qc_run(*, project: Project, store_flags: bool = True,
     except ValueError as error:
         raise ValueError(f"project {project.slug}: flag_settings: {error}") from None
     step("counting")
+    counts = answer_counts(project=project)  # read once: the report's and the dashboard's
     report: dict = {
         "project": project.slug,
         "task": project.kind,
         "items_per_split": qc_selectors.split_counts(project=project),
         # "in QC" of the one definition of each count (selectors.counts).
-        "annotations": answer_counts(project=project).in_qc,
+        "annotations": counts.in_qc,
         "flag_settings": settings.to_dict(),
     }
     step("agreement")
@@ -460,7 +461,7 @@ def project_qc_run(*, project: Project, store_flags: bool = True,
     # The dashboard's figures that read every answer (selectors.dashboard), after the flags
     # so its worker table counts the flags just stored.
     report["dashboard"] = dashboard_figures(project=project, report=report,
-                                            rating_table=all_ratings)
+                                            rating_table=all_ratings, counts=counts)
     if progress is not None:
         progress(len(QC_STEPS), len(QC_STEPS), "done")
     return report
