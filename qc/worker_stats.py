@@ -1,26 +1,15 @@
-"""Per-worker time figures from plain rows (no Django): the dashboard's worker table."""
+"""Per-worker time figures from plain arrays (no Django): the dashboard's worker table."""
 
 from __future__ import annotations
-
-from collections import defaultdict
-from collections.abc import Iterable
-from statistics import median
 
 import numpy as np
 
 
-def median_by_worker(rows: Iterable[tuple[int, int]]) -> dict[int, float]:
-    """``(worker id, milliseconds)`` rows -> each worker's median milliseconds per answer."""
-    times: dict[int, list[int]] = defaultdict(list)
-    for worker, milliseconds in rows:
-        times[worker].append(milliseconds)
-    return {worker: float(median(values)) for worker, values in times.items()}
-
-
 def median_by_worker_arrays(workers: np.ndarray, milliseconds: np.ndarray) -> dict[int, float]:
-    """:func:`median_by_worker` of two aligned arrays (worker ids, milliseconds): one sort of
-    the rows by (worker, time), each worker's median read at the middle of their run (the
-    mean of the two middle values for an even count, as ``statistics.median``)."""
+    """Each worker's median milliseconds per answer, from two aligned arrays (worker ids,
+    milliseconds): one sort of the rows by (worker, time), each worker's median read at the
+    middle of their run (the mean of the two middle values for an even count, as
+    ``statistics.median``)."""
     if not len(workers):
         return {}
     order = np.lexsort((milliseconds, workers))

@@ -229,7 +229,7 @@ def _packed_numeric_columns(rows: QuerySet) -> np.ndarray:
         f"'NaN')), '')" for name in rows._fields)
     packed_sql = f"SELECT {packed} FROM ({sql}) AS q"  # noqa: S608
 
-    def execute(sql, params, many, context):
+    def execute(sql, params, _many, context):
         # psycopg's own cursor, for a binary result: the bytea as it is, not as hex text
         # twice its size.
         return context["cursor"].cursor.execute(sql, params, binary=True)
