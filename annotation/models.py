@@ -671,6 +671,11 @@ class Annotation(models.Model):
             models.Index(fields=["project", "id"], name="annotation_project_id"),
             models.Index(fields=["project", "state", "id"], name="annotation_project_state_id"),
             models.Index(fields=["project", "source", "id"], name="annotation_project_source_id"),
+            # "Has this assignment unconfirmed work?" (every bulk-approvable list, the review
+            # queue's unflagged assignments): a probe of the few provisional answers, not a
+            # scan of the (item, state) index (23 ms warm at 1,000,000 answers, issue 21).
+            models.Index(fields=["assignment"], name="annotation_provisional",
+                         condition=models.Q(state="provisional")),
         ]
 
     def __str__(self) -> str:

@@ -330,8 +330,11 @@ def queue(request, slug: str):
     groups = [queue_group_view(group, group_by, earlier_turns) for group in page.groups]
     from annotation.providers.prolific import REJECTION_CATEGORIES
 
-    unflagged_ids = review_selectors.unflagged_submitted_assignment_ids(project=project)
-    unflagged_count = unflagged_ids[:UNFLAGGED_COUNTED + 1].count()
+    # One statement for the count and the ones shown: the ids up to the count's ceiling (the
+    # open-flag anti-join ran twice when they were counted and listed apart).
+    unflagged_ids = list(review_selectors.unflagged_submitted_assignment_ids(project=project)
+                         [:UNFLAGGED_COUNTED + 1])
+    unflagged_count = len(unflagged_ids)
     # Each submitted assignment without a flag, with its answers, so one can be rejected,
     # bonused or its worker blocked here too (not only approved in bulk).
     unflagged = list(Assignment.objects.filter(pk__in=unflagged_ids[:UNFLAGGED_SHOWN])

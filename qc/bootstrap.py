@@ -95,11 +95,36 @@ MAX_CELLS = 20_000_000
 
 
 def _count_patterns(table: RatingTable) -> tuple[np.ndarray, np.ndarray]:
-    """``(patterns, pattern of each item)``: the distinct rows of the items x labels counts."""
-    counts = np.zeros((len(table.items), len(table.labels)))
-    np.add.at(counts, (table.item_codes, table.label_codes), 1.0)
+    """``(patterns, pattern of each item)``: the distinct rows of the items x labels counts,
+    in lexicographic order (as ``np.unique(counts, axis=0)`` gives them). Each row is read as
+    one integer (its counts as digits) so that finding the distinct rows is a sort of
+    integers, not of rows (seconds at 200,000 items); rows too wide for that go by rows."""
+    counts = np.zeros((len(table.items), len(table.labels)), dtype=np.int64)
+    np.add.at(counts, (table.item_codes, table.label_codes), 1)
+    base = int(counts.max(initial=0)) + 1
+    if counts.shape[1] * np.log2(base) < 62:
+        keys = counts @ (base ** np.arange(counts.shape[1] - 1, -1, -1, dtype=np.int64))
+        _, first, pattern_of_item = np.unique(keys, return_index=True, return_inverse=True)
+        return counts[first].astype(np.float64), pattern_of_item.ravel()
     patterns, pattern_of_item = np.unique(counts, axis=0, return_inverse=True)
-    return patterns, pattern_of_item.ravel()
+    return patterns.astype(np.float64), pattern_of_item.ravel()
+
+
+def _weight_blocks(table: RatingTable, n_resamples: int, seed: int):
+    """``(patterns, blocks)``: the table's count patterns and, block by block, per resample
+    how many drawn items have each pattern (resamples x patterns): the draws of
+    :func:`resample_items` for ``seed``, tallied. Several statistics computed from the same
+    blocks share one set of draws (the draws are most of an interval's cost)."""
+    patterns, pattern_of_item = _count_patterns(table)
+    rng = np.random.default_rng(seed)
+    block = max(1, BLOCK_CELLS // len(patterns))
+
+    def blocks():
+        for start in range(0, n_resamples, block):
+            yield _draw_weights(rng, pattern_of_item, len(patterns),
+                                min(block, n_resamples - start))
+
+    return patterns, blocks()
 
 
 def _draw_weights(rng: np.random.Generator, pattern_of_item: np.ndarray, n_patterns: int,
@@ -124,50 +149,29 @@ def _percentile_interval(estimate: float, values: np.ndarray, confidence: float)
                     int(len(values) - defined.size))
 
 
-def fleiss_kappa_interval(ratings, *, n_resamples: int = 1000, confidence: float = 0.95,
-                          seed: int = 0) -> Interval:
-    """:func:`bootstrap_interval` of Fleiss' kappa (same draws, computed as weighted sums)."""
-    table = as_table(ratings)
-    estimate = fleiss_kappa(table).kappa
-    if len(table.items) == 0:
-        return bootstrap_interval(table, lambda t: fleiss_kappa(t).kappa,
-                                  n_resamples=n_resamples, confidence=confidence, seed=seed)
-    counts, pattern_of_item = _count_patterns(table)
+def _fleiss_of_weights(counts: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
+    """Fleiss' kappa of each resample (a row of weights on the count patterns ``counts``)."""
     n_i = counts.sum(axis=1)
     usable = n_i >= 2
     per_item = np.where(usable, (np.square(counts).sum(axis=1) - n_i)
                         / np.maximum(n_i * (n_i - 1), 1), 0.0)
-    rng = np.random.default_rng(seed)
-    values = []
-    block = max(1, BLOCK_CELLS // len(n_i))
-    for start in range(0, n_resamples, block):
-        weights = _draw_weights(rng, pattern_of_item, len(n_i),
-                                min(block, n_resamples - start)) * usable
+
+    def kappas(weights: np.ndarray) -> np.ndarray:
+        weights = weights * usable
         items = weights.sum(axis=1)
         with np.errstate(invalid="ignore", divide="ignore"):
             observed = weights @ per_item / items
             shares = (weights @ counts) / (weights @ n_i)[:, None]
             expected = np.square(shares).sum(axis=1)
-            kappa = np.where((items > 0) & (expected < 1.0),
-                             (observed - expected) / (1.0 - expected), np.nan)
-        values.append(kappa)
-    return _percentile_interval(float(estimate), np.concatenate(values), confidence)
+            return np.where((items > 0) & (expected < 1.0),
+                            (observed - expected) / (1.0 - expected), np.nan)
+
+    return kappas
 
 
-def krippendorff_alpha_interval(ratings, level: str = "ordinal", *, n_resamples: int = 1000,
-                                confidence: float = 0.95, seed: int = 0) -> Interval:
-    """:func:`bootstrap_interval` of Krippendorff's alpha at ``level`` (nominal and ordinal:
-    same draws, computed as weighted sums of per-item coincidences)."""
-    table = as_table(ratings)
-    n_labels = len(table.labels)
-    if level == "interval" or len(table.items) == 0:
-        return bootstrap_interval(table, lambda t: krippendorff_alpha(t, level),
-                                  n_resamples=n_resamples, confidence=confidence, seed=seed)
-    counts, pattern_of_item = _count_patterns(table)
-    if len(counts) * n_labels * n_labels > MAX_CELLS:
-        return bootstrap_interval(table, lambda t: krippendorff_alpha(t, level),
-                                  n_resamples=n_resamples, confidence=confidence, seed=seed)
-    estimate = krippendorff_alpha(table, level)
+def _alpha_of_weights(counts: np.ndarray, level: str) -> Callable[[np.ndarray], np.ndarray]:
+    """Krippendorff's alpha (nominal, ordinal) of each resample (weights on ``counts``)."""
+    n_labels = counts.shape[1]
     m_u = counts.sum(axis=1)
     pairable = m_u >= 2
     contributions = (counts[:, :, None] * counts[:, None, :]
@@ -177,12 +181,9 @@ def krippendorff_alpha_interval(ratings, level: str = "ordinal", *, n_resamples:
     flat = contributions.reshape(len(m_u), n_labels * n_labels)
     index = np.arange(n_labels)
     low, high = np.minimum.outer(index, index), np.maximum.outer(index, index)
-    rng = np.random.default_rng(seed)
-    values = []
-    block = max(1, BLOCK_CELLS // len(m_u))
-    for start in range(0, n_resamples, block):
-        weights = _draw_weights(rng, pattern_of_item, len(m_u),
-                                min(block, n_resamples - start))
+
+    def alphas(weights: np.ndarray) -> np.ndarray:
+        values = []
         for coincidences in (weights @ flat).reshape(-1, n_labels, n_labels):
             n_c = coincidences.sum(axis=1)
             if level == "nominal":
@@ -195,4 +196,74 @@ def krippendorff_alpha_interval(ratings, level: str = "ordinal", *, n_resamples:
             observed = float((coincidences * distance).sum())
             values.append(float("nan") if expected == 0.0 or n_c.sum() == 0 else
                           1.0 - (n_c.sum() - 1.0) * observed / expected)
-    return _percentile_interval(float(estimate), np.array(values), confidence)
+        return np.array(values)
+
+    return alphas
+
+
+def _alpha_by_patterns(table: RatingTable, level: str, n_patterns: int) -> bool:
+    return level != "interval" and n_patterns * len(table.labels) ** 2 <= MAX_CELLS
+
+
+def agreement_intervals(ratings, level: str = "ordinal", *, n_resamples: int = 1000,
+                        confidence: float = 0.95, seed: int = 0) -> dict[str, Interval]:
+    """``{"fleiss_kappa": …, "krippendorff_alpha": …}``: both intervals from one set of
+    draws, each equal to :func:`fleiss_kappa_interval` and
+    :func:`krippendorff_alpha_interval` with the same ``seed`` (which draw the same
+    resamples), at the cost of one."""
+    table = as_table(ratings)
+    if len(table.items) == 0:
+        return {"fleiss_kappa": fleiss_kappa_interval(table, n_resamples=n_resamples,
+                                                      confidence=confidence, seed=seed),
+                "krippendorff_alpha": krippendorff_alpha_interval(
+                    table, level, n_resamples=n_resamples, confidence=confidence, seed=seed)}
+    patterns, blocks = _weight_blocks(table, n_resamples, seed)
+    with_alpha = _alpha_by_patterns(table, level, len(patterns))
+    kappas = _fleiss_of_weights(patterns)
+    alphas = _alpha_of_weights(patterns, level) if with_alpha else None
+    kappa_values, alpha_values = [], []
+    for weights in blocks:
+        kappa_values.append(kappas(weights))
+        if alphas is not None:
+            alpha_values.append(alphas(weights))
+    result = {"fleiss_kappa": _percentile_interval(
+        float(fleiss_kappa(table).kappa), np.concatenate(kappa_values), confidence)}
+    result["krippendorff_alpha"] = (
+        _percentile_interval(float(krippendorff_alpha(table, level)),
+                             np.concatenate(alpha_values), confidence) if with_alpha
+        else krippendorff_alpha_interval(table, level, n_resamples=n_resamples,
+                                         confidence=confidence, seed=seed))
+    return result
+
+
+def fleiss_kappa_interval(ratings, *, n_resamples: int = 1000, confidence: float = 0.95,
+                          seed: int = 0) -> Interval:
+    """:func:`bootstrap_interval` of Fleiss' kappa (same draws, computed as weighted sums)."""
+    table = as_table(ratings)
+    estimate = fleiss_kappa(table).kappa
+    if len(table.items) == 0:
+        return bootstrap_interval(table, lambda t: fleiss_kappa(t).kappa,
+                                  n_resamples=n_resamples, confidence=confidence, seed=seed)
+    patterns, blocks = _weight_blocks(table, n_resamples, seed)
+    kappas = _fleiss_of_weights(patterns)
+    return _percentile_interval(float(estimate),
+                                np.concatenate([kappas(weights) for weights in blocks]),
+                                confidence)
+
+
+def krippendorff_alpha_interval(ratings, level: str = "ordinal", *, n_resamples: int = 1000,
+                                confidence: float = 0.95, seed: int = 0) -> Interval:
+    """:func:`bootstrap_interval` of Krippendorff's alpha at ``level`` (nominal and ordinal:
+    same draws, computed as weighted sums of per-item coincidences)."""
+    table = as_table(ratings)
+    if level == "interval" or len(table.items) == 0:
+        return bootstrap_interval(table, lambda t: krippendorff_alpha(t, level),
+                                  n_resamples=n_resamples, confidence=confidence, seed=seed)
+    patterns, blocks = _weight_blocks(table, n_resamples, seed)
+    if not _alpha_by_patterns(table, level, len(patterns)):
+        return bootstrap_interval(table, lambda t: krippendorff_alpha(t, level),
+                                  n_resamples=n_resamples, confidence=confidence, seed=seed)
+    alphas = _alpha_of_weights(patterns, level)
+    return _percentile_interval(float(krippendorff_alpha(table, level)),
+                                np.concatenate([alphas(weights) for weights in blocks]),
+                                confidence)

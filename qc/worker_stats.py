@@ -1,18 +1,24 @@
-"""Per-worker time figures from plain rows (no Django): the dashboard's worker table."""
+"""Per-worker time figures from plain arrays (no Django): the dashboard's worker table."""
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Iterable
-from statistics import median
+import numpy as np
 
 
-def median_by_worker(rows: Iterable[tuple[int, int]]) -> dict[int, float]:
-    """``(worker id, milliseconds)`` rows -> each worker's median milliseconds per answer."""
-    times: dict[int, list[int]] = defaultdict(list)
-    for worker, milliseconds in rows:
-        times[worker].append(milliseconds)
-    return {worker: float(median(values)) for worker, values in times.items()}
+def median_by_worker_arrays(workers: np.ndarray, milliseconds: np.ndarray) -> dict[int, float]:
+    """Each worker's median milliseconds per answer, from two aligned arrays (worker ids,
+    milliseconds): one sort of the rows by (worker, time), each worker's median read at the
+    middle of their run (the mean of the two middle values for an even count, as
+    ``statistics.median``)."""
+    if not len(workers):
+        return {}
+    order = np.lexsort((milliseconds, workers))
+    workers, milliseconds = workers[order], milliseconds[order].astype(np.float64)
+    uniques, starts, counts = np.unique(workers, return_index=True, return_counts=True)
+    low = starts + (counts - 1) // 2
+    high = starts + counts // 2
+    medians = (milliseconds[low] + milliseconds[high]) / 2.0
+    return dict(zip(uniques.astype(np.int64).tolist(), medians.tolist(), strict=True))
 
 
 def hourly_rate(earned_cents: int, worked_ms: int) -> float | None:

@@ -62,7 +62,9 @@ class KeysetPagination(BasePagination):
         rows = list(queryset.order_by("pk")[offset:offset + self.limit + 1])
         self.has_next = len(rows) > self.limit
         rows = rows[:self.limit]
-        self.last_pk = rows[-1].pk if rows else None
+        # Model instances, or plain rows (``values()``, the answers' list) keyed by "id".
+        self.last_pk = (None if not rows else
+                        rows[-1]["id"] if isinstance(rows[-1], dict) else rows[-1].pk)
         return rows
 
     def _limit(self, request) -> int:

@@ -19,7 +19,12 @@ from ..selectors.access import work_refusal
 from ..services.projects import project_create, project_update
 from .pagination import KeysetPagination
 from .permissions import action_permission
-from .serializers import AnnotationSerializer, ItemSerializer, ProjectSerializer
+from .serializers import (
+    AnnotationRows,
+    AnnotationSerializer,
+    ItemSerializer,
+    ProjectSerializer,
+)
 
 
 class ProjectViewSet(viewsets.ModelViewSet):
@@ -106,6 +111,13 @@ class AnnotationViewSet(viewsets.ReadOnlyModelViewSet):
         if project:
             annotations = annotations.filter(project__slug=project)
         return annotations
+
+    def list(self, request, *args, **kwargs):
+        """A page of answers read as plain rows and written by ``AnnotationRows`` (exactly
+        ``AnnotationSerializer``'s output, without a model instance per answer)."""
+        rows = self.paginate_queryset(project_selectors.annotation_rows(
+            self.filter_queryset(self.get_queryset())))
+        return self.get_paginated_response(AnnotationRows().represent(rows))
 
 
 router = routers.DefaultRouter()

@@ -14,15 +14,17 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from django.db.models import Count, F, FloatField, Func, IntegerField, Q, Sum, Value
-from django.db.models.functions import Cast, Least, TruncDate
+import numpy as np
+from django.db.models import Count, Q, Sum
+from django.db.models.functions import TruncDate
 
-from qc.worker_stats import hourly_rate, median_by_worker
+from qc.agreement import RatingTable
+from qc.worker_stats import hourly_rate, median_by_worker_arrays
 
 from ..models import Annotation, Assignment, Bonus, Flag, Job, Project, Worker
 from ..money import provider_currency
-from .counts import answer_counts
-from .qc import CHUNK_SIZE, progress_by_split, qc_annotations
+from .counts import AnswerCounts, answer_counts
+from .qc import numeric_columns, progress_by_split, qc_annotations
 
 TIME_BINS = 20
 
@@ -53,29 +55,27 @@ def rating_counts(*, project: Project) -> dict[int, int]:
     return {value: counts.get(value, 0) for value in range(1, 6)}
 
 
-def duration_histogram(*, project: Project, bins: int = TIME_BINS) -> dict | None:
+def duration_histogram(*, project: Project, bins: int = TIME_BINS,
+                       durations: np.ndarray | None = None) -> dict | None:
     """Time per answer (the browser's claim, ``duration_ms``) in ``bins`` equal bins up to
     the 99th percentile (the last bin takes everything above): ``{"width_ms", "counts",
-    "n"}``, or None without durations. Three small statements: the count, the percentile
-    (one row at an offset) and the grouped bins."""
-    timed = qc_annotations(project=project).filter(duration_ms__isnull=False)
-    n = timed.count()
+    "n"}``, or None without durations. ``durations``: the milliseconds of the project's QC
+    answers that have one, when the caller has read them (``dashboard_figures`` reads them
+    once for this and the workers' medians); otherwise read here as one array."""
+    if durations is None:
+        durations = numeric_columns(qc_annotations(project=project)
+                                    .filter(duration_ms__isnull=False).order_by()
+                                    .values_list("duration_ms"))[:, 0]
+    n = len(durations)
     if not n:
         return None
-    # The value at the 99th percentile's position, counted from the top: a short top-N sort.
-    top = (timed.order_by("-duration_ms").values_list("duration_ms", flat=True)
-           [n - 1 - min(n - 1, int(0.99 * n))])
+    # The value at the 99th percentile's position (counted from the bottom).
+    top = int(np.partition(durations, min(n - 1, int(0.99 * n)))[min(n - 1, int(0.99 * n))])
     width = max(top, 1) / bins
-    binned = (timed.annotate(bin=Least(
-                  Cast(Func(F("duration_ms") / Value(width, output_field=FloatField()),
-                            function="FLOOR", output_field=FloatField()),
-                       IntegerField()),
-                  Value(bins - 1, output_field=IntegerField())))
-              .values("bin").annotate(n=Count("id")).order_by().values_list("bin", "n"))
-    counts = [0] * bins
-    for index, count in binned:
-        counts[int(index)] += count
-    return {"width_ms": width, "counts": counts, "n": n}
+    index = np.minimum(np.floor(durations / width), bins - 1).astype(np.int64)
+    index[index < 0] += bins  # a negative claim: counted from the end, as it always was
+    counts = np.bincount(np.clip(index, 0, bins - 1), minlength=bins)
+    return {"width_ms": width, "counts": [int(count) for count in counts], "n": n}
 
 
 def latest_qc_job(*, project: Project) -> Job | None:
@@ -139,22 +139,31 @@ def _flag_counts_by_worker(*, project: Project) -> dict[int, dict[str, int]]:
     return counts
 
 
+def timed_answers(*, project: Project) -> np.ndarray:
+    """``(worker, duration_ms)`` of the project's QC answers that have a duration, as one
+    array of two columns (``numeric_columns``: a million rows without a tuple each)."""
+    return numeric_columns(qc_annotations(project=project).filter(duration_ms__isnull=False)
+                           .order_by().values_list("worker", "duration_ms"))
+
+
 def worker_figures(*, project: Project, agreement: dict[int, float | None],
-                   reliability: dict[int, float]) -> list[dict]:
+                   reliability: dict[int, float],
+                   timed: np.ndarray | None = None) -> list[dict]:
     """One row per worker with answers in QC: answers, agreement with the others
     (``agreement``: the QC report's leave-one-out agreement), estimated reliability (the
     worker-quality model's, when it ran), median seconds per answer (the browser's measure),
     pay per hour (rewards of approved assignments and bonuses paid, over the measured time of
-    the answers in those assignments), flags and the share of decided answers approved."""
+    the answers in those assignments), flags and the share of decided answers approved.
+    ``timed``: ``timed_answers``, when the caller has read them."""
     answers = qc_annotations(project=project)
     per_worker = (answers.values("worker").annotate(
         answers=Count("id"),
         approved=Count("id", filter=Q(review_status=Annotation.Review.APPROVED)),
         rejected=Count("id", filter=Q(review_status=Annotation.Review.REJECTED)))
         .order_by().values_list("worker", "answers", "approved", "rejected"))
-    medians = median_by_worker(answers.filter(duration_ms__isnull=False)
-                               .values_list("worker", "duration_ms")
-                               .iterator(chunk_size=CHUNK_SIZE))
+    if timed is None:
+        timed = timed_answers(project=project)
+    medians = median_by_worker_arrays(timed[:, 0], timed[:, 1])
     worked = dict(answers.filter(assignment__status=Assignment.Status.APPROVED,
                                  duration_ms__isnull=False)
                   .values("worker").annotate(ms=Sum("duration_ms")).order_by()
@@ -200,22 +209,45 @@ def _rounded(value: float | None) -> float | None:
     return None if value is None else round(value, 1)
 
 
-def dashboard_figures(*, project: Project, report: dict) -> dict:
+def ratings_by_value(table: RatingTable) -> dict[int, int]:
+    """``rating_counts`` of a rating table that holds the same ratings (every crowd rating
+    QC sees): its labels' counts, each label rounded as ``rating_counts`` rounds it."""
+    per_label = np.bincount(table.label_codes, minlength=len(table.labels))
+    counts: dict[int, int] = defaultdict(int)
+    for rating, n in zip(table.labels.tolist(), per_label.tolist(), strict=True):
+        counts[round(rating)] += n
+    return {value: counts.get(value, 0) for value in range(1, 6)}
+
+
+def dashboard_figures(*, project: Project, report: dict,
+                      rating_table: RatingTable | None = None,
+                      counts: AnswerCounts | None = None) -> dict:
     """The dashboard's figures that read every answer, for the QC report (module docstring).
-    ``report`` is the QC report so far: its per-worker agreement and worker-quality model."""
+    ``report`` is the QC report so far: its per-worker agreement and worker-quality model;
+    ``rating_table``: the QC run's table of every crowd rating it sees (gold items' too),
+    when it has one (the plot of ratings by value is then counted from it, not read again);
+    ``counts``: the QC run's ``answer_counts``, read at its start (one reading for the report's
+    count and its dashboard's, so the two agree)."""
     agreement = {row["worker"]: row["agreement"]
                  for row in report.get("agreement", {}).get("per_worker", [])}
     reliability = {row["worker"]: row["reliability"]
                    for row in report.get("worker_quality", {}).get("workers", [])}
-    ratings = rating_counts(project=project) if project.kind == "plausibility" else None
+    if project.kind != "plausibility":
+        ratings = None
+    elif rating_table is not None:  # the QC run's crowd ratings (gold items' too), as read
+        ratings = ratings_by_value(rating_table)
+    else:
+        ratings = rating_counts(project=project)
+    timed = timed_answers(project=project)  # for the time plot and the workers' medians
     return {
-        "answer_counts": answer_counts(project=project).to_dict(),
+        "answer_counts": (counts if counts is not None
+                          else answer_counts(project=project)).to_dict(),
         "progress_by_split": progress_by_split(project=project),
         "answers_by_day": answers_by_day(project=project),
         "ratings_by_value": ({str(value): n for value, n in ratings.items()}
                              if ratings is not None else None),
-        "time_per_answer": duration_histogram(project=project),
+        "time_per_answer": duration_histogram(project=project, durations=timed[:, 1]),
         "cost": cost_by_currency(project=project),
         "workers": worker_figures(project=project, agreement=agreement,
-                                  reliability=reliability),
+                                  reliability=reliability, timed=timed),
     }

@@ -56,3 +56,21 @@ def annotation_list(*, project: Project | None = None,
     if worker is not None:
         annotations = annotations.filter(worker=worker)
     return annotations.order_by("id")
+
+
+#: What a page of the API's answer list reads per answer (``annotation_rows``): the answer's
+#: columns, its project's slug and its worker's provider and id (the pseudonym is made of them).
+ANNOTATION_ROW_FIELDS = (
+    "id", "project__slug", "item_id", "worker_id", "worker__provider", "worker__external_id",
+    "source", "payload", "category", "rating", "text", "skipped", "edit_operations",
+    "started_at", "submitted_at", "duration_ms", "client_warnings", "overridden_warnings",
+    "server_warnings", "review_status", "provenance", "created_at",
+)
+
+
+def annotation_rows(annotations: QuerySet[Annotation]) -> QuerySet[dict]:
+    """``annotations`` (an ``annotation_list``, filtered) as plain rows of
+    ``ANNOTATION_ROW_FIELDS``: a page of 1,000 answers builds no model instance (building them
+    and serializing field by field was most of a page's CPU at 1,000,000 answers, issue 21)."""
+    return annotations.prefetch_related(None).values(*ANNOTATION_ROW_FIELDS)
+

@@ -188,15 +188,21 @@ def plausibility_aggregation(project: Project) -> dict:
         rating__isnull=False)
     means: dict[int, float] = {}
     sentence_of: dict[int, int] = {}
+    # The means grouped by item alone (the item's sentence joined into a million rows doubled
+    # the statement's time); each item's sentence comes from the items, one row per item.
     crowd = qc_selectors.numeric_columns(
         exportable.exclude(source=Annotation.Source.IMPORT)
-        .values("item_id", "item__filler__cloze_id")
-        .annotate(mean=Avg("rating")).order_by("item_id")
-        .values_list("item_id", "item__filler__cloze_id", "mean"))
+        .values("item_id").annotate(mean=Avg("rating")).order_by("item_id")
+        .values_list("item_id", "mean"))
     item_ids = crowd[:, 0].astype(np.int64).tolist()
-    sentence_of.update(zip(item_ids, [int(cloze) if cloze == cloze else None  # NaN: none
-                                      for cloze in crowd[:, 1].tolist()], strict=True))
-    means.update(zip(item_ids, crowd[:, 2].tolist(), strict=True))
+    means.update(zip(item_ids, crowd[:, 1].tolist(), strict=True))
+    if item_ids:
+        clozes = qc_selectors.numeric_columns(
+            project.items.order_by().values_list("id", "filler__cloze_id"))
+        cloze_of = dict(zip(clozes[:, 0].astype(np.int64).tolist(),
+                            [int(cloze) if cloze == cloze else None  # NaN: none
+                             for cloze in clozes[:, 1].tolist()], strict=True))
+        sentence_of.update((item_id, cloze_of.get(item_id)) for item_id in item_ids)
     released = (exportable.filter(source=Annotation.Source.IMPORT).order_by("id")
                 .values_list("item_id", "item__filler__cloze_id", "rating"))
     # The released mean is the authority for imported fillers (the last row of a filler wins).
@@ -405,12 +411,13 @@ def project_qc_run(*, project: Project, store_flags: bool = True,
     except ValueError as error:
         raise ValueError(f"project {project.slug}: flag_settings: {error}") from None
     step("counting")
+    counts = answer_counts(project=project)  # read once: the report's and the dashboard's
     report: dict = {
         "project": project.slug,
         "task": project.kind,
         "items_per_split": qc_selectors.split_counts(project=project),
         # "in QC" of the one definition of each count (selectors.counts).
-        "annotations": answer_counts(project=project).in_qc,
+        "annotations": counts.in_qc,
         "flag_settings": settings.to_dict(),
     }
     step("agreement")
@@ -453,7 +460,8 @@ def project_qc_run(*, project: Project, store_flags: bool = True,
     report["flags_by_status"] = qc_selectors.flag_counts(project=project)
     # The dashboard's figures that read every answer (selectors.dashboard), after the flags
     # so its worker table counts the flags just stored.
-    report["dashboard"] = dashboard_figures(project=project, report=report)
+    report["dashboard"] = dashboard_figures(project=project, report=report,
+                                            rating_table=all_ratings, counts=counts)
     if progress is not None:
         progress(len(QC_STEPS), len(QC_STEPS), "done")
     return report

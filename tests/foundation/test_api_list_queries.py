@@ -3,7 +3,10 @@ page (issue 21: no N+1 on /api/annotations/, /api/items/, /api/batches/, /api/pr
 
 from __future__ import annotations
 
+import json
+
 import pytest
+from django.core.serializers.json import DjangoJSONEncoder
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
@@ -49,3 +52,39 @@ def test_list_queries_do_not_grow_with_the_rows(staff_client):
     publish_hit(sluice_project(items=2), hit_id="HITC")
     assert project.annotations.count() >= 10
     assert [queries_for(staff_client, url) for url in lists(project)] == small
+
+
+def test_the_answer_list_writes_what_the_serializer_writes(staff_client):
+    """The list reads plain rows (no model instance per answer) and writes them as
+    ``AnnotationSerializer`` does, value for value, in the same field order: ratings,
+    categories, texts, empty and null times, JSON columns, workers of two providers; and its
+    ``next`` link keys on the last row's id."""
+    from datetime import UTC, datetime
+
+    from annotation.api.serializers import AnnotationSerializer
+    from annotation.models import Annotation
+    from tests.factories import decontext_sample
+
+    _, items = claire_sample()
+    first, second = workers(2)
+    second.provider, second.external_id = "prolific", "P0123456789"
+    second.save()
+    annotate(items[0], first, rating=3.5, duration_ms=1_250, payload={"rating": 3.5},
+             started_at=datetime(2026, 11, 1, 12, 0, 0, 123_456, tzinfo=UTC),
+             submitted_at=datetime(2026, 11, 1, 12, 0, 9, tzinfo=UTC),
+             overridden_warnings=[{"code": "too_quick", "message": "fast"}])
+    annotate(items[1], second, rating=None, skipped=True, provenance={"from": "import"})
+    annotate(items[2], first, rating=1)
+    _, sentence = decontext_sample()
+    annotate(sentence, second, category="DONE", text="Bob said <b>hi</b>.",
+             edit_operations=[{"op": "add", "text": "Bob"}])
+    expected = [AnnotationSerializer(answer).data for answer in
+                Annotation.objects.select_related("worker", "project").order_by("pk")]
+    response = staff_client.get("/api/annotations/?limit=3")
+    page = response.json()
+    rest = staff_client.get(page["next"]).json()
+    listed = page["results"] + rest["results"]
+    assert [list(row) for row in listed] == [list(row) for row in expected]
+    assert listed == json.loads(json.dumps(expected, cls=DjangoJSONEncoder))
+    assert f"after={expected[2]['id']}" in page["next"]
+    assert rest["next"] is None and len(listed) == 4

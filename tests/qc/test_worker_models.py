@@ -14,6 +14,8 @@ import pytest
 
 from qc.agreement import RatingTable, fleiss_kappa, krippendorff_alpha
 from qc.bootstrap import (
+    _count_patterns,
+    agreement_intervals,
     bootstrap_interval,
     fleiss_kappa_interval,
     krippendorff_alpha_interval,
@@ -262,3 +264,29 @@ def test_fast_intervals_equal_the_generic_resampling(level):
     fast = fleiss_kappa_interval(rows, n_resamples=150, seed=4)
     slow = bootstrap_interval(rows, lambda t: fleiss_kappa(t).kappa, n_resamples=150, seed=4)
     assert (fast.low, fast.high) == pytest.approx((slow.low, slow.high))
+
+
+@pytest.mark.parametrize("level", ["nominal", "ordinal"])
+def test_both_intervals_from_one_set_of_draws_equal_each_alone(level):
+    """``agreement_intervals`` draws once for both statistics (the QC run's intervals) and
+    gives exactly what each interval function gives alone with the same seed."""
+    rng = np.random.default_rng(11)
+    rows = [(i, w, int(rng.integers(1, 6))) for i in range(60)
+            for w in range(int(rng.integers(1, 6)))]
+    both = agreement_intervals(rows, level, n_resamples=120, seed=5)
+    assert both["fleiss_kappa"] == fleiss_kappa_interval(rows, n_resamples=120, seed=5)
+    assert both["krippendorff_alpha"] == krippendorff_alpha_interval(rows, level,
+                                                                     n_resamples=120, seed=5)
+
+
+def test_count_patterns_are_the_distinct_count_rows_in_order():
+    rng = np.random.default_rng(12)
+    rows = [(i, w, int(rng.integers(1, 6))) for i in range(300)
+            for w in range(int(rng.integers(1, 7)))]
+    table = RatingTable.from_rows(rows)
+    counts = np.zeros((len(table.items), len(table.labels)))
+    np.add.at(counts, (table.item_codes, table.label_codes), 1.0)
+    expected, expected_of_item = np.unique(counts, axis=0, return_inverse=True)
+    patterns, pattern_of_item = _count_patterns(table)
+    assert patterns.tolist() == expected.tolist()
+    assert pattern_of_item.tolist() == expected_of_item.ravel().tolist()

@@ -104,3 +104,32 @@ def test_a_score_equal_but_for_its_last_bits_is_not_rewritten():
     Flag.objects.filter(pk=flag.pk).update(score=1.5)
     project_qc_run(project=project)
     assert Flag.objects.get(pk=flag.pk).score == 1.0  # the rule's score, written again
+
+
+def test_pair_codes_are_the_distinct_pairs_in_sorted_order():
+    rng = np.random.default_rng(5)
+    first = rng.integers(0, 30, 500).astype(np.float64)
+    second = rng.choice([-np.inf, 1.5, 2.5, 1e9], 500)
+    _, expected = np.unique(np.stack([first, second], axis=1), axis=0, return_inverse=True)
+    assert qc_selectors._pair_codes(first, second).tolist() == expected.ravel().tolist()
+
+
+def test_dashboard_time_bins_and_rating_counts_from_the_arrays_qc_read():
+    """The time plot's bins (from the durations read once for it and the workers' medians)
+    and the ratings per value (counted from the QC run's rating table) say what the rows
+    say."""
+    from annotation.selectors.dashboard import duration_histogram, rating_counts, ratings_by_value
+    from annotation.services.qc import rating_table
+
+    project, items = claire_sample()
+    first, second = workers(2)
+    for item, milliseconds, rating in zip(items, (500, 1_000, 1_500, 2_000, 100_000),
+                                          (1, 2, 2, 4.4, 5), strict=True):
+        annotate(item, first, rating=rating, duration_ms=milliseconds)
+    annotate(items[0], second, rating=3, duration_ms=None)
+    histogram = duration_histogram(project=project)
+    # 99th percentile of five: the largest (100 s); 20 bins of 5 s, the last one open.
+    assert histogram["n"] == 5 and histogram["width_ms"] == 5_000.0
+    assert histogram["counts"] == [4] + [0] * 18 + [1]
+    assert ratings_by_value(rating_table(project, with_gold=True)) == \
+        rating_counts(project=project) == {1: 1, 2: 2, 3: 1, 4: 1, 5: 1}

@@ -116,9 +116,9 @@ def test_the_queue_runs_the_same_queries_for_2_or_40_flagged_assignments(
     flagged_rewrites(1, (project, items))
     url = f"/staff/review/{project.slug}/?by={by}"
     staff_client.get(url)  # the session and caches settle
-    # (8, and one for the review rules of selectors/blocks.py: blocked workers, unconfirmed
-    # work)
-    with django_assert_num_queries(9) as small:
+    # (7, and one for the review rules of selectors/blocks.py: blocked workers, unconfirmed
+    # work; the unflagged assignments are one statement, and none is listed here)
+    with django_assert_num_queries(8) as small:
         staff_client.get(url)
     flagged_rewrites(40, (project, items), first=1)
     with django_assert_num_queries(len(small.captured_queries)):
@@ -138,3 +138,22 @@ def test_the_unflagged_work_is_counted_to_a_bound_and_says_so(staff_client, monk
     monkeypatch.setattr(review, "UNFLAGGED_COUNTED", 3)
     page = staff_client.get(f"/staff/review/{project.slug}/").content.decode()
     assert "Approve the 3 submitted assignments without an open flag" in page
+
+
+def test_the_unflagged_work_is_read_by_one_statement(staff_client):
+    """The count of the unflagged submitted assignments and the ones listed come from one
+    statement (their ids up to the count's bound): the open-flag anti-join runs once."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from tests.review.test_review_pages import submitted_unflagged
+
+    project, _ = submitted_unflagged(3)
+    with CaptureQueriesContext(connection) as queries:
+        page = staff_client.get(f"/staff/review/{project.slug}/").content.decode()
+    assert "Approve the 3 submitted assignments without an open flag" in page
+    anti_joins = [query["sql"] for query in queries.captured_queries
+                  if 'NOT ("annotation_assignment"."id" IN (SELECT' in query["sql"]]
+    assert len(anti_joins) == 1, anti_joins
+    assert not [query for query in queries.captured_queries
+                if query["sql"].startswith("SELECT COUNT(*)")]
