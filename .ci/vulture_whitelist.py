@@ -344,4 +344,3 @@ _.as_sqlite  # annotation.selectors.qc.EpochSeconds (Django Func)
 # remove there.
 export_format  # annotation.api.console.ExportRequestSerializer
 download  # annotation.api.jobs.JobSerializer
-flags_by_annotation  # annotation.selectors.qc, unused since the export reads flags in one stream

@@ -77,8 +77,8 @@ class CanonicalJson:
 
 def annotation_flag_rows(*, project: Project) -> QuerySet:
     """``(annotation_id, reason, score, status, detail)`` of every flag on one of the
-    project's annotations, by annotation, reason and id (the order ``flags_by_annotation``
-    gives each annotation's flags)."""
+    project's annotations, by annotation, reason and id (the order each answer's flags are
+    exported in)."""
     return (
         Flag.objects.filter(annotation__project=project)
         .order_by("annotation_id", "reason", "id")

@@ -475,20 +475,6 @@ def generic_annotation_rows(*, project: Project) -> QuerySet:
     )
 
 
-def flags_by_annotation(*, annotation_ids: list[int]) -> dict[int, list[dict]]:
-    flags: dict[int, list[dict]] = {}
-    rows = (
-        Flag.objects.filter(annotation_id__in=annotation_ids)
-        .order_by("annotation_id", "reason", "id")
-        .values_list("annotation_id", "reason", "score", "status", "detail")
-    )
-    for annotation_id, reason, score, status, detail in rows:
-        flags.setdefault(annotation_id, []).append(
-            {"reason": reason, "score": score, "status": status, "detail": detail}
-        )
-    return flags
-
-
 # --- review queue and dashboard --------------------------------------------------------------
 
 
