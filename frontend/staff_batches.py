@@ -4,6 +4,7 @@ detail, and managing live HITs/studies (stop, pause, resume, more assignments/pl
 from __future__ import annotations
 
 from decimal import Decimal
+from functools import partial
 
 from django import forms
 from django.conf import settings
@@ -30,6 +31,7 @@ from annotation.services.batches.plan import (
     LAUNCH_PROVIDERS,
     PROLIFIC_DEVICES,
     LaunchOptions,
+    adaptive_cost_lines,
     batch_launch,
     batch_plan,
 )
@@ -205,6 +207,9 @@ def batch_new(request):
             ("vat", plan.estimate.vat_cents), ("total", plan.estimate.total_cents))},
         "prolific_fee_percent": settings.PROLIFIC_SERVICE_FEE_PERCENT,
         "prolific_vat_percent": settings.PROLIFIC_VAT_PERCENT,
+        "adaptive_lines": adaptive_cost_lines(plan.estimate.adaptive, partial(
+            provider_money_text, provider=options.provider))
+        if plan.estimate.adaptive is not None else [],
     })
 
 
