@@ -8,7 +8,7 @@ import logging
 import math
 import secrets
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 
@@ -32,6 +32,7 @@ from ...providers import (
     QualificationRequirementSpec,
 )
 from ..adaptive import adaptive_policy, adaptive_targets, expected_judgements
+from ..annotations import slots_required
 from ..gold import gold_items_per_page, with_gold_items
 from ..jobs import JobQueueUnavailable, check_job_queue, enqueue_after_commit
 from .common import (
@@ -340,6 +341,31 @@ def _coverage_by_item(item_ids: Sequence[int]) -> dict[int, int]:
     for row in outside:
         coverage[row["item_id"]] += row["n"]
     return coverage
+
+
+def hits_places_needed(*, hit_ids: Iterable[int]) -> dict[int, int]:
+    """Of these HITs (Prolific studies), those of adaptive projects whose items need more
+    judgements now than they have or have coming, and how many more assignments (places) each
+    needs: the most any of its items needs, an item's need being its target
+    (``services.annotations.slots_required``: ``Item.target_answers``, kept from its counted
+    answers) minus its coverage as ``batch_plan`` counts it (places of active batches, less
+    rejected work, plus counted answers outside them). Gold items need nothing. A study's
+    places cover all its items, so every item of it gets the added places."""
+    pairs = list(HitItem.objects.filter(hit_id__in=list(hit_ids), item__is_gold=False)
+                 .values_list("hit_id", "item_id"))
+    items = Item.objects.select_related("project").in_bulk({item_id for _, item_id in pairs})
+    adaptive_projects = {item.project_id for item in items.values()
+                         if adaptive_policy(item.project) is not None}
+    items = {pk: item for pk, item in items.items() if item.project_id in adaptive_projects}
+    coverage = _coverage_by_item(list(items))
+    needed: dict[int, int] = {}
+    for hit_id, item_id in pairs:
+        item = items.get(item_id)
+        if item is not None:
+            need = slots_required(item) - coverage.get(item_id, 0)
+            if need > 0:
+                needed[hit_id] = max(needed.get(hit_id, 0), need)
+    return needed
 
 
 def _units(project: Project, items: list[Item]) -> list[list[Item]]:
