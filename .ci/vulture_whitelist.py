@@ -338,3 +338,6 @@ page_timing_flags  # qc.timing: every timing flag, rows in
 _.worked_seconds  # qc.timing.PageTiming field
 _.output_field  # annotation.selectors.qc.EpochSeconds (Django Func)
 _.as_sqlite  # annotation.selectors.qc.EpochSeconds (Django Func)
+
+# h25adapt — adaptive redundancy (issue 25, point 5)
+adapt_places  # Celery task, enqueued by name (annotation/services/batches/decide.py)
