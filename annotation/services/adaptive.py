@@ -16,23 +16,31 @@ column and never runs the rule.
 
 from __future__ import annotations
 
+import functools
 from collections import defaultdict
 from dataclasses import dataclass
 
 from django.db.models import Count, Q
 
-from qc.flags import FlagSettings
 from qc.redundancy import RedundancyPolicy, needs_more
 
 from ..models import Annotation, Item, Project, Split, TaskKind
 
 
 def adaptive_policy(project: Project) -> RedundancyPolicy | None:
-    """The project's adaptive policy, or None (fixed redundancy; free-text kinds)."""
-    values = FlagSettings.from_dict(project.flag_settings).adaptive_redundancy
+    """The project's adaptive policy, or None (fixed redundancy; free-text kinds). On every
+    next-item choice and submit: a project without one costs a dict lookup, and a policy is
+    read once per distinct setting (``flag_settings`` is validated when written,
+    ``qc.flags.FlagSettings``)."""
+    values = (project.flag_settings or {}).get("adaptive_redundancy")
     if values is None or project.kind not in (TaskKind.PLAUSIBILITY, TaskKind.DECONTEXT):
         return None
-    return RedundancyPolicy.from_dict(values)
+    return _policy(tuple(sorted(values.items())))
+
+
+@functools.lru_cache(maxsize=256)
+def _policy(values: tuple) -> RedundancyPolicy:
+    return RedundancyPolicy.from_dict(dict(values))
 
 
 def adaptive_target(answers: list, policy: RedundancyPolicy, *, numeric: bool) -> int:

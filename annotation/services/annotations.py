@@ -586,7 +586,7 @@ def _store_locked(fields: _Submission, *, item: Item, clean: CleanPayload,
                 "The time for this assignment is over: nothing more can be saved in it. "
                 "Please return the HIT.")
     if (fields.source == Annotation.Source.LOCAL and state.collected_by_others
-            >= slots_required(item)):
+            >= _slots_now(item)):
         raise SubmitRefused("item_full", "Other annotators completed this item meanwhile.")
     annotation = _new_annotation(fields, item=item, clean=clean, context=context)
     annotation.save(force_insert=True)
@@ -610,6 +610,15 @@ def _mark_if_filled(annotation: Annotation, *, required: int) -> None:
         cursor.execute(submit_sql.MARK_FILLED, {"item_id": annotation.item_id,
                                                 "counted": Annotation.State.COUNTED,
                                                 "required": required})
+
+
+def _slots_now(item: Item) -> int:
+    """``slots_required``, with an adaptive item's target read again under the lock (the
+    caller may have loaded the item before its transaction: SQLite)."""
+    if not item.is_gold and adaptive_policy(item.project) is not None:
+        item.target_answers = Item.objects.values_list("target_answers", flat=True).get(
+            pk=item.pk)
+    return slots_required(item)
 
 
 def _adaptive(annotation: Annotation) -> bool:

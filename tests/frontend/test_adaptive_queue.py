@@ -11,9 +11,12 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from annotation.models import Annotation, Item, Project, Worker
+from annotation.payloads import validate_payload
+from annotation.selectors import annotate as annotate_selectors
 from annotation.selectors.qc import progress_by_split
 from annotation.services.annotations import (
     SubmitRefused,
+    annotation_submit,
     annotations_set_review_status,
 )
 from annotation.services.projects import project_update
@@ -163,3 +166,19 @@ def test_an_adaptive_submit_costs_one_read_and_one_update_more(annotator_client)
     # adaptive item is read and updated after the INSERT on both.
     extra = 2 if connection.vendor == "postgresql" else 1
     assert counts["adaptive"] == counts["fixed"] + extra
+
+
+def test_a_submit_reads_the_target_current_under_the_lock_not_the_one_it_loaded():
+    project = adaptive(plausibility_project(items=1, redundancy={"train": 5}))
+    item = project.items.get()
+    for index, rating in enumerate([4, 4]):
+        answer(project, item, f"w{index}", rating)
+    assert stored(item) == (3, False)
+    loaded = annotate_selectors.item_for_submit(project=project, item_id=item.pk)
+    answer(project, item, "w2", 3)  # 4, 4, 3: still unclear, the target moves to 4
+    assert loaded.target_answers == 3 and stored(item) == (4, False)
+    context = annotate_selectors.item_context(loaded)
+    result = annotation_submit(worker=worker("late"), item=loaded, context=context,
+                               clean=validate_payload(project.kind, {"rating": 5}, context),
+                               source="local", client_token="late-token")
+    assert result.created  # the fourth slot was open, whatever the loaded item said

@@ -464,7 +464,7 @@ def batch_collect(*, batch_id: int, provider: AnnotationProvider | None = None) 
         result.assignments_released += _release_unreported(hit, reported, listed_at=listed_at)
     # Adaptive redundancy: studies whose answers (counted from now on) disagree get the
     # places their items need (nothing for other providers or projects).
-    batch_places_follow(batch_id=batch.pk)
+    batch_places_follow(batch=batch)
     _complete_if_done(batch)
     planner_statistics_refresh_grown(written={Annotation: result.annotations_created,
                                               Assignment: result.assignments_created})

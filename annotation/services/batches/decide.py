@@ -153,12 +153,11 @@ def hit_places_adapt(*, hit_id: int, request_token: str,
     return need
 
 
-def batch_places_follow(*, batch_id: int) -> list[int]:
+def batch_places_follow(*, batch: Batch) -> list[int]:
     """Queue ``hit_places_adapt`` for the open studies of a Prolific batch whose items need
     more places now (adaptive projects: answers that disagree); after commit. The studies
     queued (none for other providers, projects without a policy, or batches not
     published). Collection calls it after storing answers, the batch page on request."""
-    batch = Batch.objects.select_related("project").get(pk=batch_id)
     if (batch.provider != "prolific" or batch.status != Batch.Status.PUBLISHED
             or adaptive_policy(batch.project) is None):
         return []
