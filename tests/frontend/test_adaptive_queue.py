@@ -150,7 +150,7 @@ def test_the_next_item_costs_the_same_statements_with_a_policy():
     assert "target_answers" in next(sql for sql in adaptive_queries if "COALESCE" in sql)
 
 
-def test_an_adaptive_submit_costs_one_read_and_one_update_more(annotator_client):
+def test_an_adaptive_submit_reads_and_updates_the_item_after_the_insert(annotator_client):
     fixed = plausibility_project("fixed", items=2, redundancy={"train": 5})
     policy = adaptive(plausibility_project("adaptive", items=2, redundancy={"train": 5}))
     counts = {}
