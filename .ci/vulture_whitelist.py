@@ -344,3 +344,6 @@ _.as_sqlite  # annotation.selectors.qc.EpochSeconds (Django Func)
 # remove there.
 export_format  # annotation.api.console.ExportRequestSerializer
 download  # annotation.api.jobs.JobSerializer
+# h25adapt — adaptive redundancy (issue 25, point 5)
+adapt_places  # Celery task, enqueued by name (annotation/services/batches/decide.py)
+adaptive_redundancy  # qc.flags.FlagSettings field; services.adaptive reads the validated dict

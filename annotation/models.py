@@ -296,6 +296,11 @@ class Item(models.Model):
     # (``annotation.services.annotations``, "Filled items").
     filled = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
+    # Adaptive redundancy (``annotation.services.adaptive``): the counted answers this item
+    # needs now, from its answers under the project's policy; NULL: the project's default for
+    # its split (the policy's ``start``, or the split's fixed redundancy). Kept with ``filled``
+    # by the same writers, so the work queue compares a column, never runs the rule.
+    target_answers = models.IntegerField(null=True, blank=True)
 
     class Meta:
         ordering = ["id"]

@@ -174,6 +174,12 @@ def add_assignments(self, hit_id: int, count: int) -> int:
                                        request_token=self.request.id or "").max_assignments
 
 
+@shared_task(bind=True, name="annotation.tasks.adapt_places", base=ProviderJob)
+def adapt_places(self, hit_id: int) -> int:
+    # The job id survives Celery retries: the UniqueRequestToken of the places it adds.
+    return decide.hit_places_adapt(hit_id=hit_id, request_token=self.request.id or "")
+
+
 @shared_task(name="annotation.tasks.notify_workers", base=ProviderJob)
 def notify_workers(project_id: int, worker_ids: list[int], subject: str, message: str
                    ) -> list[str]:

@@ -41,7 +41,8 @@ CATEGORY_PRIORS = np.array([0.55, 0.30, 0.15])
 POOLS = {"none": 0.0, "10%": 0.1, "20%": 0.2, "30%": 0.3, "40%": 0.4}
 GOLD_SHARE = 0.05
 REDUNDANCY = 5
-#: The cheaper adaptive policy: 3 judgements, up to 5 (never more than fixed-5 costs).
+#: A second adaptive policy for comparison: 3 judgements, up to 5 (never more than fixed-5
+#: costs). The first is ``RedundancyPolicy()``'s defaults.
 CHEAP_POLICY = RedundancyPolicy(start=3, maximum=5)
 
 
@@ -235,8 +236,11 @@ def main() -> None:
           f"(adaptive: {policy.start} up to {policy.maximum}, or up to "
           f"{CHEAP_POLICY.maximum})")
     print("ratings: class accuracy % (Spearman)")
+    adaptive = f"{policy.start}->{policy.maximum}"
+    cheap = f"{CHEAP_POLICY.start}->{CHEAP_POLICY.maximum}"
     print(f"{'spammers':24} {'mean':>14} {'bias/noise':>14} {'chosen':>14} {'fallback':>8} "
-          f"{'mean, 3->7':>14} {'judgements':>10} {'mean, 3->5':>14} {'judgements':>10}")
+          f"{'mean, ' + adaptive:>14} {'judgements':>10} {'mean, ' + cheap:>14} "
+          f"{'judgements':>10}")
     for name, row in report["ratings"].items():
         print(f"{name:24} " + " ".join(f"{row[k][0]:6.1f} ({row[k][1]:.3f})"
                                        for k in ("plain", "model", "chosen"))
@@ -245,7 +249,8 @@ def main() -> None:
                          for k in ("adaptive", "adaptive5")))
     print("categorical: accuracy %")
     print(f"{'spammers':24} {'vote':>7} {'DS':>7} {'chosen':>7} {'fallback':>8} "
-          f"{'vote, 3->7':>10} {'judgements':>10} {'vote, 3->5':>10} {'judgements':>10}")
+          f"{'vote, ' + adaptive:>10} {'judgements':>10} {'vote, ' + cheap:>10} "
+          f"{'judgements':>10}")
     for name, row in report["categorical"].items():
         print(f"{name:24} {row['plain']:7.1f} {row['model']:7.1f} {row['chosen']:7.1f} "
               f"{row['fell_back']:8.0%} {row['adaptive']:10.1f} "

@@ -14,9 +14,12 @@ ANALYZE). Workers who have done nothing yet are timed in two groups: those whose
 among the open items, and those whose pivot falls among the full items (their first choice
 passes the full items to the first open one: marked filled, as the data migration marks the
 items already filled and the services every item since, the walk skips them; ``--unmarked``
-leaves the marks unset, to show the walk they save). Usage::
+leaves the marks unset, to show the walk they save). ``--adaptive``: the project has an
+adaptive redundancy policy (start 2, up to 7) and the full items a stored target of 2
+(``Item.target_answers``), so the statement compares the target column. Usage::
 
     python bench/bench_next_item.py --items 1000000 --db-prefix unpack_i15_next [--unmarked]
+        [--adaptive]
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ from urllib.parse import urlsplit
 REPO = Path(__file__).resolve().parents[1]
 
 
-def worker(items: int, done: int, calls: int, marked: bool) -> dict:
+def worker(items: int, done: int, calls: int, marked: bool, adaptive: bool = False) -> dict:
     sys.path.insert(0, str(REPO))
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "annotation.settings")
     os.environ.setdefault("UNPACK_ALLOW_DEV_KEY", "true")
@@ -56,8 +59,9 @@ def worker(items: int, done: int, calls: int, marked: bool) -> dict:
     )
 
     call_command("migrate", verbosity=0, interactive=False)
-    project = Project.objects.create(slug="next", name="Next", kind="plausibility",
-                                     redundancy={"train": 2})
+    project = Project.objects.create(
+        slug="next", name="Next", kind="plausibility", redundancy={"train": 2},
+        flag_settings={"adaptive_redundancy": {"start": 2, "maximum": 7}} if adaptive else {})
     sentences = items // 5
     started = time.perf_counter()
     with connection.cursor() as cursor:
@@ -71,13 +75,16 @@ def worker(items: int, done: int, calls: int, marked: bool) -> dict:
             "INSERT INTO annotation_clozefiller (cloze_id, position, text) "
             "SELECT c.id, p, 'the cat' FROM annotation_clozeitem c, generate_series(1, 5) p "
             "WHERE c.project_id = %s ORDER BY c.id, p", [project.pk])
+        # --adaptive: the items about to be filled have a stored target of 2 (their two
+        # answers were clear), written with the row, as a submit writes it with the mark.
         cursor.execute(
             "INSERT INTO annotation_item (project_id, external_id, split, group_key, position, "
-            "filler_id, is_gold, filled, created_at) "
+            "filler_id, is_gold, filled, created_at, target_answers) "
             "SELECT %s, c.external_id || '_' || f.position, 'train', c.external_id, 0, f.id, "
-            "false, false, now() FROM annotation_clozefiller f JOIN annotation_clozeitem c "
+            "false, false, now(), CASE WHEN ROW_NUMBER() OVER (ORDER BY f.id) <= %s THEN 2 END "
+            "FROM annotation_clozefiller f JOIN annotation_clozeitem c "
             "ON c.id = f.cloze_id WHERE c.project_id = %s ORDER BY f.id",
-            [project.pk, project.pk])
+            [project.pk, done // 2 if adaptive else 0, project.pk])
         crowd = Worker.objects.bulk_create(Worker(provider="local", external_id=f"crowd{n}")
                                            for n in range(200))
         # The first done/2 items, two answers each (their redundancy): full.
@@ -166,7 +173,7 @@ def worker(items: int, done: int, calls: int, marked: bool) -> dict:
         annotations = cursor.fetchone()[0]
     return {
         "items": counted, "annotations": annotations, "seed_s": round(seeded_s, 1),
-        "filled items marked": marked,
+        "filled items marked": marked, "adaptive": adaptive,
         "calls_per_case": calls * 5,
         "first visit, pivot among the open items": summary(
             [timed(p, after=False) for p in in_open]),
@@ -187,10 +194,13 @@ def main() -> None:
     parser.add_argument("--db-prefix", default="unpack_bench_next")
     parser.add_argument("--unmarked", action="store_true",
                         help="leave the filled items unmarked (Item.filled False)")
+    parser.add_argument("--adaptive", action="store_true",
+                        help="an adaptive redundancy policy, the full items' target stored")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        print(json.dumps(worker(args.items, args.done, args.calls, not args.unmarked)))
+        print(json.dumps(worker(args.items, args.done, args.calls, not args.unmarked,
+                                args.adaptive)))
         return
     import psycopg
 
@@ -203,7 +213,8 @@ def main() -> None:
         env["UNPACK_LOG_LEVEL"] = "ERROR"
         done = subprocess.run([sys.executable, __file__, "--worker", "--items", str(args.items),
                                "--done", str(args.done), "--calls", str(args.calls)]
-                              + (["--unmarked"] if args.unmarked else []),
+                              + (["--unmarked"] if args.unmarked else [])
+                              + (["--adaptive"] if args.adaptive else []),
                               cwd=REPO, env=env, check=True, capture_output=True, text=True)
         print(done.stdout.strip().splitlines()[-1])
     finally:

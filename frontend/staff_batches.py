@@ -4,6 +4,7 @@ detail, and managing live HITs/studies (stop, pause, resume, more assignments/pl
 from __future__ import annotations
 
 from decimal import Decimal
+from functools import partial
 
 from django import forms
 from django.conf import settings
@@ -24,12 +25,14 @@ from annotation.selectors.batches import (
     batches_with_counts,
     hit_provider_ids,
 )
+from annotation.services.adaptive import adaptive_policy
 from annotation.services.batches.collect import batch_is_collected
 from annotation.services.batches.decide import batch_manage, parse_duration_seconds
 from annotation.services.batches.plan import (
     LAUNCH_PROVIDERS,
     PROLIFIC_DEVICES,
     LaunchOptions,
+    adaptive_cost_lines,
     batch_launch,
     batch_plan,
 )
@@ -205,6 +208,9 @@ def batch_new(request):
             ("vat", plan.estimate.vat_cents), ("total", plan.estimate.total_cents))},
         "prolific_fee_percent": settings.PROLIFIC_SERVICE_FEE_PERCENT,
         "prolific_vat_percent": settings.PROLIFIC_VAT_PERCENT,
+        "adaptive_lines": adaptive_cost_lines(plan.estimate.adaptive, partial(
+            provider_money_text, provider=options.provider))
+        if plan.estimate.adaptive is not None else [],
     })
 
 
@@ -221,6 +227,9 @@ def batch_detail(request, batch_id: int):
         "can_collect": batch_is_collected(batch),
         # A Prolific batch is read in Prolific's words: studies, places and sessions.
         "words": PROLIFIC_WORDS if batch.provider == "prolific" else MTURK_WORDS,
+        # Adaptive redundancy: the studies' places can follow the answers.
+        "adaptive_places": batch.provider == "prolific"
+        and adaptive_policy(batch.project) is not None,
     })
 
 
@@ -272,7 +281,8 @@ def manage_requested_words(batch: Batch, action: str, hit_ids: list[int], count:
     words = PROLIFIC_WORDS if batch.provider == "prolific" else MTURK_WORDS
     names = hit_provider_ids(hit_ids=hit_ids[:MANAGE_NAMES_SHOWN])
     what = {"add": f"{words['add_assignments']} ({count})", "stop": words["stop_all"],
-            "pause": "Pause", "resume": "Resume"}.get(action, action)
+            "pause": "Pause", "resume": "Resume",
+            "adapt": "Add the places the answers need"}.get(action, action)
     plural = words["hits"] if len(hit_ids) != 1 else words["hit"]
     named = ", ".join(names) + (f" and {len(hit_ids) - len(names)} more"
                                 if len(hit_ids) > len(names) else "")

@@ -34,7 +34,7 @@ from annotation import models
 from annotation.payloads import validate_payload
 from annotation.providers.prolific import StudyTemplate, study_url
 from annotation.selectors import annotate as annotate_selectors
-from annotation.services.annotations import annotation_state, annotation_submit
+from annotation.services.annotations import annotation_state, annotation_submit, slots_required
 from annotation.services.batches.collect import ANSWER_FIELD_PAYLOADS
 from annotation.services.batches.plan import LaunchOptions, batch_launch, batch_plan
 
@@ -465,9 +465,9 @@ def wrongly_filled_items() -> list[int]:
     """Items marked filled (``Item.filled``) while their counted answers leave a slot open: the
     one thing the mark may never say (the work queue would hide them for good)."""
     counted = Count("annotations", filter=Q(annotations__state=models.Annotation.State.COUNTED))
-    rows = (models.Item.objects.filter(filled=True).annotate(counted=counted)
-            .values_list("pk", "counted", "split", "project__redundancy"))
-    return [pk for pk, n, split, redundancy in rows if n < int(redundancy.get(split, 1))]
+    items = (models.Item.objects.filter(filled=True).select_related("project")
+             .annotate(counted=counted))
+    return [item.pk for item in items if item.counted < slots_required(item)]
 
 
 # --- batch projects and MTurk work -----------------------------------------------------------

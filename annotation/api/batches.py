@@ -135,6 +135,27 @@ class BatchDetailSerializer(BatchSerializer):
         fields = [*BatchSerializer.Meta.fields, "hit_statuses", "assignment_statuses", "events"]
 
 
+class AdaptiveCostSerializer(serializers.Serializer):
+    """With adaptive redundancy: what finishing the batch's items is expected to cost, and
+    costs at most (``annotation.services.batches.plan.AdaptiveCost``)."""
+
+    start = serializers.IntegerField()
+    maximum = serializers.IntegerField()
+    expected_per_item = serializers.FloatField(
+        help_text="judgements an item is expected to end at: start + the extra rate")
+    measured_items = serializers.IntegerField(
+        help_text="the project's items past start the extra rate is measured on")
+    measured = serializers.BooleanField(
+        help_text="false: too few measured items, the bench's prior is used")
+    items = serializers.IntegerField()
+    planned_judgements = serializers.IntegerField(help_text="judgements this batch asks")
+    expected_judgements = serializers.FloatField()
+    maximum_judgements = serializers.IntegerField()
+    expected_cents = serializers.IntegerField(
+        help_text="at this batch's cost per judgement (total_cents / planned_judgements)")
+    maximum_cents = serializers.IntegerField()
+
+
 class EstimateSerializer(serializers.Serializer):
     """The plan's cost estimate (``CostEstimate.as_dict``) and the items it skips."""
 
@@ -147,6 +168,8 @@ class EstimateSerializer(serializers.Serializer):
     total_cents = serializers.IntegerField()
     total_dollars = serializers.CharField()
     skipped_items = serializers.IntegerField()
+    adaptive = AdaptiveCostSerializer(
+        allow_null=True, help_text="null without an adaptive redundancy policy")
 
 
 class LaunchAnswerSerializer(serializers.Serializer):

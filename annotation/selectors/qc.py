@@ -44,6 +44,7 @@ from ..models import (
     Project,
     Worker,
 )
+from ..services.adaptive import slots_by_split
 
 # Rows per database round trip when streaming; big enough to amortise the query, small
 # enough to keep memory flat.
@@ -484,30 +485,32 @@ def flag_counts(*, project: Project) -> dict[str, int]:
 
 
 PROGRESS_SQL = """
-SELECT i.split, COALESCE(c.n, 0), COUNT(*)
+SELECT i.split, COALESCE(c.n, 0), i.target_answers, COUNT(*)
 FROM {item} AS i
 LEFT JOIN (SELECT item_id, COUNT(*) AS n FROM {annotation}
            WHERE project_id = %s AND state = %s GROUP BY item_id) AS c ON c.item_id = i.id
 WHERE i.project_id = %s AND NOT i.is_gold
-GROUP BY i.split, COALESCE(c.n, 0)
+GROUP BY i.split, COALESCE(c.n, 0), i.target_answers
 """
 
 
 def progress_by_split(*, project: Project) -> list[dict]:
-    """Per split: items, items with enough counted answers for the split's redundancy, and
-    counted answers. One grouped statement: items per (split, number of counted answers).
-    Gold items are checks, not the dataset: never counted here."""
+    """Per split: items, items with enough counted answers (the split's redundancy or, with
+    adaptive redundancy, the item's target: ``services.annotations.slots_required``'s rule),
+    and counted answers. One grouped statement: items per (split, number of counted answers,
+    stored target). Gold items are checks, not the dataset: never counted here."""
     sql = PROGRESS_SQL.format(item=Item._meta.db_table, annotation=Annotation._meta.db_table)
     with connection.cursor() as cursor:
         cursor.execute(sql, [project.pk, Annotation.State.COUNTED, project.pk])
         per_count = cursor.fetchall()
     summary: dict[str, dict] = {}
-    for split, n_counted, items in per_count:
+    defaults = slots_by_split(project)
+    for split, n_counted, target, items in per_count:
         row = summary.setdefault(split, {"split": split, "items": 0, "complete": 0,
                                          "annotations": 0})
         row["items"] += items
         row["annotations"] += n_counted * items
-        if n_counted >= project.redundancy_for(split):
+        if n_counted >= (target if target is not None else defaults.get(split, 1)):
             row["complete"] += items
     order = {"train": 0, "dev": 1, "test": 2}
     return sorted(summary.values(), key=lambda row: order.get(row["split"], 9))

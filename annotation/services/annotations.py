@@ -38,6 +38,7 @@ answers after the change.
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -58,6 +59,7 @@ from ..selectors.annotate import (
     project_and_item_for_submit,
 )
 from ..sql import submit as submit_sql
+from .adaptive import adaptive_policy, adaptive_targets, item_adaptive_refresh, slots_by_split
 from .audit import close_open_flags, record_status_event
 from .batching import chunks
 from .gold import gold_answer_checked
@@ -168,28 +170,35 @@ def _chunked(ids: list[int]) -> Iterator[list[int]]:
 
 
 def items_filled_refresh(item_ids: Iterable[int]) -> None:
-    """Set ``Item.filled`` of these items from their counted answers and their project's
-    redundancy for their split. Exact only under the items' row locks, which
-    ``item_filled_marks_kept`` takes (a concurrent change waits for them, and the counts here
-    are read after they are held)."""
+    """Set ``Item.filled`` of these items from their counted answers and the counted answers
+    each needs: their project's redundancy for their split or, with adaptive redundancy, the
+    target ``services.adaptive`` computes from those answers, stored with the mark
+    (``Item.target_answers``; cleared when the project has no policy). Exact only under the
+    items' row locks, which ``item_filled_marks_kept`` takes (a concurrent change waits for
+    them, and the counts here are read after they are held)."""
     ids = sorted(set(item_ids))
     for chunk in _chunked(ids):
         rows = list(Item.objects.filter(pk__in=chunk).values_list(
-            "pk", "project_id", "split", "filled", "is_gold"))
+            "pk", "project_id", "split", "filled", "is_gold", "target_answers"))
         counted = dict(Annotation.objects.filter(item_id__in=chunk,
                                                  state=Annotation.State.COUNTED)
                        .values("item_id").annotate(n=Count("pk")).values_list("item_id", "n"))
-        projects = Project.objects.only("redundancy").in_bulk({row[1] for row in rows})
-        to_fill, to_open = [], []
-        for item_id, project_id, split, filled, is_gold in rows:
-            full = not is_gold and (
-                counted.get(item_id, 0) >= projects[project_id].redundancy_for(split))
-            if full != filled:
-                (to_fill if full else to_open).append(item_id)
-        if to_fill:
-            Item.objects.filter(pk__in=to_fill).update(filled=True)
-        if to_open:
-            Item.objects.filter(pk__in=to_open).update(filled=False)
+        projects = Project.objects.only("redundancy", "kind", "flag_settings").in_bulk(
+            {row[1] for row in rows})
+        targets: dict[int, int] = {}
+        for project in projects.values():
+            targets.update(adaptive_targets(project=project, item_ids=[
+                row[0] for row in rows if row[1] == project.pk and not row[4]]) or {})
+        changes: dict[tuple[bool, int | None], list[int]] = defaultdict(list)
+        for item_id, project_id, split, filled, is_gold, target in rows:
+            new_target = targets.get(item_id)
+            required = (new_target if new_target is not None
+                        else projects[project_id].redundancy_for(split))
+            full = not is_gold and counted.get(item_id, 0) >= required
+            if (full, new_target) != (filled, target):
+                changes[full, new_target].append(item_id)
+        for (full, new_target), changed in changes.items():
+            Item.objects.filter(pk__in=changed).update(filled=full, target_answers=new_target)
 
 
 @contextmanager
@@ -317,8 +326,15 @@ GOLD_SLOTS = 2**31 - 1
 
 
 def slots_required(item: Item) -> int:
-    """How many counted answers fill ``item``: its split's redundancy; never for gold."""
-    return GOLD_SLOTS if item.is_gold else item.project.redundancy_for(item.split)
+    """How many counted answers fill ``item``: its stored adaptive target
+    (``Item.target_answers``), else its project's default for its split (the adaptive
+    policy's ``start``, or the split's redundancy: ``services.adaptive.slots_by_split``);
+    never for gold."""
+    if item.is_gold:
+        return GOLD_SLOTS
+    if item.target_answers is not None:
+        return item.target_answers
+    return slots_by_split(item.project)[item.split]
 
 
 def _lock_item(item: Item) -> None:
@@ -570,7 +586,7 @@ def _store_locked(fields: _Submission, *, item: Item, clean: CleanPayload,
                 "The time for this assignment is over: nothing more can be saved in it. "
                 "Please return the HIT.")
     if (fields.source == Annotation.Source.LOCAL and state.collected_by_others
-            >= slots_required(item)):
+            >= _slots_now(item)):
         raise SubmitRefused("item_full", "Other annotators completed this item meanwhile.")
     annotation = _new_annotation(fields, item=item, clean=clean, context=context)
     annotation.save(force_insert=True)
@@ -582,13 +598,32 @@ def _store_locked(fields: _Submission, *, item: Item, clean: CleanPayload,
 
 def _mark_if_filled(annotation: Annotation, *, required: int) -> None:
     """The new answer is stored under the Item row lock: if it is a counted one that takes the
-    item's last slot, mark the item filled ("Filled items" above)."""
+    item's last slot, mark the item filled ("Filled items" above). With adaptive redundancy
+    the answer may move the item's target: it is recomputed from the item's counted answers
+    and stored with the mark (one read, one UPDATE)."""
     if annotation.state != Annotation.State.COUNTED:
+        return
+    if _adaptive(annotation):
+        item_adaptive_refresh(item=annotation.item)
         return
     with connection.cursor() as cursor:
         cursor.execute(submit_sql.MARK_FILLED, {"item_id": annotation.item_id,
                                                 "counted": Annotation.State.COUNTED,
                                                 "required": required})
+
+
+def _slots_now(item: Item) -> int:
+    """``slots_required``, with an adaptive item's target read again under the lock (the
+    caller may have loaded the item before its transaction: SQLite)."""
+    if not item.is_gold and adaptive_policy(item.project) is not None:
+        item.target_answers = Item.objects.values_list("target_answers", flat=True).get(
+            pk=item.pk)
+    return slots_required(item)
+
+
+def _adaptive(annotation: Annotation) -> bool:
+    """Whether the answer's item follows an adaptive policy (its target moves with answers)."""
+    return not annotation.item.is_gold and adaptive_policy(annotation.item.project) is not None
 
 
 def _flag_if_report(annotation: Annotation) -> None:
@@ -642,7 +677,8 @@ def _insert_if_open(annotation: Annotation, *, required: int) -> bool:
     connection = connections[using]
     meta = Annotation._meta
     counted = annotation.state == Annotation.State.COUNTED
-    mark_in_statement = counted and connection.vendor == "postgresql"
+    mark_in_statement = (counted and connection.vendor == "postgresql"
+                         and not _adaptive(annotation))
     fields, sql, served_converters = submit_sql.insert_if_open(
         using, mark_filled=mark_in_statement)
     params = {f"f{index}": field.get_db_prep_save(field.pre_save(annotation, add=True),

@@ -3,10 +3,12 @@ from __future__ import annotations
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_slug
 from django.db import transaction
+from django.db.models import Q
 
 from qc import flags, livechecks
 
-from ..models import Annotation, Project, Split, TaskKind
+from ..models import Annotation, Item, Project, Split, TaskKind
+from .adaptive import adaptive_policy
 from .annotations import item_filled_marks_kept
 
 DEFAULT_REDUNDANCY = {
@@ -199,18 +201,32 @@ def project_update(*, project: Project, **fields) -> Project:
     """Change the project's settings. A new redundancy changes how many answers fill an item:
     the "filled" marks of its items with counted answers in the splits whose number changed
     follow (an item without any is never marked; an update that restates the redundancy, as an
-    API PUT does, recounts nothing)."""
+    API PUT does, recounts nothing). A new adaptive policy (``flag_settings``'s
+    ``adaptive_redundancy``: set, changed or removed) recomputes every answered item's target
+    (``services.adaptive``) and mark."""
     unknown = set(fields) - set(EDITABLE_FIELDS)
     if unknown:
         raise ValidationError({name: [f"{name}: cannot be changed"] for name in sorted(unknown)})
     project_fields_validate(fields)
     # As stored, not as the instance says: an admin form has already set the new values on it.
-    stored = Project(redundancy=Project.objects.select_for_update().values_list(
-        "redundancy", flat=True).get(pk=project.pk))
+    redundancy, flag_settings = Project.objects.select_for_update().values_list(
+        "redundancy", "flag_settings").get(pk=project.pk)
+    stored = Project(kind=project.kind, redundancy=redundancy, flag_settings=flag_settings)
     required_before = {split: stored.redundancy_for(split) for split in Split.values}
     for name, value in fields.items():
         setattr(project, name, value)
     project.full_clean()
+    if adaptive_policy(project) != adaptive_policy(stored):
+        # Another adaptive policy (or none): every item's target is recomputed, or cleared,
+        # with its mark: those with counted answers or a stored target (the others need the
+        # project's default, which the queue reads from the project).
+        answered = (Item.objects.filter(project=project)
+                    .filter(Q(target_answers__isnull=False)
+                            | Q(annotations__state=Annotation.State.COUNTED))
+                    .values_list("pk", flat=True).distinct())
+        with item_filled_marks_kept(answered):
+            project.save()
+        return project
     changed_splits = [split for split in Split.values
                       if project.redundancy_for(split) != required_before[split]]
     answered = (Annotation.objects.filter(project=project, state=Annotation.State.COUNTED,

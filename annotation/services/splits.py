@@ -31,7 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from django.db import connection, transaction
-from django.db.models import Count, Exists, OuterRef, Subquery
+from django.db.models import Count, Exists, F, OuterRef, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.db.models.lookups import GreaterThanOrEqual
 
@@ -39,6 +39,7 @@ from qc import cleaning
 from qc import splits as qc_splits
 
 from ..models import Annotation, ComplexSentence, Item, Project, SplitManifest, TaskKind
+from .adaptive import slots_by_split
 from .annotations import items_lock
 from .batching import chunks
 from .statistics import planner_statistics_refresh
@@ -217,9 +218,11 @@ def project_split(*, project: Project, rule: str, seed: int, fractions: dict | N
         # for the planner's large estimates) costs more than it saves. For this transaction.
         with connection.cursor() as cursor:
             cursor.execute("SET LOCAL jit = off")
+    # What fills an item: its adaptive target when it has one, else its new split's default.
+    defaults = slots_by_split(locked)
     for split, item_ids in by_split.items():
         filled = GreaterThanOrEqual(Coalesce(Subquery(counted), 0),
-                                    locked.redundancy_for(split))
+                                    Coalesce(F("target_answers"), Value(defaults[split])))
         for chunk in chunks(sorted(item_ids), UPDATE_BATCH):
             Item.objects.filter(id__in=chunk).update(split=split, filled=filled)
             done += len(chunk)

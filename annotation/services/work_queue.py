@@ -5,7 +5,9 @@ Contract of ``work_queue_next_item``: an item of the project that
 * this worker has not annotated yet, and
 * still has an open slot: fewer counted annotations (``Annotation.State.COUNTED``, see
   ``annotation.services.annotations.annotation_state``) plus live leases of other annotators
-  than ``project.redundancy_for(item.split)``;
+  than it needs (``annotation.services.annotations.slots_required``: its adaptive target,
+  ``Item.target_answers``, else ``services.adaptive.slots_by_split``: the split's redundancy or
+  the adaptive policy's ``start``);
 
 or ``None`` when there is none or the worker is blocked. The item handed out is leased to the
 worker (``ItemLease``) for ``LEASE_SECONDS``; their page renews the lease while it is open
@@ -41,7 +43,7 @@ from django.db import connection, transaction
 from django.db.models import Count
 from django.utils import timezone
 
-from ..models import Annotation, Item, ItemLease, Project, Split, TaskKind, Worker
+from ..models import Annotation, Item, ItemLease, Project, TaskKind, Worker
 from ..selectors.annotate import ITEM_ALIAS, load_items
 from ..sql.work_queue import (
     LEASE,
@@ -51,6 +53,7 @@ from ..sql.work_queue import (
     open_item_condition,
 )
 from . import gold
+from .adaptive import slots_by_split
 
 #: How long an item shown to an annotator stays reserved for them without a renewal; their page
 #: renews it every third of that while it is open.
@@ -80,7 +83,8 @@ def _lease(*, item_id: int, worker: Worker, now: datetime) -> None:
 def _open_params(project: Project, worker: Worker, now: datetime) -> dict:
     return {"project_id": project.pk, "worker_id": worker.pk,
             "counted": Annotation.State.COUNTED, "now": _db_time(now),
-            **{f"required_{split}": project.redundancy_for(split) for split in Split.values}}
+            **{f"required_{split}": slots
+               for split, slots in slots_by_split(project).items()}}
 
 
 def open_items_where(*, project: Project, worker: Worker) -> tuple[str, dict]:
@@ -233,13 +237,17 @@ def item_leases_renew(*, project: Project, worker: Worker, item_ids: Iterable[in
                                       served_at__isnull=False).order_by("-served_at", "-pk")
     served = [item_id for item_id in latest.values_list("item_id", flat=True)[:PAGE_LEASES]
               if item_id in ids]
-    splits = dict(Item.objects.filter(pk__in=served).values_list("pk", "split"))
-    filled = dict(Annotation.objects.filter(item_id__in=splits, state=Annotation.State.COUNTED)
+    defaults = slots_by_split(project)
+    required = {item_id: target if target is not None else defaults[split]
+                for item_id, split, target in Item.objects.filter(pk__in=served).values_list(
+                    "pk", "split", "target_answers")}
+    filled = dict(Annotation.objects.filter(item_id__in=required,
+                                            state=Annotation.State.COUNTED)
                   .exclude(worker=worker).values("item_id").annotate(n=Count("pk"))
                   .values_list("item_id", "n"))
-    unusable = sorted(item_id for item_id, split in splits.items()
-                      if filled.get(item_id, 0) >= project.redundancy_for(split))
-    renewed = splits.keys() - set(unusable)
+    unusable = sorted(item_id for item_id, slots in required.items()
+                      if filled.get(item_id, 0) >= slots)
+    renewed = required.keys() - set(unusable)
     if renewed:
         ItemLease.objects.filter(worker=worker, item_id__in=renewed).update(
             expires_at=timezone.now() + timedelta(seconds=LEASE_SECONDS))

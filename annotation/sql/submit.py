@@ -45,7 +45,9 @@ LOCK_ITEM = f"SELECT id FROM {ITEM_TABLE} WHERE id = %(item_id)s FOR UPDATE"  # 
 # INSERT … SELECT … WHERE: the new local answer is stored only if, read after the Item row lock
 # (so exactly), its token is not stored yet, the worker has no local answer to the item, and
 # fewer than ``required`` of the item's slots are filled by others' counted annotations -- what
-# SUBMIT_STATE would establish. No row: the caller finds out why with SUBMIT_STATE.
+# SUBMIT_STATE would establish. An adaptive item's stored target (``Item.target_answers``) is
+# read by the statement itself, so that it is the one current under the lock (SQLite reads the
+# item before its transaction). No row: the caller finds out why with SUBMIT_STATE.
 # ``served_at`` is when the work queue handed the item to the worker (their lease's), read by
 # the same statement; it is returned with the new primary key.
 _OTHERS_COUNTED = """(SELECT COUNT(*) FROM {table} a WHERE a.item_id = %(item_id)s
@@ -54,7 +56,8 @@ _INSERT_IF_OPEN = f"""INSERT INTO {{table}} ({{columns}}) SELECT {{values}}
 WHERE NOT EXISTS (SELECT 1 FROM {{table}} t WHERE t.client_token = %(token)s)
   AND NOT EXISTS (SELECT 1 FROM {{table}} o WHERE o.item_id = %(item_id)s
                   AND o.worker_id = %(worker_id)s AND o.assignment_id IS NULL)
-  AND {_OTHERS_COUNTED} < %(required)s
+  AND {_OTHERS_COUNTED} < COALESCE((SELECT it.target_answers FROM {{item_table}} it
+                                    WHERE it.id = %(item_id)s), %(required)s)
 RETURNING {{pk}}, {{served_at}}"""  # noqa: S608
 # PostgreSQL, for a counted answer: the same INSERT, and in the same statement the item's
 # ``filled`` mark when this answer fills its last slot (the sub-statements share one snapshot,

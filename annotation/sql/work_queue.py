@@ -41,7 +41,8 @@ LEASE_TABLE = ItemLease._meta.db_table
 # An item is open for the worker: not marked filled (``Item.filled``; written as the partial
 # index ``item_unfilled``'s condition, so that both databases walk that index), not done by
 # them, and fewer counted answers plus live leases of others (who have not answered it yet: an
-# answer replaces its lease) than required.
+# answer replaces its lease) than required: the item's stored adaptive target
+# (``Item.target_answers``, ``services.adaptive``), else its split's number.
 # Gold items are never open here: every worker may answer them, at the project's gold rate
 # (``services.gold_queue``).
 _OPEN = f"""i.project_id = %(project_id)s AND NOT i.filled AND NOT i.is_gold
@@ -52,7 +53,8 @@ _OPEN = f"""i.project_id = %(project_id)s AND NOT i.filled AND NOT i.is_gold
     + (SELECT COUNT(*) FROM {LEASE_TABLE} l
        WHERE l.item_id = i.id AND l.expires_at > %(now)s AND l.worker_id <> %(worker_id)s
          AND (SELECT e.id FROM {ANNOTATION_TABLE} e WHERE e.item_id = l.item_id
-              AND e.worker_id = l.worker_id LIMIT 1) IS NULL) < {{required}}"""  # noqa: S608
+              AND e.worker_id = l.worker_id LIMIT 1) IS NULL)
+    < COALESCE(i.target_answers, {{required}})"""  # noqa: S608
 _LAST = f"""(SELECT m.item_id FROM {ANNOTATION_TABLE} m WHERE m.worker_id = %(worker_id)s
   AND m.project_id = %(project_id)s ORDER BY m.id DESC LIMIT 1)"""  # noqa: S608
 _GROUP_OF = f"""i.group_key = (SELECT h.group_key FROM {ITEM_TABLE} h WHERE h.id = {{last}})"""  # noqa: S608
@@ -62,7 +64,8 @@ _PIVOT = f"""(SELECT MIN(p.id) FROM {ITEM_TABLE} p WHERE p.project_id = %(projec
          * %(pivot)s AS BIGINT)"""  # noqa: S608
 _FIRST_OF_GROUP = f"""i.position = (SELECT MIN(f.position) FROM {ITEM_TABLE} f
   WHERE f.project_id = i.project_id AND f.group_key = i.group_key)"""  # noqa: S608
-# The redundancy of the item's split, from one parameter per split.
+# The default of the item's split (fixed redundancy, or the adaptive policy's ``start``), from
+# one parameter per split.
 _REQUIRED = ("CASE i.split "
              + " ".join(f"WHEN '{split}' THEN %(required_{split})s" for split in Split.values)
              + " ELSE 1 END")

@@ -198,7 +198,7 @@ def test_colluding_copiers_fool_the_model_and_the_rule_keeps_the_vote():
 
 
 def test_adaptive_redundancy_rule():
-    policy = RedundancyPolicy()
+    policy = RedundancyPolicy(start=3, maximum=7, boundary_se=1.0)
     assert needs_more(["A", "A"], policy, numeric=False)  # below start
     assert not needs_more(["A", "A", "A"], policy, numeric=False)
     assert needs_more(["A", "A", "B"], policy, numeric=False)

@@ -26,6 +26,7 @@ from annotation.services.batches.plan import (
     LAUNCH_PROVIDERS,
     PROLIFIC_DEVICES,
     LaunchOptions,
+    adaptive_cost_lines,
     batch_launch,
     batch_plan,
 )
@@ -161,6 +162,9 @@ class Command(BaseCommand):
         self.stdout.write(
             f"{project.slug}: {units} on {where}; {len(plan.skipped_item_ids)} items skipped "
             f"(already covered)\n{money}")
+        if estimate.adaptive is not None:
+            self.stdout.write("\n".join(f"  {line}" for line in adaptive_cost_lines(
+                estimate.adaptive, partial(provider_money_text, provider=launch.provider))))
         if not options["yes"]:
             self.stdout.write("Nothing launched: re-run with --yes to confirm this estimate.")
             return

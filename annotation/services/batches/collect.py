@@ -52,6 +52,7 @@ from .common import (
     record_status_event,
     set_batch_status,
 )
+from .decide import batch_places_follow
 
 logger = logging.getLogger(__name__)
 
@@ -461,6 +462,9 @@ def batch_collect(*, batch_id: int, provider: AnnotationProvider | None = None) 
             reported.add(collected.assignment_id)
             result.merge(assignment_record_collected(hit=hit, collected=collected))
         result.assignments_released += _release_unreported(hit, reported, listed_at=listed_at)
+    # Adaptive redundancy: studies whose answers (counted from now on) disagree get the
+    # places their items need (nothing for other providers or projects).
+    batch_places_follow(batch=batch)
     _complete_if_done(batch)
     planner_statistics_refresh_grown(written={Annotation: result.annotations_created,
                                               Assignment: result.assignments_created})

@@ -21,13 +21,16 @@ from ...models import (
 from ...providers import (
     AnnotationProvider,
 )
+from ..adaptive import adaptive_policy
 from ..jobs import enqueue_after_commit
 from .common import (
     MAX_ASSIGNMENTS_PER_HIT,
+    OPEN_HIT_STATUSES,
     provider_for,
     provider_for_batch,
     record_status_event,
 )
+from .plan import hits_places_needed
 
 logger = logging.getLogger(__name__)
 
@@ -137,6 +140,35 @@ def hit_add_assignments(*, hit_id: int, count: int, request_token: str,
     return hit
 
 
+def hit_places_adapt(*, hit_id: int, request_token: str,
+                     provider: AnnotationProvider | None = None) -> int:
+    """Adaptive redundancy on Prolific: add to the study the places its items need now
+    (``plan.hits_places_needed``, computed when the job runs, so a second job for the same
+    study adds nothing once the first's places are recorded), once per ``request_token``
+    (``hit_add_assignments``). The number of places added (0: none needed)."""
+    need = hits_places_needed(hit_ids=[hit_id]).get(hit_id, 0)
+    if need:
+        hit_add_assignments(hit_id=hit_id, count=need, request_token=request_token,
+                            provider=provider)
+    return need
+
+
+def batch_places_follow(*, batch: Batch) -> list[int]:
+    """Queue ``hit_places_adapt`` for the open studies of a Prolific batch whose items need
+    more places now (adaptive projects: answers that disagree); after commit. The studies
+    queued (none for other providers, projects without a policy, or batches not
+    published). Collection calls it after storing answers, the batch page on request."""
+    if (batch.provider != "prolific" or batch.status != Batch.Status.PUBLISHED
+            or adaptive_policy(batch.project) is None):
+        return []
+    hits = Hit.objects.filter(batch=batch, provider_hit_id__isnull=False,
+                              status__in=OPEN_HIT_STATUSES).values_list("pk", flat=True)
+    needed = sorted(hits_places_needed(hit_ids=hits))
+    for hit_id in needed:
+        enqueue_after_commit(MANAGE_ACTIONS["adapt"], hit_id)
+    return needed
+
+
 def _transition_study(*, hit_id: int, pause: bool,
                       provider: AnnotationProvider | None) -> Hit:
     hit = _published_hit(hit_id)
@@ -175,20 +207,30 @@ def hit_resume(*, hit_id: int, provider: AnnotationProvider | None = None) -> Hi
 #: What the staff batch page can ask of a batch's live HITs (studies), and the job for each.
 MANAGE_ACTIONS = {"stop": "annotation.tasks.expire_hit", "pause": "annotation.tasks.pause_hit",
                   "resume": "annotation.tasks.resume_hit",
-                  "add": "annotation.tasks.add_assignments"}
+                  "add": "annotation.tasks.add_assignments",
+                  "adapt": "annotation.tasks.adapt_places"}
 
 
 @transaction.atomic
 def batch_manage(*, batch_id: int, action: str, hit_ids: Iterable[int] = (),
                  count: int | None = None, actor=None) -> list[int]:
     """Stop (expire), pause or resume the batch's published HITs (``hit_ids``, or all), or add
-    ``count`` assignments (Prolific: places) to each; one job per HIT, after commit. Checked
-    first (nothing is queued on bad input); returns the HIT ids the jobs were queued for."""
+    ``count`` assignments (Prolific: places) to each, or (``adapt``, Prolific, adaptive
+    projects) the places each study's items need now (``hit_places_adapt``: only studies that
+    need some are queued); one job per HIT, after commit. Checked first (nothing is queued on
+    bad input); returns the HIT ids the jobs were queued for."""
     batch = Batch.objects.select_for_update().get(pk=batch_id)
     if action not in MANAGE_ACTIONS:
         raise ValidationError({"action": f"one of {', '.join(MANAGE_ACTIONS)}"})
     if action in ("pause", "resume") and batch.provider != "prolific":
         raise ValidationError({"action": "only Prolific studies can be paused or resumed"})
+    if action == "adapt":
+        if batch.provider != "prolific":
+            raise ValidationError({"action": "places follow adaptive redundancy on Prolific "
+                                             "studies only"})
+        if adaptive_policy(batch.project) is None:
+            raise ValidationError({"action": f"project {batch.project.slug} has no adaptive "
+                                             "redundancy policy"})
     if action == "add" and (count is None or not 1 <= count <= 1000):
         raise ValidationError({"count": "add between 1 and 1000"})
     hits = Hit.objects.filter(batch=batch, provider_hit_id__isnull=False)
@@ -209,6 +251,13 @@ def batch_manage(*, batch_id: int, action: str, hit_ids: Iterable[int] = (),
     chosen = list(hits.order_by("pk").values_list("pk", flat=True))
     if not chosen:
         raise ValidationError({"hits": f"batch {batch_id} has no published HIT"})
+    if action == "adapt":
+        # Only the studies whose items need more places now (their answers disagree).
+        chosen = sorted(hits_places_needed(hit_ids=chosen))
+        if not chosen:
+            raise ValidationError({"hits": (
+                "no study needs more places now: every item's answers are clear, or its "
+                "places already cover its target")})
     record_status_event(batch=batch, kind=f"hits_{action}_requested", actor=actor,
                         detail={"hits": chosen[:200], "count": count})
     for hit_id in chosen:

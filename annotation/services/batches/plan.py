@@ -8,7 +8,7 @@ import logging
 import math
 import secrets
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 
@@ -31,7 +31,8 @@ from ...money import money_text, provider_currency
 from ...providers import (
     QualificationRequirementSpec,
 )
-from ..adaptive import adaptive_targets
+from ..adaptive import adaptive_policy, adaptive_targets, expected_judgements
+from ..annotations import slots_required
 from ..gold import gold_items_per_page, with_gold_items
 from ..jobs import JobQueueUnavailable, check_job_queue, enqueue_after_commit
 from .common import (
@@ -211,9 +212,33 @@ class PlannedHit:
 
 
 @dataclass(frozen=True)
+class AdaptiveCost:
+    """With adaptive redundancy, what finishing the batch's items costs beyond the batch: the
+    batch asks ``planned_judgements`` now (``start`` an item, or one more where answers
+    disagree); each item is expected to end at ``expected_per_item`` judgements
+    (``services.adaptive.expected_judgements``: ``start`` + the extra rate measured on
+    ``measured_items`` items, or the bench's prior while they are fewer than 30), and at most
+    at ``maximum`` (the policy's). Cents at the batch's own cost per judgement (rewards,
+    fees, VAT, gold items mixed in): ``total_cents`` × judgements / ``planned_judgements``."""
+
+    start: int
+    maximum: int
+    expected_per_item: float
+    measured_items: int
+    measured: bool
+    items: int
+    planned_judgements: int
+    expected_judgements: float
+    maximum_judgements: int
+    expected_cents: int
+    maximum_cents: int
+
+
+@dataclass(frozen=True)
 class CostEstimate:
     """Money a batch commits, in cents: rewards plus the provider's fee (MTurk's commission,
-    Prolific's service fee) plus VAT on that fee (Prolific, where it applies)."""
+    Prolific's service fee) plus VAT on that fee (Prolific, where it applies). ``adaptive``:
+    with adaptive redundancy, the expected and the maximum cost of finishing its items."""
 
     hits: int
     assignments: int
@@ -221,6 +246,7 @@ class CostEstimate:
     fee_cents: int
     vat_cents: int = 0
     provider: str = "mturk"
+    adaptive: AdaptiveCost | None = None
 
     @property
     def total_cents(self) -> int:
@@ -317,6 +343,31 @@ def _coverage_by_item(item_ids: Sequence[int]) -> dict[int, int]:
     return coverage
 
 
+def hits_places_needed(*, hit_ids: Iterable[int]) -> dict[int, int]:
+    """Of these HITs (Prolific studies), those of adaptive projects whose items need more
+    judgements now than they have or have coming, and how many more assignments (places) each
+    needs: the most any of its items needs, an item's need being its target
+    (``services.annotations.slots_required``: ``Item.target_answers``, kept from its counted
+    answers) minus its coverage as ``batch_plan`` counts it (places of active batches, less
+    rejected work, plus counted answers outside them). Gold items need nothing. A study's
+    places cover all its items, so every item of it gets the added places."""
+    pairs = list(HitItem.objects.filter(hit_id__in=list(hit_ids), item__is_gold=False)
+                 .values_list("hit_id", "item_id"))
+    items = Item.objects.select_related("project").in_bulk({item_id for _, item_id in pairs})
+    adaptive_projects = {item.project_id for item in items.values()
+                         if adaptive_policy(item.project) is not None}
+    items = {pk: item for pk, item in items.items() if item.project_id in adaptive_projects}
+    coverage = _coverage_by_item(list(items))
+    needed: dict[int, int] = {}
+    for hit_id, item_id in pairs:
+        item = items.get(item_id)
+        if item is not None:
+            need = slots_required(item) - coverage.get(item_id, 0)
+            if need > 0:
+                needed[hit_id] = max(needed.get(hit_id, 0), need)
+    return needed
+
+
 def _units(project: Project, items: list[Item]) -> list[list[Item]]:
     """What must stay together in one HIT: a whole dialogue for rewriting, else single items."""
     if project.kind not in WHOLE_GROUP_KINDS:
@@ -384,7 +435,60 @@ def batch_plan(*, project: Project, options: LaunchOptions) -> BatchPlan:
             for assignments in split_assignments(need):
                 planned.append(PlannedHit(item_ids, assignments))
     estimate = cost_estimate(planned, reward_cents=options.reward_cents, provider=options.provider)
+    if adaptive is not None:
+        planned_items = [item for units in units_by_need.values() for unit in units
+                         for item in unit]
+        estimate = dataclasses.replace(estimate, adaptive=adaptive_cost(
+            project=project, estimate=estimate, needs=[
+                (needed(item), coverage.get(item.pk, 0)) for item in planned_items]))
     return BatchPlan(hits=tuple(planned), skipped_item_ids=tuple(skipped), estimate=estimate)
+
+
+def adaptive_cost_lines(cost: AdaptiveCost, money) -> list[str]:
+    """The adaptive part of a cost estimate as the launch page and ``launch_batch`` show it
+    (``money``: cents -> text in the provider's currency)."""
+    basis = (f"the extra rate measured on {cost.measured_items} items past {cost.start}"
+             if cost.measured else
+             f"the prior extra rate of bench/bench_crowd.py (only {cost.measured_items} "
+             "items past the start measured yet)")
+    return [
+        f"Adaptive redundancy ({cost.start} up to {cost.maximum} judgements an item): this "
+        f"batch asks {cost.planned_judgements} judgements for {cost.items} items; more "
+        "follow where their answers disagree.",
+        f"Expected cost of finishing these items: {money(cost.expected_cents)} "
+        f"({cost.expected_judgements:g} judgements, {cost.expected_per_item:g} an item from "
+        f"{basis}).",
+        f"Maximum cost of finishing these items: {money(cost.maximum_cents)} "
+        f"({cost.maximum_judgements} judgements, {cost.maximum} an item).",
+    ]
+
+
+def adaptive_cost(*, project: Project, estimate: CostEstimate,
+                  needs: Sequence[tuple[int, int]]) -> AdaptiveCost | None:
+    """The expected and the maximum cost of finishing the items a batch plans under the
+    project's adaptive policy (``needs``: each planned item's (judgements the batch asks,
+    judgements it has or has coming)): an item is expected to end at the expected
+    judgements an item and at most at the maximum, never below what the batch asks. None
+    when the batch asks nothing."""
+    policy = adaptive_policy(project)
+    planned = sum(need for need, _ in needs)
+    if policy is None or planned == 0:
+        return None
+    expected = expected_judgements(project=project, policy=policy)
+    expected_total = sum(max(float(need), expected.per_item - have) for need, have in needs)
+    maximum_total = sum(max(need, policy.maximum - have) for need, have in needs)
+    per_judgement = Decimal(estimate.total_cents) / planned
+
+    def cents(judgements: float) -> int:
+        return int((per_judgement * Decimal(str(judgements))).quantize(
+            Decimal(1), rounding=ROUND_HALF_UP))
+
+    return AdaptiveCost(
+        start=policy.start, maximum=policy.maximum,
+        expected_per_item=round(expected.per_item, 2), measured_items=expected.measured_items,
+        measured=expected.measured, items=len(needs), planned_judgements=planned,
+        expected_judgements=round(expected_total, 2), maximum_judgements=maximum_total,
+        expected_cents=cents(expected_total), maximum_cents=cents(maximum_total))
 
 
 def qualification_requirements(options: LaunchOptions) -> list[dict]:
