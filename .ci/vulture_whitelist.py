@@ -347,3 +347,6 @@ download  # annotation.api.jobs.JobSerializer
 # h25adapt — adaptive redundancy (issue 25, point 5)
 adapt_places  # Celery task, enqueued by name (annotation/services/batches/decide.py)
 adaptive_redundancy  # qc.flags.FlagSettings field; services.adaptive reads the validated dict
+_forget_built_policies  # annotation.csp: a setting_changed receiver (connected by @receiver)
+csp_nonce  # annotation.csp: django-csp's request attribute, read by templates
+forget_remembered_locks  # annotation.login_throttle: tests start from no remembered lock
