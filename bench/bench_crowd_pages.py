@@ -55,7 +55,7 @@ sys.path.insert(0, str(REPO_ROOT))
 SLUICE = REPO_ROOT.parent / "shared" / "data" / "sluice" / "processed" / \
     "sluice_test_filtered.json"
 SUBMIT_TO = "https://workersandbox.mturk.com"
-TIMING_REASONS = ("too_fast", "too_slow", "timing_mismatch")
+TIMING_REASONS = ("too_fast", "too_slow", "under_time_floor", "timing_mismatch")
 EFFORT_REASONS = ("pasted_answer", "implausible_typing", "machine_like_text")
 KINDS = ("honest", "random", "pasting")
 #: What a chatbot wraps around an answer (pasted as it came, or trimmed by the worker).
