@@ -160,7 +160,8 @@ def bias_noise_ratings(rows, *, scale: tuple[float, float] = (1.0, 5.0),
     sd ``bias_sd`` on the bias and ``prior_ratings`` pseudo-ratings that behave like the
     pool's average rating (a worker seen on few ratings stays near the pool, never a
     noiseless super-rater). Random clickers get spam near 1, so their ratings weigh
-    nothing; biased raters are corrected and keep their weight.
+    nothing (and are reported with no bias and the grid's largest noise); biased raters are
+    corrected and keep their weight.
 
     Other ratings (fractions, or a fractional scale) get :func:`gaussian_bias_noise_ratings`.
     """
@@ -191,6 +192,10 @@ def _ordinal_bias_noise(table, values, low: int, high: int, *, max_iterations: i
     noises = np.geomspace(0.25, 0.75 * (high - low), ORDINAL_NOISE_STEPS)
     bias, noise, spam = (axis.ravel() for axis in np.meshgrid(
         biases, noises, np.array(ORDINAL_SPAM_SHARES), indexing="ij"))
+    # A worker who only answers at random has no bias or noise to speak of: one such point,
+    # reported as no bias and the largest noise (not the first grid point, a precise rater's).
+    kept = (spam < 1.0) | ((bias == 0.0) & (noise == noises[-1]))
+    bias, noise, spam = bias[kept], noise[kept], spam[kept]
     # probability[θ, answer, true score]: the scale point nearest truth + bias + noise, ends
     # open, or with probability spam a uniformly random point.
     edges = np.arange(low - 0.5, high + 1.0)

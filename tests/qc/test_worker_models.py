@@ -340,6 +340,9 @@ def test_ordinal_model_gives_random_clickers_no_weight_and_corrects_a_lenient_ra
     assert model.spam["random1"] >= 0.75 and model.spam["random2"] >= 0.75
     assert max(model.spam[f"ok{k}"] for k in range(6)) <= 0.15
     assert max(model.reliability["random1"], model.reliability["random2"]) < 0.2
+    # Seen answering only at random: reported with no bias and the largest noise.
+    assert model.spam["random1"] == 1.0
+    assert (model.bias["random1"], model.noise["random1"]) == (0.0, pytest.approx(3.0))
     assert model.bias["lenient"] == pytest.approx(1.0, abs=0.3)
     assert abs(model.bias["ok0"]) <= 0.25
     estimate = np.array([model.scores[i] for i in range(len(truth))])
