@@ -26,9 +26,9 @@ The page's summaries are computed here as ``frontend/static/frontend/annotate/ef
 ``tests/browser/test_active_time.py`` check the page's side in a real browser).
 
 Reports, over ``--seeds`` runs: % of honest answers flagged for timing (``too_fast``,
-``too_slow``, ``timing_mismatch``) and for effort; % of random clickers' answers flagged (any
-flag) and of random clickers with a flag; % of pasting workers' answers flagged (any effort
-flag) and of pasting workers with one.
+``too_slow``, ``under_time_floor``, ``timing_mismatch``) and for effort; % of random clickers'
+answers flagged (any flag) and of random clickers with a flag; % of pasting workers' answers
+flagged (any effort flag) and of pasting workers with one.
 
     python3 bench/bench_crowd_pages.py [--seeds 20] [--workers 30] [--hits 15] [--json]
 
