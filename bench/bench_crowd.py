@@ -9,6 +9,12 @@ measured on the others). Pools mix reliable workers with spammers, split evenly 
 clickers, biased raters and copy workers (who paste one shared "LLM" answer per item); the
 ``collusion`` pool is 30% copy workers only. Every figure is the mean over ``--seeds`` runs.
 
+"known workers" is the ceiling: the Bayes estimate from the same five judgements with the
+simulation's TRUE worker parameters (each worker's kind, noise, bias or confusion matrix; the
+true score distribution / class priors; an item's copy workers counted once, as they paste one
+answer). A method that has to learn the workers from the answers cannot beat it on average,
+so a target above it is out of reach with this crowd and this redundancy.
+
     python3 bench/bench_crowd.py [--seeds 20] [--items 2500] [--workers 100] [--json]
 """
 
@@ -31,8 +37,6 @@ from qc.worker_models import (
     MODEL,
     aggregate_categories,
     aggregate_ratings,
-    bias_noise_ratings,
-    dawid_skene,
 )
 
 CLAIRE = Path(__file__).resolve().parents[2] / "shared" / "data" / "claire"
@@ -74,24 +78,33 @@ def assignments(rng, n_items: int, n_workers: int, per_item: int) -> np.ndarray:
     return np.argsort(rng.random((n_items, n_workers)), axis=1)[:, :per_item]
 
 
+#: The simulated raters: honest noise sd drawn per worker, biased raters' bias (±) and
+#: noise, the pasted answer's noise (see :func:`simulate_ratings`).
+HONEST_NOISE = (0.6, 1.1)
+BIAS, BIASED_NOISE, LLM_NOISE = 1.5, 0.7, 1.2
+
+
 def simulate_ratings(rng, truth: np.ndarray, kinds: np.ndarray, chosen: np.ndarray):
-    """A rating for every (item, worker) of ``chosen`` (n_items x k)."""
+    """A rating for every (item, worker) of ``chosen`` (n_items x k), and the workers' true
+    parameters ``(noise_sd, bias)`` (for :func:`known_workers_ratings`)."""
     n_workers = len(kinds)
-    noise_sd = rng.uniform(0.6, 1.1, n_workers)
-    bias = rng.choice([-1.5, 1.5], n_workers)
+    noise_sd = rng.uniform(*HONEST_NOISE, n_workers)
+    bias = rng.choice([-BIAS, BIAS], n_workers)
     # One pasted "LLM" answer per item: near the truth, but its error is shared by every copier.
-    llm = np.clip(np.rint(truth + rng.normal(0, 1.2, len(truth))), 1, 5)
+    llm = np.clip(np.rint(truth + rng.normal(0, LLM_NOISE, len(truth))), 1, 5)
     t = truth[:, None]
     honest = np.clip(np.rint(t + rng.normal(0, 1, chosen.shape) * noise_sd[chosen]), 1, 5)
-    biased = np.clip(np.rint(t + bias[chosen] + rng.normal(0, 0.7, chosen.shape)), 1, 5)
+    biased = np.clip(np.rint(t + bias[chosen] + rng.normal(0, BIASED_NOISE, chosen.shape)), 1, 5)
     random = rng.integers(1, 6, chosen.shape).astype(float)
     copied = np.broadcast_to(llm[:, None], chosen.shape)
     kind = kinds[chosen]
     return np.select([kind == "reliable", kind == "biased", kind == "random"],
-                     [honest, biased, random], copied)
+                     [honest, biased, random], copied), (noise_sd, bias)
 
 
 def simulate_categories(rng, truth: np.ndarray, kinds: np.ndarray, chosen: np.ndarray):
+    """A class for every (item, worker) of ``chosen``, and the workers' true parameters
+    ``(accuracy, favourite)`` (for :func:`known_workers_categories`)."""
     n_workers, n_classes = len(kinds), len(CATEGORIES)
     # Crowd decontext agreement is low (the paper: Fleiss' kappa 0.30): honest workers are
     # right 55-85% of the time.
@@ -108,7 +121,75 @@ def simulate_categories(rng, truth: np.ndarray, kinds: np.ndarray, chosen: np.nd
     copied = np.broadcast_to(llm[:, None], chosen.shape)
     kind = kinds[chosen]
     return np.select([kind == "reliable", kind == "biased", kind == "random"],
-                     [honest, biased, random], copied)
+                     [honest, biased, random], copied), (accuracy, favourite)
+
+
+def _first_copier_only(kinds: np.ndarray, chosen: np.ndarray) -> np.ndarray:
+    """Mask of the judgements the known-workers posterior counts: every one but the second
+    and later copy workers of an item (they paste the same answer as the first: one piece of
+    evidence, not several)."""
+    copy = kinds[chosen] == "copy"
+    return ~copy | (np.cumsum(copy, axis=1) == 1)
+
+
+def known_workers_ratings(truth: np.ndarray, kinds: np.ndarray, parameters, chosen: np.ndarray,
+                          ratings: np.ndarray) -> np.ndarray:
+    """The ceiling of any aggregation of these ratings: each item's posterior mean score under
+    the simulation's own model with the workers' TRUE parameters (kind, noise, bias) and the
+    true scores' distribution as prior -- the Bayes estimate no method that has to learn the
+    workers can beat on average."""
+    from scipy.special import ndtr
+
+    noise_sd, bias = parameters
+    grid = np.arange(1.0, 5.0 + 1e-9, 0.05)
+    edges = np.arange(0.5, 6.0)
+
+    def log_likelihood(shift: float, sd: float) -> np.ndarray:  # (answer 1-5, grid)
+        below = ndtr((edges[:, None] - grid[None, :] - shift) / sd)
+        below[0], below[-1] = 0.0, 1.0
+        return np.log(np.maximum(np.diff(below, axis=0), 1e-300))
+
+    table = np.empty((len(kinds), 5, len(grid)))
+    for worker, kind in enumerate(kinds.tolist()):
+        table[worker] = (log_likelihood(0.0, noise_sd[worker]) if kind == "reliable" else
+                         log_likelihood(bias[worker], BIASED_NOISE) if kind == "biased" else
+                         np.full((5, len(grid)), np.log(0.2)) if kind == "random" else
+                         log_likelihood(0.0, LLM_NOISE))
+    counted = _first_copier_only(kinds, chosen)
+    answers = ratings.astype(int) - 1
+    nearest = np.clip(np.rint((truth - 1.0) / 0.05).astype(int), 0, len(grid) - 1)
+    log_prior = np.log((np.bincount(nearest, minlength=len(grid)) + 0.5) / (len(truth) + 0.5))
+    log_posterior = log_prior + (table[chosen, answers] * counted[..., None]).sum(axis=1)
+    log_posterior -= log_posterior.max(axis=1, keepdims=True)
+    posterior = np.exp(log_posterior)
+    return posterior @ grid / posterior.sum(axis=1)
+
+
+def known_workers_categories(kinds: np.ndarray, parameters, chosen: np.ndarray,
+                             answers: np.ndarray) -> np.ndarray:
+    """The ceiling of any aggregation of these answers: each item's most probable class under
+    the simulation's own model with the workers' TRUE confusion matrices and the true class
+    priors (the Bayes decision: no method that has to learn the workers beats it on average)."""
+    accuracy, favourite = parameters
+    n_classes = len(CATEGORIES)
+    confusion = np.empty((len(kinds), n_classes, n_classes))
+    for worker, kind in enumerate(kinds.tolist()):
+        honest = np.full((n_classes, n_classes), (1 - accuracy[worker]) / (n_classes - 1))
+        np.fill_diagonal(honest, accuracy[worker])
+        if kind == "reliable":
+            confusion[worker] = honest
+        elif kind == "biased":
+            confusion[worker] = 0.2 * honest
+            confusion[worker][:, favourite[worker]] += 0.8
+        elif kind == "random":
+            confusion[worker] = 1.0 / n_classes
+        else:
+            confusion[worker] = np.full((n_classes, n_classes), 0.4 / (n_classes - 1))
+            np.fill_diagonal(confusion[worker], 0.6)
+    counted = _first_copier_only(kinds, chosen)
+    log_posterior = np.log(CATEGORY_PRIORS) + (
+        np.log(confusion[chosen, :, answers]) * counted[..., None]).sum(axis=1)
+    return log_posterior.argmax(axis=1)
 
 
 def rows_of(chosen: np.ndarray, answers: np.ndarray, columns: int | None = None,
@@ -137,7 +218,7 @@ def rating_run(seed: int, truth_scores, truth_labels, pool: str, spam: float, n_
     n_items = len(truth_scores)
     kinds = worker_kinds(rng, n_workers, spam, pool)
     chosen = assignments(rng, n_items, n_workers, policy.maximum)
-    ratings = simulate_ratings(rng, truth_scores, kinds, chosen)
+    ratings, parameters = simulate_ratings(rng, truth_scores, kinds, chosen)
     gold_items = rng.random(n_items) < GOLD_SHARE
     gold = {i: float(truth_scores[i]) for i in np.flatnonzero(gold_items).tolist()}
     scored = ~gold_items
@@ -148,12 +229,14 @@ def rating_run(seed: int, truth_scores, truth_labels, pool: str, spam: float, n_
         return 100 * accuracy, float(spearmanr(estimate[scored], truth_scores[scored])[0])
 
     fixed_rows = rows_of(chosen, ratings, REDUNDANCY)
-    chosen_scores, choice, _ = aggregate_ratings(
+    chosen_scores, choice, model = aggregate_ratings(
         fixed_rows, requested=MODEL, gold=gold, classify=lambda s: plausibility_labels([s])[0])
     plain = {i: float(np.mean(ratings[i, :REDUNDANCY])) for i in range(n_items)}
-    model = bias_noise_ratings(fixed_rows).scores
-    result = {"plain": metrics(plain), "model": metrics(model),
-              "chosen": metrics(chosen_scores), "fell_back": choice.fell_back}
+    known = known_workers_ratings(truth_scores, kinds, parameters, chosen[:, :REDUNDANCY],
+                                  ratings[:, :REDUNDANCY])
+    result = {"plain": metrics(plain), "model": metrics(model.scores),
+              "chosen": metrics(chosen_scores), "fell_back": choice.fell_back,
+              "known": metrics(dict(enumerate(known.tolist())))}
     for name, adaptive_policy in (("adaptive", policy), ("adaptive5", CHEAP_POLICY)):
         counts = adaptive_counts(ratings, adaptive_policy, numeric=True)
         result[name] = metrics({i: float(np.mean(ratings[i, :counts[i]]))
@@ -168,7 +251,7 @@ def category_run(seed: int, n_items: int, pool: str, spam: float, n_workers: int
     truth = rng.choice(len(CATEGORIES), n_items, p=CATEGORY_PRIORS)
     kinds = worker_kinds(rng, n_workers, spam, pool)
     chosen = assignments(rng, n_items, n_workers, policy.maximum)
-    answers = simulate_categories(rng, truth, kinds, chosen)
+    answers, parameters = simulate_categories(rng, truth, kinds, chosen)
     labels = CATEGORIES[answers]
     gold_items = rng.random(n_items) < GOLD_SHARE
     gold = {i: CATEGORIES[truth[i]] for i in np.flatnonzero(gold_items).tolist()}
@@ -181,12 +264,14 @@ def category_run(seed: int, n_items: int, pool: str, spam: float, n_workers: int
 
     fixed_rows = rows_of(chosen, labels, REDUNDANCY)
     preference = tuple(CATEGORIES)
-    chosen_labels, choice, _ = aggregate_categories(fixed_rows, requested=MODEL, gold=gold,
-                                                    preference=preference)
+    chosen_labels, choice, model = aggregate_categories(fixed_rows, requested=MODEL, gold=gold,
+                                                        preference=preference)
     plain = majority_labels(fixed_rows, preference)
-    model = dawid_skene(fixed_rows).labels
-    result = {"plain": accuracy(plain), "model": accuracy(model),
-              "chosen": accuracy(chosen_labels), "fell_back": choice.fell_back}
+    known = known_workers_categories(kinds, parameters, chosen[:, :REDUNDANCY],
+                                     answers[:, :REDUNDANCY])
+    result = {"plain": accuracy(plain), "model": accuracy(model.labels),
+              "chosen": accuracy(chosen_labels), "fell_back": choice.fell_back,
+              "known": accuracy(dict(enumerate(CATEGORIES[known].tolist())))}
     for name, adaptive_policy in (("adaptive", policy), ("adaptive5", CHEAP_POLICY)):
         counts = adaptive_counts(answers, adaptive_policy, numeric=False)
         result[name] = accuracy(majority_labels(rows_of(chosen, labels, counts=counts),
@@ -238,22 +323,23 @@ def main() -> None:
     print("ratings: class accuracy % (Spearman)")
     adaptive = f"{policy.start}->{policy.maximum}"
     cheap = f"{CHEAP_POLICY.start}->{CHEAP_POLICY.maximum}"
-    print(f"{'spammers':24} {'mean':>14} {'bias/noise':>14} {'chosen':>14} {'fallback':>8} "
+    print(f"{'spammers':24} {'mean':>14} {'bias/noise':>14} {'chosen':>14} {'known workers':>14} "
+          f"{'fallback':>8} "
           f"{'mean, ' + adaptive:>14} {'judgements':>10} {'mean, ' + cheap:>14} "
           f"{'judgements':>10}")
     for name, row in report["ratings"].items():
         print(f"{name:24} " + " ".join(f"{row[k][0]:6.1f} ({row[k][1]:.3f})"
-                                       for k in ("plain", "model", "chosen"))
+                                       for k in ("plain", "model", "chosen", "known"))
               + f" {row['fell_back']:8.0%} "
               + " ".join(f"{row[k][0]:6.1f} ({row[k][1]:.3f}) {row[k + '_judgements']:10.2f}"
                          for k in ("adaptive", "adaptive5")))
     print("categorical: accuracy %")
-    print(f"{'spammers':24} {'vote':>7} {'DS':>7} {'chosen':>7} {'fallback':>8} "
+    print(f"{'spammers':24} {'vote':>7} {'DS':>7} {'chosen':>7} {'known':>7} {'fallback':>8} "
           f"{'vote, ' + adaptive:>10} {'judgements':>10} {'vote, ' + cheap:>10} "
           f"{'judgements':>10}")
     for name, row in report["categorical"].items():
         print(f"{name:24} {row['plain']:7.1f} {row['model']:7.1f} {row['chosen']:7.1f} "
-              f"{row['fell_back']:8.0%} {row['adaptive']:10.1f} "
+              f"{row['known']:7.1f} {row['fell_back']:8.0%} {row['adaptive']:10.1f} "
               f"{row['adaptive_judgements']:10.2f} {row['adaptive5']:10.1f} "
               f"{row['adaptive5_judgements']:10.2f}")
     print(f"{report['seconds']}s")

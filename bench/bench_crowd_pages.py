@@ -26,9 +26,9 @@ The page's summaries are computed here as ``frontend/static/frontend/annotate/ef
 ``tests/browser/test_active_time.py`` check the page's side in a real browser).
 
 Reports, over ``--seeds`` runs: % of honest answers flagged for timing (``too_fast``,
-``too_slow``, ``timing_mismatch``) and for effort; % of random clickers' answers flagged (any
-flag) and of random clickers with a flag; % of pasting workers' answers flagged (any effort
-flag) and of pasting workers with one.
+``too_slow``, ``under_time_floor``, ``timing_mismatch``) and for effort; % of random clickers'
+answers flagged (any flag) and of random clickers with a flag; % of pasting workers' answers
+flagged (any effort flag) and of pasting workers with one.
 
     python3 bench/bench_crowd_pages.py [--seeds 20] [--workers 30] [--hits 15] [--json]
 
@@ -55,7 +55,7 @@ sys.path.insert(0, str(REPO_ROOT))
 SLUICE = REPO_ROOT.parent / "shared" / "data" / "sluice" / "processed" / \
     "sluice_test_filtered.json"
 SUBMIT_TO = "https://workersandbox.mturk.com"
-TIMING_REASONS = ("too_fast", "too_slow", "timing_mismatch")
+TIMING_REASONS = ("too_fast", "too_slow", "under_time_floor", "timing_mismatch")
 EFFORT_REASONS = ("pasted_answer", "implausible_typing", "machine_like_text")
 KINDS = ("honest", "random", "pasting")
 #: What a chatbot wraps around an answer (pasted as it came, or trimmed by the worker).

@@ -29,6 +29,7 @@ WORKER_FAR_FROM_CONSENSUS = "worker_far_from_consensus"
 TOO_FAST = "too_fast"
 TOO_SLOW = "too_slow"
 TIMING_MISMATCH = "timing_mismatch"
+UNDER_TIME_FLOOR = "under_time_floor"
 FAILED_GOLD = "failed_gold"
 COPY_OF_INPUT = "copy_of_input"
 WARNING_OVERRIDDEN = "warning_overridden"
@@ -77,6 +78,13 @@ class FlagSettings:
       ``qc.redundancy.RedundancyPolicy`` as an object (e.g. ``{"start": 3, "maximum": 7}``):
       batch planning asks for ``start`` judgements an item, then one more where the current
       ones disagree, up to ``maximum``.
+    - ``min_item_seconds`` / ``reading_words_per_minute``: the absolute per-item floor
+      (``qc.timing``, reason ``under_time_floor``): no honest answer takes less than
+      ``min_item_seconds`` (taking in the item, deciding, acting) plus the item's words read
+      at ``reading_words_per_minute`` -- 300, quicker than most adults read silently (about
+      240 a minute on average). Unlike ``too_fast`` it does not depend on the batch, so it
+      still holds when many workers are fast. ``min_item_seconds`` 0 and
+      ``reading_words_per_minute`` 0 (words not counted) turn the floor off.
     """
 
     min_items_per_worker: int = 5
@@ -92,6 +100,8 @@ class FlagSettings:
     rewrite_warning_codes: tuple[str, ...] = ("rewrite_pronoun_left", "rewrite_ambiguous_words")
     aggregation: str = "plain"
     adaptive_redundancy: dict | None = None
+    min_item_seconds: float = 2.0
+    reading_words_per_minute: float = 300.0
 
     @classmethod
     def from_dict(cls, overrides: Mapping[str, Any] | None) -> FlagSettings:

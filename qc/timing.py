@@ -28,6 +28,14 @@ reviewer, not the verdict: an honest worker who reads item 3 while item 2 still 
 gives item 3 half a second of "active" time and item 2 the rest, so judging items one by one
 flags honest workers both ways; a random clicker is fast on the whole page, which the page's
 time per item catches.
+
+``too_fast`` is relative to the batch: when a third of the workers click at random the batch's
+median and spread move towards them and their answers escape. So there is also an
+**absolute floor** per item (``under_time_floor``): ``min_item_seconds`` plus the words the
+page shows for the item (``read_words``) at ``reading_words_per_minute``
+(:func:`floor_seconds`; defaults 2 s and 300 words a minute, quicker than most adults read).
+The same worked seconds are judged: on a page of several items, the page's worked time per
+item against its items' mean floor (the page's total against their total).
 """
 
 from __future__ import annotations
@@ -41,6 +49,7 @@ import numpy as np
 from qc.flags import (
     DEFAULT_SETTINGS,
     TIMING_MISMATCH,
+    UNDER_TIME_FLOOR,
     Flag,
     FlagSettings,
     _plain,
@@ -54,7 +63,8 @@ class PageTimingRow(NamedTuple):
 
     ``page_key``: answers sharing a (non-None) key were served on one page (the selector uses
     ``(assignment id, served_at)``); None = a page of its own. ``revision``: a changed answer
-    (going back), not judged for speed."""
+    (going back), not judged for speed. ``read_words``: the words the page shows for the
+    item (its floor, :func:`floor_seconds`); None = unknown, the floor's fixed part only."""
 
     target_id: Any
     page_key: Any
@@ -62,6 +72,7 @@ class PageTimingRow(NamedTuple):
     served_at: float | None
     submitted_at: float | None
     revision: bool = False
+    read_words: int | None = None
 
 
 class PageTiming(NamedTuple):
@@ -78,7 +89,8 @@ class TimingArrays:
     rules below compute on, so a million answers are judged without a Python object each.
 
     ``page_codes``: answers with the same code were served on one page (any integers);
-    unknown times and claims are NaN."""
+    unknown times and claims are NaN; ``read_words``: words the page shows for each answer's
+    item (NaN unknown; None: unknown for all)."""
 
     target_ids: np.ndarray
     page_codes: np.ndarray
@@ -86,6 +98,7 @@ class TimingArrays:
     served_at: np.ndarray
     submitted_at: np.ndarray
     revision: np.ndarray
+    read_words: np.ndarray | None = None
 
     @classmethod
     def from_rows(cls, rows: Iterable[PageTimingRow]) -> TimingArrays:
@@ -105,7 +118,8 @@ class TimingArrays:
                    seconds(row.claimed_seconds for row in rows),
                    seconds(row.served_at for row in rows),
                    seconds(row.submitted_at for row in rows),
-                   np.array([bool(row.revision) for row in rows], dtype=bool).reshape(len(rows)))
+                   np.array([bool(row.revision) for row in rows], dtype=bool).reshape(len(rows)),
+                   seconds(row.read_words for row in rows))
 
 
 @dataclass(frozen=True)
@@ -197,19 +211,62 @@ def mismatch_flags(rows: Iterable[PageTimingRow],
     return _mismatch_flags(timings, _pages(timings), settings)
 
 
+def floor_seconds(read_words, settings: FlagSettings = DEFAULT_SETTINGS) -> np.ndarray:
+    """The least time an honest answer takes, per item: ``min_item_seconds`` plus
+    ``read_words`` (NaN: unknown, counted as none) at ``reading_words_per_minute`` (0 or
+    less: words not counted)."""
+    words = np.nan_to_num(np.asarray(read_words, dtype=np.float64), nan=0.0)
+    per_word = (60.0 / settings.reading_words_per_minute
+                if settings.reading_words_per_minute > 0 else 0.0)
+    return settings.min_item_seconds + np.maximum(words, 0.0) * per_word
+
+
+def _floor_flags(timings: TimingArrays, pages: _Pages, judged: np.ndarray,
+                 settings: FlagSettings) -> list[Flag]:
+    """``under_time_floor`` where the judged seconds are under the floor: an answer's own
+    floor on a page of one item, the page's items' mean floor on a page of several (the
+    worked time per item is the page's mean too); score = judged seconds / floor."""
+    n_answers = len(timings.target_ids)
+    words = (timings.read_words if timings.read_words is not None
+             else np.full(n_answers, np.nan))
+    floors = floor_seconds(words, settings)
+    page = pages.page
+    page_floor = (np.bincount(page, floors, minlength=len(pages.size))
+                  / np.maximum(pages.size, 1))
+    floor = np.where(pages.size[page] > 1, page_floor[page], floors)
+    with np.errstate(invalid="ignore"):
+        under = ~np.isnan(judged) & (floor > 0) & (judged < floor)
+    flags = []
+    for k in np.flatnonzero(under).tolist():
+        of_page = ("" if pages.size[page[k]] == 1 else
+                   f" (the mean of the {pages.size[page[k]]} items of its page)")
+        words_read = ("" if np.isnan(words[k]) or settings.reading_words_per_minute <= 0 else
+                      f" plus {int(words[k])} words at {settings.reading_words_per_minute:g} "
+                      f"words a minute")
+        flags.append(Flag(_plain(timings.target_ids[k]), UNDER_TIME_FLOOR,
+                          float(judged[k] / floor[k]),
+                          f"worked {judged[k]:.1f}s on the item, under its floor of "
+                          f"{floor[k]:.1f}s{of_page}: {settings.min_item_seconds:g}s"
+                          f"{words_read}"))
+    return flags
+
+
 def timing_arrays_flags(timings: TimingArrays,
                         settings: FlagSettings = DEFAULT_SETTINGS) -> list[Flag]:
     """Every timing flag of ONE batch of answers given as arrays: ``too_fast`` / ``too_slow``
-    on the worked seconds and ``timing_mismatch`` per page."""
+    on the worked seconds, ``under_time_floor`` against the absolute floor and
+    ``timing_mismatch`` per page."""
     pages = _pages(timings)
     judged = _judged_seconds(timings, pages)
     kept = ~np.isnan(judged)
     return (timing_flags_from_arrays(timings.target_ids[kept], judged[kept], settings)
+            + _floor_flags(timings, pages, judged, settings)
             + _mismatch_flags(timings, pages, settings))
 
 
 def page_timing_flags(rows: Iterable[PageTimingRow],
                       settings: FlagSettings = DEFAULT_SETTINGS) -> list[Flag]:
     """Every timing flag of ONE batch of answers: ``too_fast`` / ``too_slow`` on the worked
-    seconds (:func:`page_timings`) and ``timing_mismatch`` per page (:func:`mismatch_flags`)."""
+    seconds (:func:`page_timings`), ``under_time_floor`` (:func:`floor_seconds`) and
+    ``timing_mismatch`` per page (:func:`mismatch_flags`)."""
     return timing_arrays_flags(TimingArrays.from_rows(rows), settings)

@@ -276,7 +276,7 @@ def timing_arrays(*, project: Project) -> TimingArrays:
                   revision=Case(When(supersedes_id__isnull=False, then=Value(1.0)),
                                 default=Value(0.0), output_field=FloatField()))
         .values_list("id", "assignment_id", "duration_ms", "served_s", "submitted_s",
-                     "revision"))
+                     "revision", "item_id"))
     annotation_ids = columns[:, 0].astype(np.int64)
     assignments, served = columns[:, 1], columns[:, 3]
     page_codes = -1 - np.arange(len(columns), dtype=np.int64)  # a page of its own …
@@ -285,8 +285,40 @@ def timing_arrays(*, project: Project) -> TimingArrays:
         page_codes[on_assignment] = _pair_codes(
             assignments[on_assignment],
             np.where(np.isnan(served), -np.inf, served)[on_assignment])
+    read_words = _words_per_row(columns[:, 6].astype(np.int64), item_read_words(project=project))
     return TimingArrays(annotation_ids, page_codes, columns[:, 2] / 1000.0, served,
-                        columns[:, 4], columns[:, 5] > 0)
+                        columns[:, 4], columns[:, 5] > 0, read_words.reshape(len(columns)))
+
+
+def item_read_words(*, project: Project) -> dict[int, int]:
+    """item id → the words its page shows to read (the timing floor, ``qc.timing``): the
+    sluice with the dialogue's first question and answer; the question to rewrite; the target
+    sentence; the complex sentence. Plausibility fillers count none (a filler's sentence is
+    shared with its other fillers, read once for all)."""
+    words = {item_id: len(text.split())
+             for item_id, text in source_text_rows(project=project).items()}
+    if project.kind == "sluice":
+        first = DialogueTurn.objects.filter(order=1, dialogue__project=project)
+        context = {dialogue: len(f"{question} {answer}".split())
+                   for dialogue, question, answer in first.values_list(
+                       "dialogue_id", "question", "answer")}
+        for item_id, dialogue in Item.objects.filter(project=project).values_list(
+                "id", "turn__dialogue_id"):
+            words[item_id] = words.get(item_id, 0) + context.get(dialogue, 0)
+    return words
+
+
+def _words_per_row(item_ids: np.ndarray, words_of: dict[int, int]) -> np.ndarray:
+    """Each row's item's words (``item_read_words``; NaN for an item it does not know), by one
+    sorted lookup rather than a dictionary read per answer."""
+    if not words_of:
+        return np.full(len(item_ids), np.nan)
+    keys = np.fromiter(words_of.keys(), dtype=np.int64, count=len(words_of))
+    values = np.fromiter(words_of.values(), dtype=np.float64, count=len(words_of))
+    order = np.argsort(keys)
+    keys, values = keys[order], values[order]
+    at = np.searchsorted(keys, item_ids).clip(max=len(keys) - 1)
+    return np.where(keys[at] == item_ids, values[at], np.nan)
 
 
 def _pair_codes(first: np.ndarray, second: np.ndarray) -> np.ndarray:

@@ -139,6 +139,10 @@ def test_demo_crowd_raises_the_flags_a_reviewer_should_see(demo_twice):
     assert far.worker.external_id == RANDOM_CLICKER
     assert {f.worker.external_id for f in open_flags("demo-claire", "too_fast")} == {
         RANDOM_CLICKER}
+    # The absolute time floor flags the same fast workers, and no one else.
+    assert {(f.project.slug, f.worker.external_id) for f in Flag.objects.filter(
+        reason="under_time_floor")} == {("demo-claire", RANDOM_CLICKER), *(
+            (slug, FAST_WORKER) for slug in ("demo-canard", "demo-sluice", "demo-websplit"))}
     pronoun = open_flags("demo-canard", "rewrite_pronoun_left")
     assert "When did they finally disband?" in {f.annotation.text for f in pronoun}
     overridden = open_flags("demo-canard", "warning_overridden")

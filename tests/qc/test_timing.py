@@ -4,8 +4,21 @@ reveal, going back; honest workers at a normal pace are never flagged, clickers 
 import numpy as np
 import pytest
 
-from qc.flags import TIMING_MISMATCH, TOO_FAST, TOO_SLOW, FlagSettings, timing_flags
-from qc.timing import PageTimingRow, mismatch_flags, page_timing_flags, page_timings
+from qc.flags import (
+    TIMING_MISMATCH,
+    TOO_FAST,
+    TOO_SLOW,
+    UNDER_TIME_FLOOR,
+    FlagSettings,
+    timing_flags,
+)
+from qc.timing import (
+    PageTimingRow,
+    floor_seconds,
+    mismatch_flags,
+    page_timing_flags,
+    page_timings,
+)
 
 
 def reasons(flags, reason):
@@ -142,3 +155,59 @@ def test_going_back_is_not_judged_for_speed():
             for k in range(30)]
     rows.append(PageTimingRow("revision", None, 0.4, None, None, True))
     assert page_timing_flags(rows) == []
+
+
+# --- the absolute per-item floor (under_time_floor) -----------------------------------------
+
+
+def crowd_pages(n_honest: int, n_clickers: int, *, seed: int = 0, words: int = 20):
+    """MTurk-like pages of 4 items saved at once: honest workers read (2.5 words a second at
+    most) and answer in 8-40 s an item; random clickers spend 0.4-2.5 s an item."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for worker in range(n_honest + n_clickers):
+        honest = worker < n_honest
+        served = 1e4 * worker
+        clock = served + 3.0
+        for k in range(4):
+            active = (words / 2.5 + rng.uniform(0, 30)) if honest else rng.uniform(0.4, 2.5)
+            clock += active
+            rows.append((f"{'h' if honest else 'r'}{worker}:{k}", (worker, served), active,
+                         served, clock))
+    return [PageTimingRow(*row, read_words=words) for row in rows]
+
+
+def test_the_floor_catches_random_clickers_the_batch_relative_rule_lets_through():
+    """Half the workers click at random: the batch's median moves to them, so ``too_fast``
+    (relative to the batch) misses every one; the floor does not, and no honest worker is
+    under it."""
+    rows = crowd_pages(10, 10)
+    flags = page_timing_flags(rows)
+    clickers = {row.target_id for row in rows if row.target_id.startswith("r")}
+    assert len(clickers) == 40 and reasons(flags, TOO_FAST) == set()
+    assert reasons(flags, UNDER_TIME_FLOOR) == clickers
+    [flag] = [f for f in flags if f.target_id == "r10:0" and f.reason_code == UNDER_TIME_FLOOR]
+    assert flag.detail.startswith("worked ") and "under its floor of 6.0s (the mean of the 4 " \
+        "items of its page): 2s plus 20 words at 300 words a minute" in flag.detail
+    assert 0 < flag.score < 1
+
+
+def test_floor_seconds_and_its_settings():
+    assert floor_seconds([0, 30, np.nan]).tolist() == [2.0, 8.0, 2.0]
+    slower = FlagSettings.from_dict({"min_item_seconds": 1, "reading_words_per_minute": 600})
+    assert floor_seconds([30], slower).tolist() == [4.0]
+    off = FlagSettings.from_dict({"min_item_seconds": 0, "reading_words_per_minute": 0})
+    assert floor_seconds([30], off).tolist() == [0.0]
+    assert reasons(page_timing_flags(crowd_pages(5, 5), off), UNDER_TIME_FLOOR) == set()
+    with pytest.raises(ValueError, match="min_item_seconds: must be a number"):
+        FlagSettings.from_dict({"min_item_seconds": "fast"})
+
+
+def test_a_one_item_page_is_judged_against_its_own_floor():
+    rows = [PageTimingRow("short", None, 3.0, 0.0, 3.5, read_words=3),  # floor 2.6 s
+            PageTimingRow("long", None, 3.0, 0.0, 3.5, read_words=30),  # floor 8 s
+            PageTimingRow("unknown", None, 2.5, 0.0, 3.0),  # floor 2 s
+            PageTimingRow("revision", None, 0.5, None, None, True, 30)]  # never judged
+    [flag] = [f for f in page_timing_flags(rows) if f.reason_code == UNDER_TIME_FLOOR]
+    assert flag.target_id == "long" and flag.score == pytest.approx(3.0 / 8.0)
+    assert "under its floor of 8.0s: 2s plus 30 words at 300 words a minute" in flag.detail

@@ -30,12 +30,15 @@ from qc.worker_models import (
     bias_noise_ratings,
     choose_output,
     dawid_skene,
+    gaussian_bias_noise_ratings,
     most_supported_texts,
 )
 
 
-def reference_dawid_skene(rows, *, n_iter=100, smoothing=0.0, diagonal=0.0):
-    """crowd-kit's DawidSkene EM, in plain Python (plus our pseudo-counts)."""
+def reference_dawid_skene(rows, *, n_iter=100, smoothing=0.0, diagonal=0.0, one_coin=0.0):
+    """crowd-kit's DawidSkene EM, in plain Python (plus our pseudo-counts: ``one_coin`` spread
+    as the worker's one-coin matrix, their soft share of right answers plus one right and one
+    wrong on the diagonal and the rest evenly off it)."""
     items = sorted({row[0] for row in rows})
     labels = sorted({row[2] for row in rows})
     by_item = defaultdict(list)
@@ -46,11 +49,19 @@ def reference_dawid_skene(rows, *, n_iter=100, smoothing=0.0, diagonal=0.0):
     workers = sorted({row[1] for row in rows})
     for _ in range(n_iter):
         priors = {j: sum(probas[i][j] for i in items) / len(items) for j in labels}
-        errors = {(w, j, k): smoothing + (diagonal if j == k else 0.0)
-                  for w in workers for j in labels for k in labels}
+        counts = {(w, j, k): 0.0 for w in workers for j in labels for k in labels}
         for item, worker, label in rows:
             for j in labels:
-                errors[(worker, j, label)] += probas[item][j]
+                counts[(worker, j, label)] += probas[item][j]
+        errors = {}
+        for w in workers:
+            seen = sum(counts[(w, j, k)] for j in labels for k in labels)
+            right = (sum(counts[(w, j, j)] for j in labels) + 1) / (seen + 2)
+            for j in labels:
+                for k in labels:
+                    coin = right if j == k else (1 - right) / (len(labels) - 1)
+                    errors[(w, j, k)] = (counts[(w, j, k)] + smoothing
+                                         + (diagonal if j == k else 0.0) + one_coin * coin)
         for w in workers:
             for j in labels:
                 total = sum(errors[(w, j, k)] for k in labels)
@@ -83,11 +94,15 @@ def simulated_categories(seed=0, n_items=300, n_workers=20, per_item=5):
     return rows, ["ABC"[t] for t in truth]
 
 
-def test_dawid_skene_matches_a_reimplementation_of_crowd_kits_em():
+@pytest.mark.parametrize("one_coin", [0.0, 15.0])
+def test_dawid_skene_matches_a_reimplementation_of_crowd_kits_em(one_coin):
+    """one_coin 0: crowd-kit's EM plus the cell and diagonal pseudo-counts; 15: the default,
+    each worker's matrix also shrunk towards their one-coin matrix."""
     rows, _ = simulated_categories()
-    model = dawid_skene(rows, smoothing=1.0, diagonal_prior=3.0, tolerance=0.0,
-                        max_iterations=30)
-    labels, probas = reference_dawid_skene(rows, n_iter=30, smoothing=1.0, diagonal=3.0)
+    model = dawid_skene(rows, smoothing=1.0, diagonal_prior=3.0, one_coin_prior=one_coin,
+                        tolerance=0.0, max_iterations=30)
+    labels, probas = reference_dawid_skene(rows, n_iter=30, smoothing=1.0, diagonal=3.0,
+                                           one_coin=one_coin)
     assert model.labels == labels
     assert all(model.posterior[i] == pytest.approx(max(probas[i].values()), abs=1e-9)
                for i in labels)
@@ -290,3 +305,100 @@ def test_count_patterns_are_the_distinct_count_rows_in_order():
     patterns, pattern_of_item = _count_patterns(table)
     assert patterns.tolist() == expected.tolist()
     assert pattern_of_item.tolist() == expected_of_item.ravel().tolist()
+
+
+def mixed_category_crowd(seed, n_items=1000, n_workers=40, per_item=5):
+    """Honest workers right 55-85% of the time, 4 random clickers, 4 with a favourite answer
+    (80% of the time); a rare class (15%)."""
+    rng = np.random.default_rng(seed)
+    truth = rng.choice(3, n_items, p=[0.55, 0.3, 0.15])
+    accuracy = rng.uniform(0.55, 0.85, n_workers)
+    favourite = rng.integers(0, 3, n_workers)
+    kind = ["random"] * 4 + ["favourite"] * 4 + ["honest"] * (n_workers - 8)
+    rows = []
+    for item in range(n_items):
+        for worker in rng.choice(n_workers, per_item, replace=False):
+            label = truth[item] if rng.random() < accuracy[worker] else (
+                truth[item] + rng.integers(1, 3)) % 3
+            if kind[worker] == "random":
+                label = rng.integers(0, 3)
+            elif kind[worker] == "favourite" and rng.random() < 0.8:
+                label = favourite[worker]
+            rows.append((item, int(worker), "ABC"[label]))
+    return rows, ["ABC"[t] for t in truth]
+
+
+def test_the_one_coin_prior_makes_dawid_skene_more_accurate_on_mixed_crowds():
+    """Over six crowds: the default (matrices shrunk towards each worker's one-coin matrix)
+    against crowd-kit's plain EM (one_coin_prior=0), both above the vote."""
+    from qc.aggregation import majority_labels
+
+    right = {"vote": 0, "full": 0, "one_coin": 0}
+    for seed in range(6):
+        rows, truth = mixed_category_crowd(seed)
+        outputs = {"vote": majority_labels(rows, tuple("ABC")),
+                   "full": dawid_skene(rows, one_coin_prior=0.0).labels,
+                   "one_coin": dawid_skene(rows).labels}
+        for name, labels in outputs.items():
+            right[name] += sum(labels[i] == truth[i] for i in range(len(truth)))
+    assert right["vote"] < right["full"] < right["one_coin"]
+
+
+def rated_crowd(seed=0, n_items=300):
+    """Integer 1-5 ratings: six honest raters (noise 0.6), a lenient one (+1, noise 0.5), two
+    random clickers; every rater rates every item."""
+    rng = np.random.default_rng(seed)
+    truth = rng.uniform(1.5, 4.5, n_items)
+    raters = {f"ok{k}": (0.0, 0.6) for k in range(6)} | {"lenient": (1.0, 0.5)}
+    rows = []
+    for item, score in enumerate(truth):
+        for worker, (bias, noise) in raters.items():
+            rating = np.clip(np.rint(score + bias + rng.normal(0, noise)), 1, 5)
+            rows.append((item, worker, float(rating)))
+        for worker in ("random1", "random2"):
+            rows.append((item, worker, float(rng.integers(1, 6))))
+    return rows, truth
+
+
+def test_ordinal_model_gives_random_clickers_no_weight_and_corrects_a_lenient_rater():
+    from scipy.stats import spearmanr
+
+    rows, truth = rated_crowd()
+    model = bias_noise_ratings(rows)
+    assert model.spam["random1"] >= 0.75 and model.spam["random2"] >= 0.75
+    assert max(model.spam[f"ok{k}"] for k in range(6)) <= 0.15
+    assert max(model.reliability["random1"], model.reliability["random2"]) < 0.2
+    # Seen answering only at random: reported with no bias and the largest noise.
+    assert model.spam["random1"] == 1.0
+    assert (model.bias["random1"], model.noise["random1"]) == (0.0, pytest.approx(3.0))
+    assert model.bias["lenient"] == pytest.approx(1.0, abs=0.3)
+    assert abs(model.bias["ok0"]) <= 0.25
+    estimate = np.array([model.scores[i] for i in range(len(truth))])
+    means = np.array([np.mean([r[2] for r in rows if r[0] == i]) for i in range(len(truth))])
+    assert np.abs(estimate - truth).mean() < 0.75 * np.abs(means - truth).mean()
+    assert spearmanr(estimate, truth)[0] > spearmanr(means, truth)[0]
+    # The Gaussian model on the same ratings: clicking at random is only "noise" there.
+    gaussian = gaussian_bias_noise_ratings(rows)
+    assert gaussian.spam == {}
+    assert np.abs(estimate - truth).mean() < np.abs(
+        np.array([gaussian.scores[i] for i in range(len(truth))]) - truth).mean()
+
+
+def test_a_worker_seen_once_does_not_outweigh_the_pool():
+    """One rating far from the others' is not taken as a noiseless rater's word: the
+    pseudo-ratings keep the worker near the pool."""
+    rows, _ = rated_crowd(n_items=100)
+    rows = [row for row in rows if row[1] != "lenient"]
+    others = np.mean([rating for item, _, rating in rows if item == 0])
+    rows.append((0, "once", 5.0 if others < 3 else 1.0))
+    model = bias_noise_ratings(rows)
+    assert model.reliability["once"] <= 1.0
+    assert abs(model.scores[0] - others) < 0.6
+
+
+def test_fractional_ratings_get_the_gaussian_model():
+    rows = [(i, w, 1.5 + (i + w) % 3) for i in range(20) for w in range(4)]
+    model = bias_noise_ratings(rows)
+    assert model.spam == {} and model.iterations >= 1
+    whole = bias_noise_ratings([(i, w, r + 0.5) for i, w, r in rows])
+    assert whole.spam  # whole points of the scale: the ordinal model

@@ -133,3 +133,28 @@ def test_dashboard_time_bins_and_rating_counts_from_the_arrays_qc_read():
     assert histogram["counts"] == [4] + [0] * 18 + [1]
     assert ratings_by_value(rating_table(project, with_gold=True)) == \
         rating_counts(project=project) == {1: 1, 2: 2, 3: 1, 4: 1, 5: 1}
+
+
+def test_timing_arrays_carry_the_words_each_item_shows_and_qc_flags_under_the_floor():
+    """The floor's words per item (sluice: Q1, A1 and the sluice: 5 + 3 + 1 words; the claire
+    sample's fillers: none counted), and "Run QC" stores ``under_time_floor`` on the answer
+    worked under it -- not on the one above it."""
+    from tests.factories import sluice_project
+
+    project = sluice_project(items=2)
+    items = list(project.items.order_by("id"))
+    assert qc_selectors.item_read_words(project=project) == {item.pk: 9 for item in items}
+    quick, slow = workers(2)
+    fast = annotate(items[0], quick, text="Why did he leave?", served_at=T0,
+                    submitted_at=T0 + timedelta(seconds=1.5), duration_ms=1_200)
+    annotate(items[1], slow, text="Why did he leave the band?", served_at=T0,
+             submitted_at=T0 + timedelta(seconds=30), duration_ms=29_000)
+    timings = qc_selectors.timing_arrays(project=project)
+    assert timings.read_words.tolist() == [9.0, 9.0]
+    project_qc_run(project=project)
+    floored = Flag.objects.filter(project=project, reason="under_time_floor")
+    assert [flag.annotation_id for flag in floored] == [fast.pk]
+    assert "under its floor of 3.8s: 2s plus 9 words at 300 words a minute" in floored[0].detail
+
+    claire, _ = claire_sample(slug="claire-floor")
+    assert qc_selectors.item_read_words(project=claire) == {}
