@@ -42,6 +42,9 @@ STATISTIC_NAMES = {
     "mean_item_exact_agreement": "exact agreement per item (mean)",
     "bleu": "BLEU between two annotators (0–100)", "gleu": "GLEU between two annotators",
     "chrf": "chrF between two annotators",
+    "edit_bleu": "BLEU between two annotators' edited sentences (0–100)",
+    "edit_gleu": "GLEU between two annotators' edited sentences",
+    "edit_chrf": "chrF between two annotators' edited sentences",
 }
 PLOT_WIDTH, PLOT_HEIGHT, MARGIN_LEFT, MARGIN = 420, 180, 48, 28
 
