@@ -25,6 +25,18 @@ def provider_currency(provider: str) -> str | None:
     return None
 
 
+#: What a currency's smallest unit is called, for forms that take whole units ("cents").
+MINOR_UNITS = {"USD": "cents", "GBP": "pence", "EUR": "cents"}
+
+
+def minor_unit_text(currency: str | None) -> str:
+    """The unit an amount in ``currency``'s smallest unit is typed in: "cents (USD)",
+    "pence (GBP)"; "cents" when the currency is unknown."""
+    if currency is None:
+        return "cents"
+    return f"{MINOR_UNITS.get(currency, 'hundredths')} ({currency})"
+
+
 def money_text(cents: int, currency: str | None) -> str:
     """``cents`` of ``currency`` for people: "$1.50", "£0.75", "12.00 CHF"; "150 cents"
     (no symbol to guess) when the currency is unknown."""

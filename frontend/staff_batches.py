@@ -14,7 +14,7 @@ from django.urls import path
 from django.views.decorators.http import require_POST
 
 from annotation.models import Batch, Project, Qualification
-from annotation.money import provider_money_text
+from annotation.money import provider_currency, provider_money_text
 from annotation.roles import page_requires
 from annotation.selectors.batches import (
     batch_assignment_status_counts,
@@ -221,6 +221,8 @@ def batch_detail(request, batch_id: int):
         "can_collect": batch_is_collected(batch),
         # A Prolific batch is read in Prolific's words: studies, places and sessions.
         "words": PROLIFIC_WORDS if batch.provider == "prolific" else MTURK_WORDS,
+        # The events' amounts read in what this batch's provider pays in.
+        "currency": provider_currency(batch.provider),
     })
 
 

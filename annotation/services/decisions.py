@@ -77,7 +77,7 @@ from .jobs import enqueue_after_commit
 
 logger = logging.getLogger(__name__)
 
-#: A typo guard: $100 for one assignment is never intended.
+#: A typo guard: 100.00 of the provider's currency for one assignment is never intended.
 MAX_BONUS_CENTS = 10_000
 #: Assignments a worker has submitted; only these can be decided or get a bonus.
 DECIDABLE = (Assignment.Status.SUBMITTED, Assignment.Status.APPROVED,
@@ -326,13 +326,15 @@ def bonus_create(*, assignment_id: int, amount_cents: int, reason: str, actor=No
     unpaid re-sends that one (the provider pays a token once) instead of minting a second; a
     second bonus for an assignment already bonused needs ``again=True``.
     """
-    if not 0 < amount_cents <= MAX_BONUS_CENTS:
-        raise ValidationError({"amount_cents": f"a bonus must be between $0.01 and "
-                                               f"${MAX_BONUS_CENTS / 100:.2f}"})
-    if not reason.strip():
-        raise ValidationError({"reason": "a bonus needs a reason the worker can read"})
     assignment = (Assignment.objects.select_for_update(of=("self",))
                   .select_related("hit__batch").get(pk=assignment_id))
+    if not 0 < amount_cents <= MAX_BONUS_CENTS:
+        provider = assignment.hit.batch.provider
+        raise ValidationError({"amount_cents": "a bonus must be between "
+                               f"{provider_money_text(1, provider)} and "
+                               f"{provider_money_text(MAX_BONUS_CENTS, provider)}"})
+    if not reason.strip():
+        raise ValidationError({"reason": "a bonus needs a reason the worker can read"})
     if assignment.status not in DECIDABLE:
         raise ValidationError(f"assignment {assignment.provider_assignment_id} is "
                               f"{assignment.status}: the worker never submitted it, so it "

@@ -57,7 +57,9 @@ class Command(BaseCommand):
                                  "LOW_EFFORT, FAILED_INSTRUCTIONS, NO_DATA, OTHER")
         bonus = actions.add_parser("bonus", help="pay a bonus; re-sends an unpaid one")
         bonus.add_argument("assignment")
-        bonus.add_argument("--amount", required=True, help="dollars, e.g. 0.25")
+        bonus.add_argument("--amount", required=True,
+                           help="in the currency the provider pays in (MTurk: US dollars), "
+                           "e.g. 0.25")
         bonus.add_argument("--reason", required=True)
         bonus.add_argument("--again", action="store_true",
                            help="a second bonus for an assignment that already got one")
@@ -217,9 +219,10 @@ class Command(BaseCommand):
         try:
             dollars = Decimal(options["amount"])
         except InvalidOperation as error:
-            raise CommandError("--amount must be dollars, e.g. 0.25") from error
+            raise CommandError("--amount must be an amount such as 0.25 (in the provider's "
+                               "currency)") from error
         if not dollars.is_finite() or dollars.as_tuple().exponent < -2:
-            raise CommandError("--amount must be dollars with at most two decimals")
+            raise CommandError("--amount must have at most two decimals")
         outcome = decisions.bonus_create(
             assignment_id=self._assignment(options["assignment"]).pk,
             amount_cents=int(dollars * 100), reason=options["reason"], again=options["again"],

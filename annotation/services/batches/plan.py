@@ -108,7 +108,8 @@ class LaunchOptions:
         if not self.title.strip():
             errors["title"] = "a title is required"
         if self.reward_cents < 1:
-            errors["reward"] = "the reward must be at least $0.01"
+            errors["reward"] = ("the reward must be at least "
+                                f"{money_text(1, provider_currency(self.provider))}")
         if not 1 <= self.items_per_hit <= MAX_ITEMS_PER_HIT:
             errors["items_per_hit"] = f"must be between 1 and {MAX_ITEMS_PER_HIT}"
         if not self.splits and not self.item_ids:
