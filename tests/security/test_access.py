@@ -419,6 +419,13 @@ TABLE: dict[str, list[Row]] = {
     "api/projects/<slug:slug>/counts/": [
         Row("GET", "/api/projects/{slug}/counts/", DRF_NO, DRF_NO, 200),
         Row("POST", "/api/projects/{slug}/counts/", DRF_NO, DRF_NO, 405, data={}, json=True)],
+    # h24rest: adjudication over the API (the page's rule: see_work to read, decide_annotations
+    # to settle); neither an answer picked nor a reference written: 400, nothing stored.
+    "api/projects/<slug:slug>/items/<int:item_id>/adjudication/": [
+        Row("GET", "/api/projects/{slug}/items/{item}/adjudication/", DRF_NO, DRF_NO, 200),
+        Row("GET", "/api/projects/{slug}/items/999999/adjudication/", DRF_NO, DRF_NO, 404),
+        Row("POST", "/api/projects/{slug}/items/{item}/adjudication/", DRF_NO, DRF_NO, 400,
+            data={"text": ""}, json=True)],
 }
 
 
