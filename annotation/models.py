@@ -71,6 +71,11 @@ class Project(models.Model):
     # (0 = none are served), and whether a worker the gold rule flags is stopped in the project.
     gold_rate = models.FloatField(default=0.0)
     gold_failures_stop = models.BooleanField(default=False)
+    # An optional budget in the smallest unit of ``budget_currency`` (ISO 4217): launching a
+    # batch whose cost with fees would take spent + committed past it is refused
+    # (``services/batches/budget.py``). NULL: no budget.
+    budget_cents = models.PositiveIntegerField(null=True, blank=True)
+    budget_currency = models.CharField(max_length=3, blank=True)
 
     class Meta:
         ordering = ["slug"]

@@ -78,10 +78,14 @@ def test_dashboard_figures_equal_qc_report_json(staff_client):
              if row["split"] == "dev" and row["name"] == "Fleiss' κ"]
     assert shown[0]["low"] == interval["low"] and shown[0]["high"] == interval["high"]
     assert f"[{interval['low']:.3f}, {interval['high']:.3f}]" in page
-    # Money in each provider's currency: MTurk 150 approved + 50 bonus paid, 150 undecided;
-    # Prolific 200 undecided + a 30 bonus not paid yet.
-    assert cell(page, "cost", 'data-provider="mturk"') == ["mturk", "USD", "$2.00", "$1.50"]
-    assert cell(page, "cost", 'data-provider="prolific"') == ["prolific", "GBP", "£0.00", "£2.30"]
+    # Money in each provider's currency, fees included: MTurk 150 approved + 30 fee (20%) and
+    # 50 bonus paid + 10 fee; 150 undecided + 30 fee; Prolific 200 undecided + a 30 bonus not
+    # paid yet + its 33.3% service fee on the 230 (77).
+    assert cell(page, "cost", 'data-provider="mturk"') == ["mturk", "USD", "$2.40", "$1.80",
+                                                           "$0.40 / $0.30"]
+    assert cell(page, "cost", 'data-provider="prolific"') == ["prolific", "GBP", "£0.00",
+                                                              "£3.07", "£0.00 / £0.77"]
+    assert figures["budget"] is None and 'data-testid="budget"' not in page
     # The worker table: the report's rows, the blocked worker labelled, links to the queue.
     rows = {row["worker"]: row for row in report["dashboard"]["workers"]}
     turk = rows[crowd["turk"].pk]
