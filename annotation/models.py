@@ -676,6 +676,9 @@ class Annotation(models.Model):
             models.Index(fields=["project", "id"], name="annotation_project_id"),
             models.Index(fields=["project", "state", "id"], name="annotation_project_state_id"),
             models.Index(fields=["project", "source", "id"], name="annotation_project_source_id"),
+            # The data browser sorted by worker or by item (keyset on the column and id).
+            models.Index(fields=["project", "worker", "id"], name="annotation_project_worker_id"),
+            models.Index(fields=["project", "item", "id"], name="annotation_project_item_id"),
         ]
 
     def __str__(self) -> str:

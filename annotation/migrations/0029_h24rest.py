@@ -34,4 +34,16 @@ class Migration(migrations.Migration):
             ],
             database_operations=[migrations.RunPython(add_columns, drop_columns)],
         ),
+        # The data browser's sorts by worker and by item, keyset pages (CREATE INDEX: no table
+        # rebuild on SQLite).
+        migrations.AddIndex(
+            model_name="annotation",
+            index=models.Index(fields=["project", "worker", "id"],
+                               name="annotation_project_worker_id"),
+        ),
+        migrations.AddIndex(
+            model_name="annotation",
+            index=models.Index(fields=["project", "item", "id"],
+                               name="annotation_project_item_id"),
+        ),
     ]

@@ -266,6 +266,16 @@ TABLE: dict[str, list[Row]] = {
         Row("GET", "/staff/projects/{slug}/answers/", LOGIN, NO, 200),
         Row("GET", "/staff/projects/{slug}/answers/?state=nope", LOGIN, NO, 400),
         Row("GET", "/staff/projects/nope/answers/", LOGIN, NO, 404)],
+    # h24rest: bulk actions on ticked answers (none ticked: refused with a message, back to
+    # the page) and the download of the filtered answers (staff only).
+    "staff/projects/<slug:slug>/answers/decide/": [
+        Row("GET", "/staff/projects/{slug}/answers/decide/", LOGIN, NO, 405),
+        Row("POST", "/staff/projects/{slug}/answers/decide/", LOGIN, NO, BACK,
+            data={"action": "approve"})],
+    "staff/projects/<slug:slug>/answers/download/": [
+        Row("GET", "/staff/projects/{slug}/answers/download/?format=csv", LOGIN, NO, 200),
+        Row("GET", "/staff/projects/{slug}/answers/download/?format=xls", LOGIN, NO, 400),
+        Row("GET", "/staff/projects/nope/answers/download/", LOGIN, NO, 404)],
     "staff/projects/<slug:slug>/items/<int:item_id>/adjudicate/": [
         Row("GET", "/staff/projects/{slug}/items/{item}/adjudicate/", LOGIN, NO, 200),
         Row("GET", "/staff/projects/{slug}/items/999999/adjudicate/", LOGIN, NO, 404)],
