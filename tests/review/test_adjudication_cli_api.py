@@ -46,7 +46,7 @@ def test_the_command_lists_an_items_answers_by_dataset_id(rewrite_answers):
 
 
 def test_the_command_settles_the_reference_through_the_service(rewrite_answers):
-    project, items, answers = rewrite_answers
+    _, items, answers = rewrite_answers
     text = review(str(items[1].pk), "--answer", str(answers[0].pk), "--note", "clearest")
     assert text == (f"item {items[1].pk} ({items[1].external_id}): reference set "
                     f"(answer {answers[0].pk}): When did the Mothers disband?\n")
@@ -112,7 +112,7 @@ def test_the_api_refuses_with_the_field_and_changes_nothing(staff_client, rewrit
 
 
 def test_annotators_may_not_read_or_settle(annotator_client, rewrite_answers):
-    project, items, answers = rewrite_answers
+    project, items, _ = rewrite_answers
     client = annotator_client
     assert client.get(url(project, items[1])).status_code == 403
     assert client.post(url(project, items[1]), {"text": "Mine"},

@@ -32,7 +32,7 @@ def test_each_sort_walks_every_answer_once_in_its_order_without_offset(
     seen, address = [], url(project, f"?sort={sort}")
     with CaptureQueriesContext(connection) as captured:
         while address is not None:
-            ids, link, page = shown(staff_client, address)
+            ids, link, _ = shown(staff_client, address)
             seen.extend(ids)
             address = url(project, link) if link else None
     assert seen == [answer.pk for answer in sorted(answers, key=key)]
@@ -107,7 +107,7 @@ def test_bulk_reject_needs_one_message_and_rejects_the_blocked_workers_work(staf
     project, answers = hits_world
     chosen = [answers["good"], answers["blocked"]]
     refused = decide(staff_client, project, chosen, "reject", message="  ")
-    assert "a rejection needs a message" in str(list(refused.context["messages"])[0])
+    assert "a rejection needs a message" in str(next(iter(refused.context["messages"])))
     assert not Assignment.objects.filter(status="rejected").exists()
     decide(staff_client, project, chosen, "reject", message="Not a rewrite.")
     rejected = Assignment.objects.filter(status="rejected")
@@ -124,10 +124,10 @@ def test_bulk_dismiss_closes_the_chosen_answers_open_flags(staff_client, hits_wo
 
 def test_an_answer_of_another_project_changes_nothing(staff_client, hits_world):
     project, answers = hits_world
-    other, other_items = canard_sample(slug="other-project")
+    _, other_items = canard_sample(slug="other-project")
     stranger = annotate(other_items[0], workers(1)[0], source="local", text="x")
     response = decide(staff_client, project, [answers["local"], stranger], "approve")
-    assert "in project" in str(list(response.context["messages"])[0])
+    assert "in project" in str(next(iter(response.context["messages"])))
     assert not Annotation.objects.filter(review_status="approved").exists()
 
 
@@ -148,7 +148,7 @@ def download(client, project, query: str) -> str:
 
 def test_the_download_is_the_filtered_selection_in_its_sort_and_formula_safe(
         staff_client, rewrites, monkeypatch):  # noqa: F811
-    project, items, answers = rewrites
+    project, _, answers = rewrites
     Annotation.objects.filter(pk=answers[2].pk).update(text="=HYPERLINK(\"http://x\")")
     monkeypatch.setattr(answer_browser, "DOWNLOAD_CHUNK", 3)  # several chunks
     text = download(staff_client, project, "?sort=worker&format=csv")
