@@ -338,3 +338,10 @@ page_timing_flags  # qc.timing: every timing flag, rows in
 _.worked_seconds  # qc.timing.PageTiming field
 _.output_field  # annotation.selectors.qc.EpochSeconds (Django Func)
 _.as_sqlite  # annotation.selectors.qc.EpochSeconds (Django Func)
+
+# h24rest — serializer fields (DRF reads them), a subcommand dispatched by name, template filters.
+pickable  # annotation/api/adjudication.py AnswerSerializer field
+answers_total  # annotation/api/adjudication.py ItemAdjudicationSerializer field
+_adjudicate  # review command: getattr(self, f"_{action}")
+provider_money  # template filter (batch_detail.html, batch_list.html)
+provider_minor_unit  # template filter (_assignment_actions.html, _approve_and_bonus.html)
