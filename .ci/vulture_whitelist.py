@@ -350,3 +350,9 @@ adaptive_redundancy  # qc.flags.FlagSettings field; services.adaptive reads the 
 _forget_built_policies  # annotation.csp: a setting_changed receiver (connected by @receiver)
 csp_nonce  # annotation.csp: django-csp's request attribute, read by templates
 forget_remembered_locks  # annotation.login_throttle: tests start from no remembered lock
+# h24rest — serializer fields (DRF reads them), a subcommand dispatched by name, template filters.
+pickable  # annotation/api/adjudication.py AnswerSerializer field
+answers_total  # annotation/api/adjudication.py ItemAdjudicationSerializer field
+_adjudicate  # review command: getattr(self, f"_{action}")
+provider_money  # template filter (batch_detail.html, batch_list.html)
+provider_minor_unit  # template filter (_assignment_actions.html, _approve_and_bonus.html)

@@ -71,6 +71,11 @@ class Project(models.Model):
     # (0 = none are served), and whether a worker the gold rule flags is stopped in the project.
     gold_rate = models.FloatField(default=0.0)
     gold_failures_stop = models.BooleanField(default=False)
+    # An optional budget in the smallest unit of ``budget_currency`` (ISO 4217): launching a
+    # batch whose cost with fees would take spent + committed past it is refused
+    # (``services/batches/budget.py``). NULL: no budget.
+    budget_cents = models.PositiveIntegerField(null=True, blank=True)
+    budget_currency = models.CharField(max_length=3, blank=True)
 
     class Meta:
         ordering = ["slug"]
@@ -681,6 +686,9 @@ class Annotation(models.Model):
             # scan of the (item, state) index (23 ms warm at 1,000,000 answers, issue 21).
             models.Index(fields=["assignment"], name="annotation_provisional",
                          condition=models.Q(state="provisional")),
+            # The data browser sorted by worker or by item (keyset on the column and id).
+            models.Index(fields=["project", "worker", "id"], name="annotation_project_worker_id"),
+            models.Index(fields=["project", "item", "id"], name="annotation_project_item_id"),
         ]
 
     def __str__(self) -> str:

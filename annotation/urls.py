@@ -30,6 +30,7 @@ urlpatterns = [
     path("api/", include("annotation.api.counts")),
     path("api/", include("annotation.api.projects")),
     path("api/", include("annotation.api.jobs")),
+    path("api/", include("annotation.api.adjudication")),
     path("api/schema/", CachedSchemaView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("staff/review/", include("frontend.review_urls")),

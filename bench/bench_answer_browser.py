@@ -35,6 +35,7 @@ def pages(project) -> list[tuple[str, str]]:
     deep = ids.values_list("id", flat=True)[count // 10]  # 90% of the way down, newest first
     worker = Worker.objects.filter(annotations__project=project).order_by("id").first()
     item_id = ids.values_list("item_id", flat=True)[count // 2]
+    middle = ids[count // 2]
     return [
         ("first page", base),
         ("deep page (90% down)", f"{base}?after={deep}"),
@@ -52,6 +53,13 @@ def pages(project) -> list[tuple[str, str]]:
         ("q=in no item", f"{base}?q=zzqx-no-such-text"),
         ("split=test q=filler", f"{base}?split=test&q=filler"),
         ("adjudicate one item", f"/staff/projects/{project.slug}/items/{item_id}/adjudicate/"),
+        # The sorts (keyset on (column, id)): first pages and a page half way down.
+        ("sort=oldest", f"{base}?sort=oldest"),
+        ("sort=worker", f"{base}?sort=worker"),
+        ("sort=worker deep", f"{base}?sort=worker&after={middle.worker_id}.{middle.pk}"),
+        ("sort=item", f"{base}?sort=item"),
+        ("sort=item deep", f"{base}?sort=item&after={middle.item_id}.{middle.pk}"),
+        ("sort=worker state=counted", f"{base}?sort=worker&state=counted"),
     ]
 
 

@@ -513,7 +513,8 @@ def bonus_create_view(request, slug: str, assignment_id: int):
     try:
         amount = int(request.POST.get("amount_cents", ""))
     except ValueError:
-        messages.error(request, "The bonus amount must be a whole number of cents.")
+        messages.error(request, "The bonus amount must be a whole number of the currency's "
+                                "smallest unit (cents, pence).")
         return _back(request, slug)
     try:
         outcome = decisions.bonus_create(assignment_id=assignment.pk, amount_cents=amount,

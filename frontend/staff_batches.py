@@ -15,7 +15,7 @@ from django.urls import path
 from django.views.decorators.http import require_POST
 
 from annotation.models import Batch, Project, Qualification
-from annotation.money import provider_money_text
+from annotation.money import provider_currency, provider_money_text
 from annotation.roles import page_requires
 from annotation.selectors.batches import (
     batch_assignment_status_counts,
@@ -230,6 +230,8 @@ def batch_detail(request, batch_id: int):
         # Adaptive redundancy: the studies' places can follow the answers.
         "adaptive_places": batch.provider == "prolific"
         and adaptive_policy(batch.project) is not None,
+        # The events' amounts read in what this batch's provider pays in.
+        "currency": provider_currency(batch.provider),
     })
 
 

@@ -10,11 +10,12 @@ no pairable unit, no variation) are left out and counted.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from qc import textmetrics
 from qc.agreement import RatingTable, as_table, fleiss_kappa, krippendorff_alpha
 
 
@@ -267,3 +268,60 @@ def krippendorff_alpha_interval(ratings, level: str = "ordinal", *, n_resamples:
     return _percentile_interval(float(krippendorff_alpha(table, level)),
                                 np.concatenate([alphas(weights) for weights in blocks]),
                                 confidence)
+
+
+# --- text agreement: corpus metrics are ratios of sums over items -----------------------------
+#
+# Corpus BLEU, GLEU and chrF between two annotators' texts add per-item counts (n-gram matches,
+# lengths) before dividing, so a resample's score is that of the weighted sum of the items'
+# counts: each item's texts are tokenised once, not once per resample.
+
+#: The text agreement statistics, as ``qc.textmetrics`` computes them (BLEU 0-100, the others
+#: fractions).
+TEXT_STATISTICS = ("bleu", "gleu", "chrf")
+
+
+def text_agreement_intervals(hypotheses: Sequence[str],
+                             references_per_item: Sequence[Sequence[str]], *,
+                             n_resamples: int = 1000, confidence: float = 0.95,
+                             seed: int = 0) -> dict[str, Interval]:
+    """Percentile bootstrap intervals of corpus BLEU, GLEU and chrF of ``hypotheses`` against
+    ``references_per_item`` (one item each: one annotator's text against the others'),
+    resampling items with the same draws as :func:`resample_items`. The estimates equal
+    ``textmetrics.corpus_bleu`` / ``corpus_gleu`` / ``corpus_chrf`` of the items as given."""
+    if n_resamples < 1 or not 0 < confidence < 1:
+        raise ValueError("n_resamples must be positive and confidence within (0, 1)")
+    if len(hypotheses) != len(references_per_item):
+        raise ValueError("one list of references is needed per hypothesis")
+    n_items = len(hypotheses)
+    if n_items == 0:
+        nan = float("nan")
+        return {name: Interval(nan, nan, nan, confidence, n_resamples, n_resamples)
+                for name in TEXT_STATISTICS}
+    pairs = list(zip(hypotheses, references_per_item, strict=True))
+    bleu = np.array([textmetrics.bleu_statistics(h, refs) for h, refs in pairs], dtype=float)
+    gleu = np.array([textmetrics.gleu_statistics(h, refs) for h, refs in pairs], dtype=float)
+    chrf = np.array([np.ravel(textmetrics.best_chrf_statistics(h, refs, textmetrics.CHRF_BETA))
+                     for h, refs in pairs], dtype=float)
+    per_item = np.hstack([bleu, gleu, chrf])
+    widths = np.cumsum([0, bleu.shape[1], gleu.shape[1]])
+
+    def scores(summed: np.ndarray) -> tuple[float, float, float]:
+        bleu_sum = summed[: widths[1]]
+        matches, n_all = summed[widths[1] : widths[2]]
+        chrf_sum = summed[widths[2] :].reshape(-1, 3)
+        return (textmetrics.bleu_from_statistics(bleu_sum),
+                float(matches / n_all) if n_all else 0.0,
+                textmetrics.chrf_from_statistics(chrf_sum.tolist()).f_score)
+
+    estimates = scores(per_item.sum(axis=0))
+    rng = np.random.default_rng(seed)
+    values = []
+    block = max(1, BLOCK_CELLS // n_items)
+    for start in range(0, n_resamples, block):
+        weights = _draw_weights(rng, np.arange(n_items), n_items,
+                                min(block, n_resamples - start))
+        values.extend(scores(summed) for summed in weights @ per_item)
+    table = np.array(values, dtype=np.float64)
+    return {name: _percentile_interval(float(estimates[k]), table[:, k], confidence)
+            for k, name in enumerate(TEXT_STATISTICS)}

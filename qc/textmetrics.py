@@ -17,11 +17,13 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import sacrebleu
+from sacrebleu.metrics.bleu import BLEU
 from sacrebleu.tokenizers.tokenizer_13a import Tokenizer13a
 
 CHRF_CHAR_ORDER = 4
 CHRF_BETA = 3.0
 GLEU_MAX_ORDER = 4
+BLEU_MAX_ORDER = 4
 
 _tokenize_13a = Tokenizer13a()
 
@@ -81,6 +83,38 @@ def corpus_bleu(
     return sacrebleu.corpus_bleu(
         list(hypotheses), streams, tokenize=tokenize, lowercase=lowercase
     ).score
+
+
+def bleu_statistics(hypothesis: str, references: Sequence[str]) -> list[int]:
+    """``[hyp_len, ref_len, correct_1..4, total_1..4]`` of one hypothesis: what corpus BLEU
+    sums over items (:func:`bleu_from_statistics`), as sacrebleu counts them (13a tokens,
+    n-gram matches clipped by the most any reference has, the closest reference length with
+    ties to the shorter)."""
+    if not references:
+        raise ValueError("BLEU needs at least one reference")
+    hyp_tokens = tokenize(hypothesis)
+    ref_tokens = [tokenize(reference) for reference in references]
+    hyp_len = len(hyp_tokens)
+    ref_len = min((len(tokens) for tokens in ref_tokens),
+                  key=lambda length: (abs(length - hyp_len), length))
+    correct, total = [], []
+    for n in range(1, BLEU_MAX_ORDER + 1):
+        hyp_grams = Counter(tuple(hyp_tokens[i : i + n]) for i in range(hyp_len - n + 1))
+        most: Counter = Counter()
+        for tokens in ref_tokens:
+            most |= Counter(tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1))
+        correct.append(sum((hyp_grams & most).values()))
+        total.append(max(hyp_len - n + 1, 0))
+    return [hyp_len, ref_len, *correct, *total]
+
+
+def bleu_from_statistics(stats: Sequence[float]) -> float:
+    """Corpus BLEU (0-100) from summed :func:`bleu_statistics`, with sacrebleu's defaults
+    (exponential smoothing), so it equals :func:`corpus_bleu` of the same items."""
+    hyp_len, ref_len = int(stats[0]), int(stats[1])
+    correct = [int(value) for value in stats[2 : 2 + BLEU_MAX_ORDER]]
+    total = [int(value) for value in stats[2 + BLEU_MAX_ORDER : 2 + 2 * BLEU_MAX_ORDER]]
+    return BLEU.compute_bleu(correct, total, hyp_len, ref_len, smooth_method="exp").score
 
 
 def sentence_bleu(hypothesis: str, references: Sequence[str]) -> float:
@@ -159,7 +193,7 @@ def chrf_from_statistics(stats: Sequence[Sequence[float]], beta: float = CHRF_BE
     return ChrF(precision, recall, f_score)
 
 
-def _best_reference_statistics(hypothesis: str, references: Sequence[str], beta: float) -> list:
+def best_chrf_statistics(hypothesis: str, references: Sequence[str], beta: float) -> list:
     """Statistics against the reference giving the highest F (sacrebleu's multi-ref rule)."""
     if not references:
         raise ValueError("chrF needs at least one reference")
@@ -169,7 +203,7 @@ def _best_reference_statistics(hypothesis: str, references: Sequence[str], beta:
 
 def sentence_chrf(hypothesis: str, references: Sequence[str], beta: float = CHRF_BETA) -> ChrF:
     """Sentence chrF (beta = 3, character 4-grams) against the best of ``references``."""
-    return chrf_from_statistics(_best_reference_statistics(hypothesis, references, beta), beta)
+    return chrf_from_statistics(best_chrf_statistics(hypothesis, references, beta), beta)
 
 
 def corpus_chrf(
@@ -181,7 +215,7 @@ def corpus_chrf(
     totals = [[0, 0, 0] for _ in range(CHRF_CHAR_ORDER)]
     for hypothesis, references in zip(hypotheses, references_per_item, strict=True):
         for total, stats in zip(
-            totals, _best_reference_statistics(hypothesis, references, beta), strict=True
+            totals, best_chrf_statistics(hypothesis, references, beta), strict=True
         ):
             for k in range(3):
                 total[k] += stats[k]
@@ -199,7 +233,7 @@ def _all_ngrams(tokens: Sequence[str], max_order: int = GLEU_MAX_ORDER) -> Count
     )
 
 
-def _gleu_counts(hypothesis: str, references: Sequence[str]) -> tuple[int, int]:
+def gleu_statistics(hypothesis: str, references: Sequence[str]) -> tuple[int, int]:
     """``(matches, max(hyp_ngrams, ref_ngrams))`` for the reference with the best ratio."""
     hyp_grams = _all_ngrams(tokenize(hypothesis))
     hyp_total = sum(hyp_grams.values())
@@ -221,7 +255,7 @@ def sentence_gleu(hypothesis: str, references: Sequence[str]) -> float:
     All 1..4-grams of hypothesis and reference are pooled; GLEU = matches / max(#hyp n-grams,
     #ref n-grams). With several references the best-scoring one is used. Tokens: :func:`tokenize`.
     """
-    matches, n_all = _gleu_counts(hypothesis, references)
+    matches, n_all = gleu_statistics(hypothesis, references)
     return matches / n_all if n_all else 0.0
 
 
@@ -229,7 +263,7 @@ def corpus_gleu(hypotheses: Sequence[str], references_per_item: Sequence[Sequenc
     """NLTK ``corpus_gleu``: matches and totals summed over items before dividing."""
     total_matches = total_all = 0
     for hypothesis, references in zip(hypotheses, references_per_item, strict=True):
-        matches, n_all = _gleu_counts(hypothesis, references)
+        matches, n_all = gleu_statistics(hypothesis, references)
         total_matches += matches
         total_all += n_all
     return total_matches / total_all if total_all else 0.0

@@ -20,7 +20,7 @@ class ProjectSerializer(serializers.ModelSerializer):
         fields = ["id", "slug", "name", "kind", "instructions", "redundancy", "reward_cents",
                   "live_check_settings", "flag_settings", "estimated_minutes", "status",
                   "workers_everyone", "licence", "attribution", "gold_rate",
-                  "gold_failures_stop", "created_at"]
+                  "gold_failures_stop", "budget_cents", "budget_currency", "created_at"]
         read_only_fields = ["id", "created_at"]
 
     def validate(self, attrs):

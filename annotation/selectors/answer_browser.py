@@ -11,14 +11,22 @@ provider-filtered pages from one index range each, the worker filter uses
 
 No total is counted (counting a filtered 1,000,000-row table is the slow part of every
 page); the page says how many rows it shows and whether there are more.
+
+Sorts (:data:`SORTS`) are the few orders an index serves as a range, so each stays a keyset:
+newest or oldest (the id), by worker or by item (the column, then the id: the indexes
+``annotation_project_worker_id`` and ``annotation_project_item_id`` of 0029_h24rest). The
+cursor is the last row's sort value and id (``after=WORKER_ID.ANSWER_ID`` for the two
+composite orders).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
 
 from django.conf import settings
-from django.db.models import OuterRef, Q, QuerySet, Subquery
+from django.db.models import F, OuterRef, Q, QuerySet, Subquery
+from django.db.models.fields.tuple_lookups import Tuple, TupleGreaterThan
 
 from ..models import (
     Annotation,
@@ -56,6 +64,14 @@ STATES: dict[str, str] = {
 }
 PROVIDERS = tuple(Annotation.Source.values)
 
+#: sort → (what the page says, the column sorted on before the id or None, descending).
+SORTS: dict[str, tuple[str, str | None, bool]] = {
+    "newest": ("newest first", None, True),
+    "oldest": ("oldest first", None, False),
+    "worker": ("by worker, each worker's oldest first", "worker_id", False),
+    "item": ("by item, each item's oldest answer first", "item_id", False),
+}
+
 #: The item's own text, by task kind, for the text search (what the worker read): the item's
 #: relation and the model and column holding the text. Each is searched in its own table
 #: (trigram indexes on PostgreSQL, migration 0024_h24browse), then joined to the items.
@@ -80,15 +96,21 @@ class AnswerFilters:
     worker: str = ""
     provider: str = ""
     text: str = ""
-    after: int | None = None  # the keyset cursor: answers with a smaller id
+    sort: str = "newest"
+    # The keyset cursor: the last row's id, and its sort column's value for a composite sort.
+    after: int | None = None
+    after_key: int | None = None
 
     @classmethod
     def from_query(cls, query) -> AnswerFilters:
-        """Read and check ``?split=&state=&worker=&provider=&q=&after=``; :class:`BadFilter`
-        names the first bad field."""
+        """Read and check ``?split=&state=&worker=&provider=&q=&sort=&after=``;
+        :class:`BadFilter` names the first bad field."""
         values = {name: (query.get(param) or "").strip() for name, param in (
             ("split", "split"), ("state", "state"), ("worker", "worker"),
-            ("provider", "provider"), ("text", "q"), ("after", "after"))}
+            ("provider", "provider"), ("text", "q"), ("sort", "sort"), ("after", "after"))}
+        sort = values["sort"] or "newest"
+        if sort not in SORTS:
+            raise BadFilter(f"sort: one of {', '.join(SORTS)}")
         if values["split"] and values["split"] not in Split.values:
             raise BadFilter(f"split: one of {', '.join(Split.values)}")
         if values["state"] and values["state"] not in STATES:
@@ -99,25 +121,32 @@ class AnswerFilters:
             raise BadFilter(f"q: at most {MAX_SEARCH_CHARS} characters")
         if len(values["worker"]) > 150:
             raise BadFilter("worker: a pseudonym (w and 12 hex digits) or a username")
-        after = None
+        after = after_key = None
         if values["after"]:
-            if not values["after"].isdigit() or len(values["after"]) > 18:
-                raise BadFilter("after: the answer id of a Next link")
-            after = int(values["after"])
+            parts = values["after"].split(".")
+            if (len(parts) != (2 if SORTS[sort][1] else 1)
+                    or not all(part.isdigit() and len(part) <= 18 for part in parts)):
+                raise BadFilter("after: the cursor of a Next link (an answer id"
+                                + (", after its sort value and a dot" if SORTS[sort][1]
+                                   else "") + ")")
+            after = int(parts[-1])
+            after_key = int(parts[0]) if len(parts) == 2 else None
         return cls(split=values["split"], state=values["state"], worker=values["worker"],
-                   provider=values["provider"], text=values["text"], after=after)
+                   provider=values["provider"], text=values["text"], sort=sort, after=after,
+                   after_key=after_key)
 
     def query_without_cursor(self) -> dict[str, str]:
         """The filters as query parameters (for the Next link and the form)."""
         return {param: value for param, value in (
             ("split", self.split), ("state", self.state), ("worker", self.worker),
-            ("provider", self.provider), ("q", self.text)) if value}
+            ("provider", self.provider), ("q", self.text),
+            ("sort", "" if self.sort == "newest" else self.sort)) if value}
 
 
 @dataclass
 class AnswerPage:
     answers: list[Annotation]
-    next_after: int | None  # the cursor of the next page; None on the last one
+    next_after: str | None  # the cursor of the next page; None on the last one
     worker_found: bool  # False when ``worker`` names nobody (the page is then empty)
 
 
@@ -205,17 +234,40 @@ def answer_page(*, project: Project, filters: AnswerFilters,
         worker_ids = worker_ids_named(filters.worker)
         if not worker_ids:
             return AnswerPage(answers=[], next_after=None, worker_found=False)
-    answers = filtered_answers(project=project, filters=filters, worker_ids=worker_ids)
-    if filters.after is not None:
-        answers = answers.filter(id__lt=filters.after)
+    answers = sorted_after(filtered_answers(project=project, filters=filters,
+                                            worker_ids=worker_ids), filters)
+    _, column, _ = SORTS[filters.sort]
     # The page's ids first, then its rows with everything they render: joined in one
     # statement, the planner joined every answer the filter scanned, not the page's 50.
-    ids = list(answers.order_by("-id").values_list("id", flat=True)[:size + 1])
-    more = len(ids) > size
-    ids = ids[:size]
+    keys = list(answers.values_list(column or "id", "id")[:size + 1])
+    more = len(keys) > size
+    keys = keys[:size]
+    ids = [pk for _, pk in keys]
     loaded = Annotation.objects.select_related(*ROW_RELATIONS).in_bulk(ids)
+    next_after = None
+    if more:
+        key, last = keys[-1]
+        next_after = f"{key}.{last}" if column else str(last)
     return AnswerPage(answers=[loaded[pk] for pk in ids if pk in loaded],
-                      next_after=ids[-1] if more else None, worker_found=True)
+                      next_after=next_after, worker_found=True)
+
+
+def sorted_after(answers: QuerySet[Annotation], filters: AnswerFilters) -> QuerySet[Annotation]:
+    """``answers`` in the order ``filters.sort`` names, from the cursor on (keyset: the rows
+    after the cursor's (value, id) in that order)."""
+    _, column, descending = SORTS[filters.sort]
+    if column is None:
+        if filters.after is not None:
+            answers = answers.filter(**{"id__lt" if descending else "id__gt": filters.after})
+        return answers.order_by("-id" if descending else "id")
+    if filters.after is not None:
+        # A row comparison (Django's own tuple lookup, that of composite keys), not
+        # ``column > k OR (column = k AND id > i)``: PostgreSQL makes the row one bound of the
+        # index range (0.1 ms half way down a million answers), the OR only a filter over
+        # every row before the cursor (0.5 s).
+        answers = answers.filter(TupleGreaterThan(Tuple(F(column), F("id")),
+                                                  (filters.after_key, filters.after)))
+    return answers.order_by(column, "id")
 
 
 def open_flag_reasons(answer_ids: list[int]) -> dict[int, list[str]]:
@@ -227,3 +279,47 @@ def open_flag_reasons(answer_ids: list[int]) -> dict[int, list[str]]:
                               .values_list("annotation_id", "reason")):
         reasons.setdefault(answer_id, []).append(reason)
     return reasons
+
+
+#: Answers read per statement while a download streams.
+DOWNLOAD_CHUNK = 1000
+#: The columns of a download, in order (CSV header; JSONL keys).
+DOWNLOAD_COLUMNS = ("answer", "item", "split", "worker", "source", "state", "review_status",
+                    "submitted_at", "duration_ms", "category", "rating", "skipped", "text",
+                    "open_flags")
+
+
+def download_rows(*, project: Project, filters: AnswerFilters) -> Iterator[dict]:
+    """Every answer that passes ``filters`` from its cursor on, in its sort, as plain dicts
+    (:data:`DOWNLOAD_COLUMNS`): keyset pages of ``DOWNLOAD_CHUNK`` (a few statements each),
+    so a download of 1,000,000 answers holds one chunk at a time. The worker is their
+    pseudonym."""
+    worker_ids = None
+    if filters.worker:
+        worker_ids = worker_ids_named(filters.worker)
+        if not worker_ids:
+            return
+    base = filtered_answers(project=project, filters=filters, worker_ids=worker_ids)
+    _, column, _ = SORTS[filters.sort]
+    cursor = filters
+    while True:
+        keys = list(sorted_after(base, cursor).values_list(column or "id", "id")
+                    [:DOWNLOAD_CHUNK])
+        if not keys:
+            return
+        ids = [pk for _, pk in keys]
+        loaded = (Annotation.objects.select_related("worker", "item").in_bulk(ids))
+        reasons = open_flag_reasons(ids)
+        for pk in ids:
+            answer = loaded[pk]
+            yield {"answer": answer.pk, "item": answer.item.external_id,
+                   "split": answer.item.split, "worker": answer.worker.anonymous_id,
+                   "source": answer.source, "state": answer.state,
+                   "review_status": answer.review_status,
+                   "submitted_at": (answer.submitted_at.isoformat()
+                                    if answer.submitted_at else None),
+                   "duration_ms": answer.duration_ms, "category": answer.category,
+                   "rating": answer.rating, "skipped": answer.skipped, "text": answer.text,
+                   "open_flags": ", ".join(reasons.get(pk, []))}
+        key, last = keys[-1]
+        cursor = replace(cursor, after=last, after_key=key if column else None)

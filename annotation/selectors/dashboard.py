@@ -21,8 +21,8 @@ from django.db.models.functions import TruncDate
 from qc.agreement import RatingTable
 from qc.worker_stats import hourly_rate, median_by_worker_arrays
 
-from ..models import Annotation, Assignment, Bonus, Flag, Job, Project, Worker
-from ..money import provider_currency
+from ..models import Annotation, Assignment, Batch, Bonus, Flag, Hit, Job, Project, Worker
+from ..money import fees_cents, provider_currency
 from .counts import AnswerCounts, answer_counts
 from .qc import numeric_columns, progress_by_split, qc_annotations
 
@@ -93,32 +93,91 @@ def answers_by_day(*, project: Project) -> list[dict]:
     return [{"day": day.isoformat(), "answers": n} for day, n in rows]
 
 
+#: HITs whose places may still be taken (a finished, expired or failed HIT takes no one new).
+OPEN_HIT_STATUSES = (Hit.Status.PENDING, Hit.Status.ASSIGNABLE, Hit.Status.UNASSIGNABLE)
+#: Assignments that hold a place (returned and abandoned ones gave it back).
+PLACE_TAKEN = (Assignment.Status.ACCEPTED, Assignment.Status.SUBMITTED,
+               Assignment.Status.APPROVED, Assignment.Status.REJECTED)
+
+
 def cost_by_currency(*, project: Project) -> list[dict]:
-    """Per provider (so per currency, ``annotation.money``), in its smallest unit: ``spent`` =
-    rewards of approved assignments + bonuses paid; ``committed`` = rewards of assignments
-    accepted or submitted and not decided yet + bonuses asked for and not paid or refused.
-    Provider fees are not in either."""
-    rewards = (Assignment.objects.filter(hit__batch__project=project)
-               .values("hit__batch__provider")
-               .annotate(spent=Sum("hit__batch__reward_cents",
-                                   filter=Q(status=Assignment.Status.APPROVED)),
-                         committed=Sum("hit__batch__reward_cents", filter=Q(status__in=(
-                             Assignment.Status.ACCEPTED, Assignment.Status.SUBMITTED))))
-               .order_by().values_list("hit__batch__provider", "spent", "committed"))
+    """Per provider (so per currency, ``annotation.money``), in its smallest unit, the
+    provider's fees included (``money.fees_cents``, the rule the launch estimate uses):
+
+    * ``spent``: rewards of approved assignments + bonuses paid;
+    * ``committed``: rewards of places taken and not decided yet (accepted or submitted), of
+      places still open on HITs that can be taken (launched, not finished, expired or
+      cancelled) + bonuses asked for and neither paid nor refused.
+
+    Each has its fees part (``spent_fees_cents``, ``committed_fees_cents``). Grouped by
+    (provider, reward, HIT size): a few rows whatever the number of assignments."""
+    group = ("hit__batch__provider", "hit__batch__reward_cents", "hit__max_assignments")
+    live_hits = Q(hit__status__in=OPEN_HIT_STATUSES) & ~Q(hit__batch__status__in=(
+        Batch.Status.CANCELLED, Batch.Status.FAILED))
+    taken = (Assignment.objects.filter(hit__batch__project=project).values(*group)
+             .annotate(spent=Count("id", filter=Q(status=Assignment.Status.APPROVED)),
+                       undecided=Count("id", filter=Q(status__in=(
+                           Assignment.Status.ACCEPTED, Assignment.Status.SUBMITTED))),
+                       holding_open=Count("id", filter=live_hits
+                                          & Q(status__in=PLACE_TAKEN)))
+             .order_by().values_list(*group, "spent", "undecided", "holding_open"))
+    places = (Hit.objects.filter(batch__project=project, status__in=OPEN_HIT_STATUSES)
+              .exclude(batch__status__in=(Batch.Status.CANCELLED, Batch.Status.FAILED))
+              .values("batch__provider", "batch__reward_cents", "max_assignments")
+              .annotate(places=Sum("max_assignments")).order_by()
+              .values_list("batch__provider", "batch__reward_cents", "max_assignments",
+                           "places"))
     bonuses = (Bonus.objects.filter(assignment__hit__batch__project=project)
-               .values("assignment__hit__batch__provider")
-               .annotate(spent=Sum("amount_cents", filter=Q(sent_at__isnull=False)),
-                         committed=Sum("amount_cents", filter=Q(sent_at__isnull=True, error="")))
-               .order_by().values_list("assignment__hit__batch__provider", "spent",
-                                       "committed"))
-    totals: dict[str, dict] = {}
-    for provider, spent, committed in (*rewards, *bonuses):
-        row = totals.setdefault(provider, {"provider": provider,
-                                           "currency": provider_currency(provider),
-                                           "spent_cents": 0, "committed_cents": 0})
-        row["spent_cents"] += spent or 0
-        row["committed_cents"] += committed or 0
-    return [totals[provider] for provider in sorted(totals)]
+               .values("assignment__hit__batch__provider", "amount_cents")
+               .annotate(spent=Count("id", filter=Q(sent_at__isnull=False)),
+                         committed=Count("id", filter=Q(sent_at__isnull=True, error="")))
+               .order_by().values_list("assignment__hit__batch__provider", "amount_cents",
+                                       "spent", "committed"))
+    spent_places: dict[str, list] = defaultdict(list)
+    committed_places: dict[str, list] = defaultdict(list)
+    open_places: dict[tuple, int] = defaultdict(int)
+    for provider, reward, size, n_places in places:
+        open_places[(provider, reward, size)] += n_places or 0
+    for provider, reward, size, spent, undecided, holding_open in taken:
+        spent_places[provider].append((reward, size, spent))
+        committed_places[provider].append((reward, size, undecided))
+        open_places[(provider, reward, size)] -= holding_open
+    for (provider, reward, size), n_open in open_places.items():
+        committed_places[provider].append((reward, size, max(n_open, 0)))
+    spent_bonuses: dict[str, list] = defaultdict(list)
+    committed_bonuses: dict[str, list] = defaultdict(list)
+    for provider, amount, spent, committed in bonuses:
+        spent_bonuses[provider].append((amount, spent))
+        committed_bonuses[provider].append((amount, committed))
+    rows = []
+    for provider in sorted({*spent_places, *committed_places, *spent_bonuses}):
+        row = {"provider": provider, "currency": provider_currency(provider)}
+        for part, paid_places, paid_bonuses in (
+                ("spent", spent_places[provider], spent_bonuses[provider]),
+                ("committed", committed_places[provider], committed_bonuses[provider])):
+            fees = fees_cents(provider, places=paid_places, bonuses=paid_bonuses)
+            row[f"{part}_cents"] = (sum(reward * n for reward, _, n in paid_places)
+                                    + sum(amount * n for amount, n in paid_bonuses) + fees)
+            row[f"{part}_fees_cents"] = fees
+        rows.append(row)
+    return rows
+
+
+def budget_figures(*, project: Project, cost: list[dict]) -> dict | None:
+    """The project's budget against ``cost`` (``cost_by_currency``): what is spent, committed
+    and left in the budget's currency, fees included; None without a budget. Cost in another
+    currency is not in the budget: it is named in ``other_currencies``."""
+    if project.budget_cents is None:
+        return None
+    currency = project.budget_currency or None
+    spent = sum(row["spent_cents"] for row in cost if row["currency"] == currency)
+    committed = sum(row["committed_cents"] for row in cost if row["currency"] == currency)
+    return {"currency": currency, "budget_cents": project.budget_cents, "spent_cents": spent,
+            "committed_cents": committed,
+            "left_cents": project.budget_cents - spent - committed,
+            "other_currencies": sorted({row["currency"] or "none" for row in cost
+                                        if row["currency"] != currency
+                                        and (row["spent_cents"] or row["committed_cents"])})}
 
 
 def _flag_counts_by_worker(*, project: Project) -> dict[int, dict[str, int]]:
@@ -247,7 +306,8 @@ def dashboard_figures(*, project: Project, report: dict,
         "ratings_by_value": ({str(value): n for value, n in ratings.items()}
                              if ratings is not None else None),
         "time_per_answer": duration_histogram(project=project, durations=timed[:, 1]),
-        "cost": cost_by_currency(project=project),
+        "cost": (cost := cost_by_currency(project=project)),
+        "budget": budget_figures(project=project, cost=cost),
         "workers": worker_figures(project=project, agreement=agreement,
                                   reliability=reliability, timed=timed),
     }

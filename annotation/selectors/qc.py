@@ -146,10 +146,15 @@ def category_rows(*, project: Project) -> list[tuple[int, int, str]]:
     )
 
 
-def text_rows(*, project: Project) -> list[tuple[int, int, int, str, bool]]:
-    """``(annotation_id, item_id, worker_id, text, skipped)`` of free-text annotations."""
+def text_rows(*, project: Project, category: str | None = None
+              ) -> list[tuple[int, int, int, str, bool]]:
+    """``(annotation_id, item_id, worker_id, text, skipped)`` of free-text annotations (only
+    those of ``category`` when given: a decontext project's edited sentences are "DONE")."""
+    answers = qc_annotations(project=project)
+    if category is not None:
+        answers = answers.filter(category=category)
     return list(
-        qc_annotations(project=project)
+        answers
         .order_by("item_id", "id")
         .values_list("id", "item_id", "worker_id", "text", "skipped")
     )

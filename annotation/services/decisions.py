@@ -77,7 +77,7 @@ from .jobs import enqueue_after_commit
 
 logger = logging.getLogger(__name__)
 
-#: A typo guard: $100 for one assignment is never intended.
+#: A typo guard: 100.00 of the provider's currency for one assignment is never intended.
 MAX_BONUS_CENTS = 10_000
 #: Assignments a worker has submitted; only these can be decided or get a bonus.
 DECIDABLE = (Assignment.Status.SUBMITTED, Assignment.Status.APPROVED,
@@ -326,13 +326,15 @@ def bonus_create(*, assignment_id: int, amount_cents: int, reason: str, actor=No
     unpaid re-sends that one (the provider pays a token once) instead of minting a second; a
     second bonus for an assignment already bonused needs ``again=True``.
     """
-    if not 0 < amount_cents <= MAX_BONUS_CENTS:
-        raise ValidationError({"amount_cents": f"a bonus must be between $0.01 and "
-                                               f"${MAX_BONUS_CENTS / 100:.2f}"})
-    if not reason.strip():
-        raise ValidationError({"reason": "a bonus needs a reason the worker can read"})
     assignment = (Assignment.objects.select_for_update(of=("self",))
                   .select_related("hit__batch").get(pk=assignment_id))
+    if not 0 < amount_cents <= MAX_BONUS_CENTS:
+        provider = assignment.hit.batch.provider
+        raise ValidationError({"amount_cents": "a bonus must be between "
+                               f"{provider_money_text(1, provider)} and "
+                               f"{provider_money_text(MAX_BONUS_CENTS, provider)}"})
+    if not reason.strip():
+        raise ValidationError({"reason": "a bonus needs a reason the worker can read"})
     if assignment.status not in DECIDABLE:
         raise ValidationError(f"assignment {assignment.provider_assignment_id} is "
                               f"{assignment.status}: the worker never submitted it, so it "
@@ -921,3 +923,161 @@ def unflagged_assignments_approve(*, project, actor=None, message: str = "",
             progress(approved + refused, len(ids), "approving")
     return {"approved": approved, "held_back": held_back, "refused": refused,
             "refusal": refusal}
+
+
+# --- A selection of answers (the data browser's bulk actions) -----------------------------------
+
+#: What may be done to the answers chosen in the data browser.
+SELECTION_ACTIONS = ("approve", "reject", "dismiss")
+#: Answers one bulk action takes (a page shows 50).
+MAX_SELECTION = 500
+
+
+@dataclass(frozen=True)
+class SelectionOutcome:
+    """What a bulk action on chosen answers did, each count of the chosen answers."""
+
+    action: str
+    assignments: int = 0  # whole HITs decided (a HIT is decided whole)
+    in_assignments: int = 0  # the chosen answers in those HITs
+    answers: int = 0  # chosen answers outside a HIT decided
+    flags: int = 0  # open flags dismissed
+    held_blocked: int = 0  # answers of a worker blocked for the project: a bulk approval skips
+    held_unconfirmed: int = 0  # answers whose crowd work collection has not confirmed yet
+    not_decidable: int = 0  # superseded or imported, already so decided, or never submitted
+
+    def summary(self) -> str:
+        def answers(n: int) -> str:
+            return f"{n} answer{'' if n == 1 else 's'}"
+
+        if self.action == "dismiss":
+            text = (f"Dismissed {self.flags} open flag{'' if self.flags == 1 else 's'} on "
+                    f"{answers(self.answers)}.")
+        else:
+            verb = "Approved" if self.action == "approve" else "Rejected"
+            parts = []
+            if self.assignments:
+                parts.append(f"{self.assignments} whole HIT{'' if self.assignments == 1 else 's'}"
+                             f" (holding {answers(self.in_assignments)} of those chosen; a HIT "
+                             "is decided whole)")
+            if self.answers:
+                parts.append(f"{answers(self.answers)} outside a HIT")
+            text = f"{verb} {' and '.join(parts)}."
+        return text + self.reasons()
+
+    def reasons(self) -> str:
+        """What was held back or not decided, and why ("" when nothing)."""
+
+        def answers(n: int) -> str:
+            return f"{n} answer{'' if n == 1 else 's'}"
+
+        text = ""
+        held = []
+        if self.held_blocked:
+            held.append(f"{answers(self.held_blocked)} of a worker blocked for this project "
+                        "(decide each on its own)")
+        if self.held_unconfirmed:
+            held.append(f"{answers(self.held_unconfirmed)} not confirmed by the provider yet "
+                        "(collect the batch first)")
+        if held:
+            text += " Held back: " + "; ".join(held) + "."
+        if self.not_decidable:
+            text += (f" Not decided: {answers(self.not_decidable)} (superseded or imported, "
+                     "already decided so, or never submitted).")
+        return text
+
+
+def _selection_ids(project: Project, answer_ids) -> list[int]:
+    ids = sorted({int(answer_id) for answer_id in answer_ids})
+    if not ids:
+        raise ValidationError({"answers": "choose at least one answer"})
+    if len(ids) > MAX_SELECTION:
+        raise ValidationError({"answers": f"at most {MAX_SELECTION} answers at once"})
+    found = set(Annotation.objects.filter(pk__in=ids, project=project)
+                .values_list("pk", flat=True))
+    if set(ids) - found:
+        raise ValidationError({"answers": f"no answer {sorted(set(ids) - found)[:20]} in "
+                                          f"project {project.slug}"})
+    return ids
+
+
+@transaction.atomic
+def answers_decide(*, project: Project, answer_ids, action: str, actor=None, message: str = "",
+                   rejection_category: str = "") -> SelectionOutcome:
+    """Approve, reject (one message) or dismiss the open flags of the chosen answers.
+
+    An answer in a HIT is decided through its assignment (the whole HIT, as every decision);
+    one outside a HIT on its own. Held back, never decided here and counted: work collection
+    has not confirmed, and on approval a worker blocked for the project (the bulk rule of
+    ``selectors/blocks.py``). Superseded and imported answers, and work already so decided or
+    never submitted, are counted as not decided. Bad input (no answer, an answer of another
+    project, a rejection without a message, a Prolific rejection without its category or 100
+    characters) refuses the whole action and changes nothing."""
+    if action not in SELECTION_ACTIONS:
+        raise ValidationError({"action": f"one of {', '.join(SELECTION_ACTIONS)}"})
+    ids = _selection_ids(project, answer_ids)
+    if action == "dismiss":
+        open_flags = list(Flag.objects.filter(annotation_id__in=ids, status=Flag.Status.OPEN)
+                          .values_list("pk", "annotation_id"))
+        if not open_flags:
+            raise ValidationError({"answers": "none of the chosen answers has an open flag"})
+        flags_dismiss(flag_ids=[pk for pk, _ in open_flags], actor=actor, note=message)
+        return SelectionOutcome(action=action, flags=len(open_flags),
+                                answers=len({answer for _, answer in open_flags}))
+    approve = action == "approve"
+    if not approve:
+        message = _rejection_message(message)
+    chosen = list(Annotation.objects.filter(pk__in=ids).select_related("assignment__hit__batch")
+                  .order_by("pk"))
+    assignment_ids = {answer.assignment_id for answer in chosen if answer.assignment_id}
+    unconfirmed = set(Assignment.objects.filter(pk__in=assignment_ids).filter(unconfirmed_q())
+                      .values_list("pk", flat=True))
+    blocked_answers = (set(Annotation.objects.filter(pk__in=ids).filter(blocked_q())
+                           .values_list("pk", flat=True)) if approve else set())
+    target = Assignment.Status.APPROVED if approve else Assignment.Status.REJECTED
+    review = Annotation.Review.APPROVED if approve else Annotation.Review.REJECTED
+    counts = {"held_blocked": 0, "held_unconfirmed": 0, "not_decidable": 0}
+    by_assignment: dict[int, list[int]] = {}
+    alone: list[int] = []
+    for answer in chosen:
+        if answer.state in (Annotation.State.SUPERSEDED, Annotation.State.IMPORTED):
+            counts["not_decidable"] += 1
+        elif answer.assignment_id in unconfirmed:
+            counts["held_unconfirmed"] += 1
+        elif answer.pk in blocked_answers:
+            counts["held_blocked"] += 1
+        elif answer.assignment_id is not None:
+            if (answer.assignment.status == target
+                    or answer.assignment.status not in DECIDABLE):
+                counts["not_decidable"] += 1
+            else:
+                by_assignment.setdefault(answer.assignment_id, []).append(answer.pk)
+        elif answer.review_status == review:
+            counts["not_decidable"] += 1
+        else:
+            alone.append(answer.pk)
+    if not approve and any(answer.assignment.hit.batch.provider == "prolific"
+                           for answer in chosen if answer.assignment_id in by_assignment):
+        _check_prolific_rejection(message, rejection_category.strip())
+    decided: list[Assignment] = []
+    in_assignments = 0
+    for assignment_id, answers_in in sorted(by_assignment.items()):
+        try:
+            decided.append(_decide_assignment(
+                assignment_id=assignment_id, approve=approve, message=message.strip(),
+                actor=actor, rejection_category=rejection_category.strip(), enqueue=False))
+        except ValidationError:  # e.g. an approval already sent to the provider
+            counts["not_decidable"] += len(answers_in)
+        else:
+            in_assignments += len(answers_in)
+    for annotation_id in alone:
+        _decide_annotation(annotation_id=annotation_id, approve=approve,
+                           message=message.strip(), actor=actor)
+    if not decided and not alone:
+        reasons = SelectionOutcome(action=action, **counts).reasons()
+        raise ValidationError({"answers": f"nothing was decided.{reasons}"})
+    pending = [assignment.pk for assignment in decided if not assignment.decision_synced]
+    if pending:
+        enqueue_after_commit("annotation.tasks.sync_assignment_decisions", pending)
+    return SelectionOutcome(action=action, assignments=len(decided),
+                            in_assignments=in_assignments, answers=len(alone), **counts)

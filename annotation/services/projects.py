@@ -96,18 +96,51 @@ def validate_gold_failures_stop(value) -> bool:
     return value
 
 
+#: The largest budget the column holds (about 21 million in the currency's main unit).
+MAX_BUDGET_CENTS = 2_147_483_647
+
+
+def validate_budget_cents(value) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_BUDGET_CENTS:
+        raise ValidationError("budget_cents: must be empty (no budget) or a whole number of the "
+                              f"currency's smallest unit (cents, pence) from 0 to "
+                              f"{MAX_BUDGET_CENTS}")
+    return value
+
+
+def validate_budget_currency(value) -> str:
+    if not isinstance(value, str) or (value and (len(value) != 3 or not value.isalpha()
+                                                 or not value.isupper())):
+        raise ValidationError("budget_currency: must be a three-letter currency code such as "
+                              "USD or GBP (what the provider pays in), or empty")
+    return value
+
+
+def budget_errors(budget_cents, budget_currency) -> dict[str, list[str]]:
+    """A budget needs its currency (the provider's the batches are paid in)."""
+    if budget_cents is not None and not budget_currency:
+        return {"budget_currency": ["budget_currency: a budget needs its currency, e.g. USD "
+                                    "for MTurk"]}
+    return {}
+
+
 SETTINGS_VALIDATORS = {"redundancy": validate_redundancy, "flag_settings": validate_flag_settings,
                        "live_check_settings": validate_live_check_settings,
                        "reward_cents": validate_reward_cents,
                        "estimated_minutes": validate_estimated_minutes,
                        "status": validate_status, "gold_rate": validate_gold_rate,
-                       "gold_failures_stop": validate_gold_failures_stop}
+                       "gold_failures_stop": validate_gold_failures_stop,
+                       "budget_cents": validate_budget_cents,
+                       "budget_currency": validate_budget_currency}
 
 #: What a project page, the admin, the API and the CLI may set on a project (slug and kind only
 #: when creating it).
 EDITABLE_FIELDS = ("name", "instructions", "redundancy", "reward_cents", "estimated_minutes",
                    "live_check_settings", "flag_settings", "status", "workers_everyone",
-                   "licence", "attribution", "gold_rate", "gold_failures_stop")
+                   "licence", "attribution", "gold_rate", "gold_failures_stop",
+                   "budget_cents", "budget_currency")
 
 
 def project_fields_validate(fields: dict) -> dict:
@@ -162,6 +195,8 @@ def project_create(*, slug: str, kind: str, name: str, **fields) -> Project:
         project_fields_validate({"name": name, **fields})
     except ValidationError as error:
         errors.update(error.message_dict)
+    else:
+        errors.update(budget_errors(fields.get("budget_cents"), fields.get("budget_currency")))
     if errors:
         raise ValidationError(errors)
     project = Project(slug=slug, kind=kind, name=name.strip(), **fields)
@@ -215,6 +250,8 @@ def project_update(*, project: Project, **fields) -> Project:
     required_before = {split: stored.redundancy_for(split) for split in Split.values}
     for name, value in fields.items():
         setattr(project, name, value)
+    if problems := budget_errors(project.budget_cents, project.budget_currency):
+        raise ValidationError(problems)
     project.full_clean()
     if adaptive_policy(project) != adaptive_policy(stored):
         # Another adaptive policy (or none): every item's target is recomputed, or cleared,

@@ -31,11 +31,12 @@ import numpy as np
 from django.db import transaction
 from django.db.models import Avg
 
-from qc import aggregation, agreement, cleaning, effort, flags, textmetrics, timing
+from qc import aggregation, agreement, bootstrap, cleaning, effort, flags, textmetrics, timing
 
 from ..models import Annotation, Flag, Project, TaskKind, Worker
 from ..selectors import effort as effort_selectors
 from ..selectors import qc as qc_selectors
+from ..selectors import qc_models as model_selectors
 from ..selectors.counts import answer_counts
 from ..selectors.dashboard import dashboard_figures
 from . import qc_models
@@ -159,18 +160,29 @@ def worker_table(table: agreement.RatingTable) -> list[dict]:
     return rows
 
 
-def text_agreement(project: Project) -> dict:
-    """Agreement between the first two annotators of every item that has two texts."""
+def text_pairs(project: Project) -> dict[int, tuple[str, str]]:
+    """item id -> the texts of its first two annotators, for every item that has two (not
+    skipped, not blank). A decontext project's texts are its edited sentences (category DONE):
+    the sentences left as they were or infeasible say nothing of how alike two edits are."""
+    category = Annotation.Category.DONE if project.kind == TaskKind.DECONTEXT else None
     texts: dict[int, list[str]] = defaultdict(list)
-    for _, item_id, _, text, skipped in qc_selectors.text_rows(project=project):
+    for _, item_id, _, text, skipped in qc_selectors.text_rows(project=project,
+                                                               category=category):
         if not skipped and text.strip():
             texts[item_id].append(text)
-    pairs = [(item_texts[0], item_texts[1]) for item_texts in texts.values()
-             if len(item_texts) >= 2]
+    return {item_id: (item_texts[0], item_texts[1]) for item_id, item_texts in texts.items()
+            if len(item_texts) >= 2}
+
+
+def text_agreement(project: Project, pairs: dict[int, tuple[str, str]] | None = None) -> dict:
+    """Agreement between the first two annotators of every item that has two texts: corpus
+    BLEU, GLEU and chrF of the first's text against the second's (``text_pairs``)."""
+    if pairs is None:
+        pairs = text_pairs(project)
     if not pairs:
         return {"n_pairs": 0}
-    hypotheses = [first for first, _ in pairs]
-    references = [[second] for _, second in pairs]
+    hypotheses = [first for first, _ in pairs.values()]
+    references = [[second] for _, second in pairs.values()]
     chrf = textmetrics.corpus_chrf(hypotheses, references)
     return {
         "n_pairs": len(pairs),
@@ -178,6 +190,27 @@ def text_agreement(project: Project) -> dict:
         "gleu": textmetrics.corpus_gleu(hypotheses, references),
         "chrf": chrf.f_score,
     }
+
+
+def text_agreement_intervals(project: Project, pairs: dict[int, tuple[str, str]], *,
+                             prefix: str = "",
+                             n_resamples: int = qc_models.BOOTSTRAP_RESAMPLES) -> dict:
+    """split -> {``prefix`` + statistic: interval dict} of ``text_agreement``'s BLEU, GLEU and
+    chrF, bootstrap 95% over the split's items (``qc.bootstrap.text_agreement_intervals``)."""
+    if not pairs:
+        return {}
+    split_of = model_selectors.item_splits(project=project)
+    by_split: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    for item_id, pair in pairs.items():
+        by_split[split_of[item_id]].append(pair)
+    result = {}
+    for split, split_pairs in sorted(by_split.items()):
+        intervals = bootstrap.text_agreement_intervals(
+            [first for first, _ in split_pairs], [[second] for _, second in split_pairs],
+            n_resamples=n_resamples)
+        result[split] = {f"{prefix}{name}": {**interval.to_dict(), "n_items": len(split_pairs)}
+                         for name, interval in intervals.items()}
+    return result
 
 
 def plausibility_aggregation(project: Project) -> dict:
@@ -435,10 +468,22 @@ def project_qc_run(*, project: Project, store_flags: bool = True,
         step("aggregation")
         report["aggregation"] = decontext_aggregation(project)
     else:
-        report["agreement"] = text_agreement(project)
+        pairs = text_pairs(project)
+        report["agreement"] = text_agreement(project, pairs)
     report["worker_quality"] = qc_models.worker_quality(project=project, settings=settings,
                                                         ratings=all_ratings)
     intervals = qc_models.agreement_intervals(project=project, ratings=ratings)
+    if project.kind != TaskKind.PLAUSIBILITY:
+        # Text agreement (rewrites; a decontext project's edited sentences, as "edit_"
+        # statistics beside its categories' agreement) with its intervals per split.
+        prefix = "edit_" if project.kind == TaskKind.DECONTEXT else ""
+        if prefix:
+            pairs = text_pairs(project)
+            report["agreement"].update({f"{prefix}{key}": value for key, value
+                                        in text_agreement(project, pairs).items()})
+        for split, statistics in text_agreement_intervals(project, pairs,
+                                                          prefix=prefix).items():
+            intervals.setdefault(split, {}).update(statistics)
     if intervals:  # ratings and categories: bootstrap 95% intervals per split
         report["agreement"]["intervals_by_split"] = intervals
     if project.kind == TaskKind.SLUICE:

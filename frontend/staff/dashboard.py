@@ -22,7 +22,7 @@ from annotation.models import Flag, Project, Worker
 from annotation.money import money_text
 from annotation.selectors.blocks import blocked_worker_ids
 from annotation.selectors.counts import COUNT_LABELS, stored_answer_count
-from annotation.selectors.dashboard import PAPER_AGREEMENT
+from annotation.selectors.dashboard import PAPER_AGREEMENT, budget_figures
 
 #: Rows of the worker table shown (the first in the chosen order); the rest are counted.
 WORKER_ROWS = 100
@@ -42,6 +42,9 @@ STATISTIC_NAMES = {
     "mean_item_exact_agreement": "exact agreement per item (mean)",
     "bleu": "BLEU between two annotators (0–100)", "gleu": "GLEU between two annotators",
     "chrf": "chrF between two annotators",
+    "edit_bleu": "BLEU between two annotators' edited sentences (0–100)",
+    "edit_gleu": "GLEU between two annotators' edited sentences",
+    "edit_chrf": "chrF between two annotators' edited sentences",
 }
 PLOT_WIDTH, PLOT_HEIGHT, MARGIN_LEFT, MARGIN = 420, 180, 48, 28
 
@@ -69,8 +72,23 @@ def agreement_rows(kind: str, agreement: dict) -> list[dict]:
 def cost_rows(cost: list[dict]) -> list[dict]:
     return [{"provider": row["provider"], "currency": row["currency"] or "not paid here",
              "spent": money_text(row["spent_cents"], row["currency"]),
-             "committed": money_text(row["committed_cents"], row["currency"])}
+             "committed": money_text(row["committed_cents"], row["currency"]),
+             "spent_fees": money_text(row.get("spent_fees_cents", 0), row["currency"]),
+             "committed_fees": money_text(row.get("committed_fees_cents", 0), row["currency"])}
             for row in cost]
+
+
+def budget_row(budget: dict | None) -> dict | None:
+    """The report's budget figures (``selectors.dashboard.budget_figures``) for people."""
+    if not budget:
+        return None
+    currency = budget["currency"]
+    return {"currency": currency, "budget": money_text(budget["budget_cents"], currency),
+            "spent": money_text(budget["spent_cents"], currency),
+            "committed": money_text(budget["committed_cents"], currency),
+            "left": money_text(budget["left_cents"], currency),
+            "over": budget["left_cents"] < 0,
+            "other_currencies": budget.get("other_currencies") or []}
 
 
 def _sort_key(column: str, descending: bool):
@@ -176,6 +194,10 @@ def dashboard_context(*, project: Project, report: dict, sort: str, descending: 
         "stored_now": stored_answer_count(project=project),
         "agreement_rows": agreement_rows(project.kind, report.get("agreement") or {}),
         "cost": cost_rows(figures.get("cost") or []),
+        # The budget as set now against the report's cost (the same figures as the report's
+        # while the budget is unchanged).
+        "budget": budget_row(budget_figures(project=project, cost=figures["cost"])
+                             if figures.get("cost") is not None else None),
         "workers": worker_table(project=project, workers=figures.get("workers") or [],
                                 sort=sort, descending=descending),
         "flag_reasons": open_flags_by_reason(project=project),

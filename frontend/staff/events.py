@@ -4,6 +4,7 @@ words made from their names, so nothing recorded is hidden."""
 
 from __future__ import annotations
 
+from annotation.money import money_text, provider_currency
 from annotation.providers.prolific import REJECTION_CATEGORY_WORDS
 
 #: What each kind of event says happened.
@@ -33,10 +34,10 @@ KIND_WORDS = {
 }
 
 
-def _money(cents: object) -> str:
-    # The provider's currency is the account's; staff pages say "cents" without a symbol
-    # rather than a "$" that may be wrong (a Prolific account may pay in GBP).
-    return f"{cents} cents" if isinstance(cents, int) else str(cents)
+def _money(cents: object, currency: str | None = None) -> str:
+    # In the currency of the provider the batch went through (``annotation.money``); "cents"
+    # without a symbol only when the caller does not know it.
+    return money_text(cents, currency) if isinstance(cents, int) else str(cents)
 
 
 def _count(noun: str):
@@ -49,16 +50,18 @@ def _estimate(value: object) -> str:
     if not isinstance(value, dict):
         return f"estimate: {value}"
     places = "places" if value.get("provider") == "prolific" else "assignments"
+    currency = provider_currency(str(value.get("provider") or "mturk"))
     return (f"estimate: {value.get('hits')} HITs, {value.get('assignments')} {places}, "
-            f"{_money(value.get('total_cents'))} in all (rewards "
-            f"{_money(value.get('reward_cents'))}, fees {_money(value.get('fee_cents'))}, "
-            f"VAT {_money(value.get('vat_cents'))})")
+            f"{_money(value.get('total_cents'), currency)} in all (rewards "
+            f"{_money(value.get('reward_cents'), currency)}, fees "
+            f"{_money(value.get('fee_cents'), currency)}, "
+            f"VAT {_money(value.get('vat_cents'), currency)})")
 
 
 #: How each detail key reads; ``None``: not shown (an internal id with no meaning to people).
 DETAIL_WORDS = {
     "hits": _count("HIT"), "count": _count("place"), "annotations": _count("answer"),
-    "amount_cents": _money, "fees_cents": lambda v: f"fees {_money(v)}",
+    # Amounts (``MONEY_WORDS``) read in the batch's currency, given by the caller.
     "message": lambda v: f"message: “{v}”" if v else None,
     "reason": lambda v: f"reason: “{v}”" if v else None,
     "error": lambda v: f"error: {v}", "remote_status": lambda v: f"provider says {v}" if v
@@ -76,14 +79,21 @@ DETAIL_WORDS = {
 }
 
 
-def describe_event(event) -> str:
-    """One line for people: the kind in words, its status change, then each detail."""
+#: Detail keys holding an amount in the smallest unit of the batch's currency.
+MONEY_WORDS = {"amount_cents": "{}", "fees_cents": "fees {}"}
+
+
+def describe_event(event, currency: str | None = None) -> str:
+    """One line for people: the kind in words, its status change, then each detail; amounts
+    in ``currency`` (the provider's of the event's batch, ``annotation.money``)."""
     parts = [KIND_WORDS.get(event.kind, event.kind.replace("_", " "))]
     if event.old_status or event.new_status:
         parts[0] += (f" ({event.old_status} → {event.new_status})" if event.old_status
                      else f" ({event.new_status})")
     for key, value in (event.detail or {}).items():
-        if key in DETAIL_WORDS:
+        if key in MONEY_WORDS:
+            text = MONEY_WORDS[key].format(_money(value, currency))
+        elif key in DETAIL_WORDS:
             words = DETAIL_WORDS[key]
             text = None if words is None else words(value)
         else:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from django import forms
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
@@ -23,6 +24,7 @@ from annotation.roles import page_requires
 from annotation.services.accounts import ROLES, account_create, account_role, account_role_set
 from annotation.services.projects import (
     DEFAULT_REDUNDANCY,
+    MAX_BUDGET_CENTS,
     project_create,
     project_settings_errors,
     project_team_set,
@@ -81,6 +83,16 @@ class ProjectForm(forms.Form):
                                         "Face export's card carries it)")
     attribution = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}),
                                   help_text="who made the source data (carried into exports)")
+    budget_cents = forms.IntegerField(
+        min_value=0, max_value=MAX_BUDGET_CENTS, required=False,
+        label="Budget (in the currency's smallest unit: cents, pence)",
+        help_text="optional: a batch whose cost with the provider's fees would take spent + "
+                  "committed past it is refused (empty: no budget); the dashboard shows what "
+                  "is left")
+    budget_currency = forms.ChoiceField(
+        required=False, label="Budget currency",
+        help_text="what the provider pays in: MTurk pays in USD, Prolific in the workspace's "
+                  "currency; work paid in another currency cannot be launched against it")
 
     def __init__(self, *args, project: Project | None = None, **kwargs):
         super().__init__(*args, **kwargs)
@@ -89,6 +101,10 @@ class ProjectForm(forms.Form):
             for fixed in ("slug", "kind"):
                 self.fields[fixed].disabled = True
                 self.fields[fixed].required = False
+        currencies = sorted({"USD", settings.PROLIFIC_CURRENCY})
+        stored = getattr(project, "budget_currency", "") or ""
+        self.fields["budget_currency"].choices = [("", "no budget")] + [
+            (code, code) for code in sorted({*currencies, *([stored] if stored else [])})]
         kind = project.kind if project is not None else TaskKind.DECONTEXT
         defaults = DEFAULT_REDUNDANCY[kind]
         for split in Split.values:
@@ -124,7 +140,7 @@ class ProjectForm(forms.Form):
         """The form's values for a stored project (only what is valid of it is shown)."""
         initial = {name: getattr(project, name) for name in (
             "name", "slug", "kind", "instructions", "reward_cents", "estimated_minutes",
-            "status", "licence", "attribution")}
+            "status", "licence", "attribution", "budget_cents", "budget_currency")}
         if isinstance(project.redundancy, dict):
             initial.update({f"redundancy_{split}": value
                             for split, value in project.redundancy.items()})
@@ -141,7 +157,7 @@ class ProjectForm(forms.Form):
         data = self.cleaned_data
         fields = {name: data[name] for name in (
             "name", "instructions", "reward_cents", "estimated_minutes", "status", "licence",
-            "attribution")}
+            "attribution", "budget_cents", "budget_currency")}
         redundancy = {split: data[f"redundancy_{split}"] for split in Split.values
                       if data.get(f"redundancy_{split}") is not None}
         if redundancy or self.project is not None:

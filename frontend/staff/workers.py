@@ -111,7 +111,8 @@ def assignment_approve_and_bonus(request, assignment_id: int):
     try:
         amount = int(request.POST.get("amount_cents", ""))
     except ValueError:
-        messages.error(request, "The bonus amount must be a whole number of cents.")
+        messages.error(request, "The bonus amount must be a whole number of the currency's "
+                                "smallest unit (cents, pence).")
     else:
         try:
             outcome = decisions.assignment_approve_and_bonus(

@@ -77,8 +77,27 @@ def is_unconfirmed(context, assignment) -> bool:
 
 
 @register.filter
-def event_words(event) -> str:
-    """An audit event in a sentence for people (``frontend/staff/events.py``)."""
+def event_words(event, currency: str | None = None) -> str:
+    """An audit event in a sentence for people (``frontend/staff/events.py``), its amounts in
+    ``currency`` (the batch's provider's)."""
     from frontend.staff.events import describe_event
 
-    return describe_event(event)
+    return describe_event(event, currency)
+
+
+@register.filter
+def provider_money(cents, provider: str) -> str:
+    """``{{ batch.reward_cents|provider_money:batch.provider }}``: "$0.50", "£0.50"
+    (``annotation.money``)."""
+    from annotation.money import provider_money_text
+
+    return provider_money_text(int(cents), provider)
+
+
+@register.filter
+def provider_minor_unit(provider: str) -> str:
+    """``{{ batch.provider|provider_minor_unit }}``: what a whole-number amount is in, "cents
+    (USD)", "pence (GBP)" (``annotation.money``)."""
+    from annotation.money import minor_unit_text, provider_currency
+
+    return minor_unit_text(provider_currency(provider))

@@ -72,7 +72,7 @@ def test_launch_batch_errors_are_clear():
     batch_plausibility_project(items=1)
     with pytest.raises(CommandError, match="no project"):
         run("launch_batch", "nope", "--split", "dev", "--reward", "0.5", "--title", "t")
-    with pytest.raises(CommandError, match="fractions of a cent"):
+    with pytest.raises(CommandError, match="more than two decimals"):
         run("launch_batch", "claire", "--split", "dev", "--reward", "0.505", "--title", "t")
     with pytest.raises(CommandError, match="not a duration"):
         run("launch_batch", "claire", "--split", "dev", "--reward", "0.5", "--title", "t",
@@ -134,7 +134,7 @@ def test_staff_page_form_estimate_confirm_and_detail(staff_client, fake, simulat
     detail = staff_client.get(launched.url).content.decode()
     # Events written for people (issue 24): words, never a Python dict.
     assert "Rate &lt;fillers&gt;" in detail and "batch published" in detail
-    assert "estimate: 2 HITs, 8 assignments, 480 cents in all" in detail
+    assert "estimate: 2 HITs, 8 assignments, $4.80 in all" in detail
     assert "{&#x27;" not in detail and "{'" not in detail
     assert batch.hits.first().provider_hit_id in detail
     assert "sandbox" in detail

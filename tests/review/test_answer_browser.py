@@ -66,7 +66,7 @@ def test_pages_walk_every_answer_once_newest_first_without_offset(staff_client, 
             seen.append(ids)
             address = url(project, link) if link else None
     first = staff_client.get(url(project)).content.decode()
-    assert ("This page shows 4 answers, newest first; older ones on the next page."
+    assert ("This page shows 4 answers, newest first; more on the next page."
             in first)
     flat = [pk for page in seen for pk in page]
     assert flat == sorted((a.pk for a in answers), reverse=True)
@@ -120,7 +120,7 @@ def test_rows_show_the_item_the_answer_and_an_escaped_diff(staff_client, rewrite
     diff = re.search(r'<div class="diff" data-testid="answer-diff">(.*?)</div>', page).group(1)
     assert "<ins>" in diff and "Zappa&#x27;s" in diff
     assert SCRIPT not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in diff
-    assert "This page shows 1 answer, newest first; no older one passes these filters." in page
+    assert "This page shows 1 answer, newest first; no more pass these filters." in page
 
 
 def test_a_flagged_answer_shows_its_open_flag(staff_client, rewrites):

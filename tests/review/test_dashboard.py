@@ -13,6 +13,7 @@ from django.test import override_settings
 
 from annotation.models import Job
 from annotation.selectors.counts import answer_counts, stored_answer_count
+from frontend.staff.dashboard import STATISTIC_NAMES
 from tests.review.dashboard_world import mixed_crowd_project
 
 pytestmark = pytest.mark.django_db
@@ -77,10 +78,14 @@ def test_dashboard_figures_equal_qc_report_json(staff_client):
              if row["split"] == "dev" and row["name"] == "Fleiss' κ"]
     assert shown[0]["low"] == interval["low"] and shown[0]["high"] == interval["high"]
     assert f"[{interval['low']:.3f}, {interval['high']:.3f}]" in page
-    # Money in each provider's currency: MTurk 150 approved + 50 bonus paid, 150 undecided;
-    # Prolific 200 undecided + a 30 bonus not paid yet.
-    assert cell(page, "cost", 'data-provider="mturk"') == ["mturk", "USD", "$2.00", "$1.50"]
-    assert cell(page, "cost", 'data-provider="prolific"') == ["prolific", "GBP", "£0.00", "£2.30"]
+    # Money in each provider's currency, fees included: MTurk 150 approved + 30 fee (20%) and
+    # 50 bonus paid + 10 fee; 150 undecided + 30 fee; Prolific 200 undecided + a 30 bonus not
+    # paid yet + its 33.3% service fee on the 230 (77).
+    assert cell(page, "cost", 'data-provider="mturk"') == ["mturk", "USD", "$2.40", "$1.80",
+                                                           "$0.40 / $0.30"]
+    assert cell(page, "cost", 'data-provider="prolific"') == ["prolific", "GBP", "£0.00",
+                                                              "£3.07", "£0.00 / £0.77"]
+    assert figures["budget"] is None and 'data-testid="budget"' not in page
     # The worker table: the report's rows, the blocked worker labelled, links to the queue.
     rows = {row["worker"]: row for row in report["dashboard"]["workers"]}
     turk = rows[crowd["turk"].pk]
@@ -151,3 +156,80 @@ def test_without_a_qc_run_the_dashboard_says_so_and_reads_no_answers(
         page = staff_client.get(f"/staff/review/{project.slug}/dashboard/").content.decode()
     assert "No QC run with dashboard figures has finished" in page
     assert "Answers stored now: 35" in page
+
+
+def _text_answers(project, items_by_split: dict, texts: list[tuple[str, str]], **fields):
+    """Two workers answer every item with the given pair of texts, in order."""
+    from tests.factories import annotate, workers
+
+    first, second = workers(2)
+    k = 0
+    for items in items_by_split.values():
+        for item in items:
+            one, two = texts[k % len(texts)]
+            annotate(item, first, text=one, **fields)
+            annotate(item, second, text=two, **fields)
+            k += 1
+
+
+REWRITES = [("When did the Mothers of Invention disband?", "When did the Mothers disband?"),
+            ("Why did Zappa disband the band?", "Why did Frank Zappa disband the Mothers?"),
+            ("What group disbanded in 1969?", "Which group disbanded in 1969?")]
+
+
+def _text_rows_shown(staff_client, project, report: dict, statistics: tuple[str, ...]):
+    response = staff_client.get(f"/staff/review/{project.slug}/dashboard/")
+    page = response.content.decode()
+    for split in ("dev", "test"):
+        intervals = report["agreement"]["intervals_by_split"][split]
+        for key in statistics:
+            interval = intervals[key]
+            assert interval["n_resamples"] == 1000 and interval["n_items"] == 3
+            assert interval["low"] <= interval["estimate"] <= interval["high"]
+            shown = [row for row in response.context["agreement_rows"]
+                     if row["split"] == split and row["name"] == STATISTIC_NAMES[key]]
+            assert [(row["estimate"], row["low"], row["high"]) for row in shown] == [
+                (interval["estimate"], interval["low"], interval["high"])]
+            assert f"[{interval['low']:.3f}, {interval['high']:.3f}]" in page
+
+
+def test_text_agreement_intervals_per_split_equal_qc_report_json(staff_client):
+    """A rewrite project: BLEU, GLEU and chrF between two annotators with a bootstrap interval
+    per split, the same on the dashboard as in ``qc_report --json``."""
+    from tests.factories import canard_sample
+
+    project, dev = canard_sample(slug="canard-intervals", split="dev")
+    test_items = list(canard_sample(slug="canard-other", split="test")[1])
+    for item in test_items:  # the second dialogue joins the first project, split test
+        item.project = project
+        item.external_id += "-t"
+        item.save(update_fields=["project", "external_id"])
+    _text_answers(project, {"dev": dev, "test": test_items}, REWRITES)
+    staff_client.post(f"/staff/review/{project.slug}/qc/")
+    report = qc_report_json(project.slug)
+    assert Job.objects.get(kind="qc", project=project).result["agreement"] == report["agreement"]
+    assert report["agreement"]["n_pairs"] == 6
+    _text_rows_shown(staff_client, project, report, ("bleu", "gleu", "chrf"))
+
+
+def test_decontext_edit_agreement_intervals_equal_qc_report_json(staff_client):
+    """Decontext: the categories' agreement and, beside it, the text agreement of the edited
+    sentences (category DONE) with its intervals per split."""
+    from tests.factories import decontext_sample
+
+    items = {}
+    project = None
+    for k, split in enumerate(("dev", "dev", "dev", "test", "test", "test")):
+        sample_project, item = decontext_sample(slug=f"decontext-intervals-{k}", split=split)
+        if project is None:
+            project = sample_project
+        item.project = project
+        item.external_id = f"sentence-{k}"
+        item.save(update_fields=["project", "external_id"])
+        items.setdefault(split, []).append(item)
+    _text_answers(project, items, REWRITES, category="DONE")
+    staff_client.post(f"/staff/review/{project.slug}/qc/")
+    report = qc_report_json(project.slug)
+    assert report["agreement"]["edit_n_pairs"] == 6
+    assert "fleiss_kappa" in report["agreement"]["intervals_by_split"]["dev"]
+    _text_rows_shown(staff_client, project, report, ("edit_bleu", "edit_gleu", "edit_chrf"))

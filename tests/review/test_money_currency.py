@@ -43,3 +43,56 @@ def test_a_bonus_report_reads_in_the_providers_currency(provider, said):
     with override_settings(PROLIFIC_CURRENCY="GBP"):
         done, text = bonus_report(bonus.pk)
     assert done and text == f"bonus {bonus.pk}: {said} paid"
+
+
+def _prolific_assignment(status=Assignment.Status.SUBMITTED):
+    project, items = claire_sample(slug="gbp-words")
+    hit = prolific_study_hit(project, study_id="SGBP", items=items[:1])
+    worker = Worker.objects.create(provider="prolific", external_id="5f0c0ffee0c0ffee0c0ffee1")
+    return hit, Assignment.objects.create(hit=hit, worker=worker, provider_assignment_id="SGBP-1",
+                                          status=status)
+
+
+@override_settings(PROLIFIC_CURRENCY="GBP")
+def test_a_prolific_bonus_cap_reads_in_pounds():
+    from django.core.exceptions import ValidationError
+
+    from annotation.services import decisions
+
+    _, assignment = _prolific_assignment()
+    with pytest.raises(ValidationError) as refused:
+        decisions.bonus_create(assignment_id=assignment.pk, amount_cents=10_001, reason="x")
+    assert refused.value.message_dict["amount_cents"] == [
+        "a bonus must be between £0.01 and £100.00"]
+    assert not Bonus.objects.exists()
+
+
+@override_settings(PROLIFIC_CURRENCY="GBP")
+def test_a_prolific_batch_reads_in_pounds_on_the_staff_pages(staff_client):
+    from annotation.models import StatusEvent
+
+    hit, assignment = _prolific_assignment()
+    batch = hit.batch
+    batch.reward_cents = 175
+    batch.save(update_fields=["reward_cents"])
+    StatusEvent.objects.create(kind="bonus_created", batch=batch, assignment=assignment,
+                               detail={"bonus_id": 3, "amount_cents": 25})
+    StatusEvent.objects.create(kind="batch_launched", batch=batch, detail={"estimate": {
+        "hits": 1, "assignments": 4, "provider": "prolific", "reward_cents": 700,
+        "fee_cents": 233, "vat_cents": 47, "total_cents": 980}})
+    detail = staff_client.get(f"/staff/batches/{batch.pk}/").content.decode()
+    listing = staff_client.get("/staff/batches/").content.decode()
+    assert "bonus queued; £0.25" in detail
+    assert "estimate: 1 HITs, 4 places, £9.80 in all (rewards £7.00, fees £2.33, VAT £0.47)" in (
+        detail)
+    assert "£1.75 per" in detail and "£1.75" in listing
+    for page in (detail, listing):
+        assert "$" not in page.split("<main", 1)[-1] and "¢" not in page and " cents" not in page
+    # The bonus forms say what the whole number is in.
+    from django.template.loader import render_to_string
+
+    for template in ("_assignment_actions.html", "_approve_and_bonus.html"):
+        form = render_to_string(f"frontend/review/{template}", {
+            "assignment": assignment, "project": batch.project})
+        assert 'name="amount_cents"' in form and 'placeholder="pence (GBP)"' in form
+        assert "cents" not in form.replace("amount_cents", "")

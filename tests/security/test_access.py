@@ -266,6 +266,16 @@ TABLE: dict[str, list[Row]] = {
         Row("GET", "/staff/projects/{slug}/answers/", LOGIN, NO, 200),
         Row("GET", "/staff/projects/{slug}/answers/?state=nope", LOGIN, NO, 400),
         Row("GET", "/staff/projects/nope/answers/", LOGIN, NO, 404)],
+    # h24rest: bulk actions on ticked answers (none ticked: refused with a message, back to
+    # the page) and the download of the filtered answers (staff only).
+    "staff/projects/<slug:slug>/answers/decide/": [
+        Row("GET", "/staff/projects/{slug}/answers/decide/", LOGIN, NO, 405),
+        Row("POST", "/staff/projects/{slug}/answers/decide/", LOGIN, NO, BACK,
+            data={"action": "approve"})],
+    "staff/projects/<slug:slug>/answers/download/": [
+        Row("GET", "/staff/projects/{slug}/answers/download/?format=csv", LOGIN, NO, 200),
+        Row("GET", "/staff/projects/{slug}/answers/download/?format=xls", LOGIN, NO, 400),
+        Row("GET", "/staff/projects/nope/answers/download/", LOGIN, NO, 404)],
     "staff/projects/<slug:slug>/items/<int:item_id>/adjudicate/": [
         Row("GET", "/staff/projects/{slug}/items/{item}/adjudicate/", LOGIN, NO, 200),
         Row("GET", "/staff/projects/{slug}/items/999999/adjudicate/", LOGIN, NO, 404)],
@@ -435,6 +445,13 @@ TABLE: dict[str, list[Row]] = {
     "api/projects/<slug:slug>/counts/": [
         Row("GET", "/api/projects/{slug}/counts/", DRF_NO, DRF_NO, 200),
         Row("POST", "/api/projects/{slug}/counts/", DRF_NO, DRF_NO, 405, data={}, json=True)],
+    # h24rest: adjudication over the API (the page's rule: see_work to read, decide_annotations
+    # to settle); neither an answer picked nor a reference written: 400, nothing stored.
+    "api/projects/<slug:slug>/items/<int:item_id>/adjudication/": [
+        Row("GET", "/api/projects/{slug}/items/{item}/adjudication/", DRF_NO, DRF_NO, 200),
+        Row("GET", "/api/projects/{slug}/items/999999/adjudication/", DRF_NO, DRF_NO, 404),
+        Row("POST", "/api/projects/{slug}/items/{item}/adjudication/", DRF_NO, DRF_NO, 400,
+            data={"text": ""}, json=True)],
 }
 
 

@@ -39,9 +39,10 @@ def _cents(text: str) -> int:
     try:
         dollars = Decimal(text)
     except InvalidOperation as error:
-        raise CommandError(f"--reward {text!r} is not an amount in dollars (e.g. 0.50)") from error
+        raise CommandError(f"--reward {text!r} is not an amount such as 0.50 (in the "
+                           "provider's currency)") from error
     if dollars.as_tuple().exponent < -2:
-        raise CommandError(f"--reward {text!r} has fractions of a cent")
+        raise CommandError(f"--reward {text!r} has more than two decimals")
     return int(dollars * 100)
 
 
@@ -62,7 +63,9 @@ class Command(BaseCommand):
                             help="train, dev or test (repeatable)")
         parser.add_argument("--items", default="", help="explicit item ids, comma-separated")
         parser.add_argument("--items-per-hit", type=int, default=5)
-        parser.add_argument("--reward", default=None, help="per assignment, in dollars: 0.50")
+        parser.add_argument("--reward", default=None,
+                            help="per assignment, in the currency the provider pays in "
+                            "(MTurk: US dollars), e.g. 0.50")
         parser.add_argument("--title", default="")
         parser.add_argument("--description", default="")
         parser.add_argument("--keywords", default="")
@@ -156,8 +159,9 @@ class Command(BaseCommand):
                 # Say where the requests really go: a rehearsal against the stand-in is no
                 # sandbox.
                 where = f"the MTurk endpoint {settings.MTURK_ENDPOINT_URL}"
-            money = (f"  rewards ${estimate.reward_cents / 100:.2f} + MTurk fee "
-                     f"${estimate.fee_cents / 100:.2f} = ${estimate.total_cents / 100:.2f}")
+            amount = partial(provider_money_text, provider="mturk")
+            money = (f"  rewards {amount(estimate.reward_cents)} + MTurk fee "
+                     f"{amount(estimate.fee_cents)} = {amount(estimate.total_cents)}")
             units = f"{estimate.hits} HITs, {estimate.assignments} assignments"
         self.stdout.write(
             f"{project.slug}: {units} on {where}; {len(plan.skipped_item_ids)} items skipped "

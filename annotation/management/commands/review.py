@@ -1,5 +1,5 @@
 """python manage.py review list|approve|reject|approve-answer|reject-answer|bonus|bonus-resolve|
-block|unblock|dismiss -- decide on collected work.
+block|unblock|dismiss|adjudicate -- decide on collected work.
 
 Every action is a service of ``annotation.services.decisions`` (the same as the review pages,
 the API and the admin). Decisions are recorded at once and sent to the provider by Celery jobs
@@ -14,11 +14,13 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.management.progress import ProgressBar
-from annotation.models import Annotation, Bonus, Flag, Project, Worker
+from annotation.models import Annotation, Bonus, Flag, Item, Project, Worker
 from annotation.pseudonyms import is_pseudonym
+from annotation.selectors.adjudication import answer_words, item_answers, item_reference
 from annotation.selectors.batches import assignment_by_reference, assignments_pending_review
 from annotation.selectors.bonuses import bonus_report
 from annotation.services import decisions
+from annotation.services.adjudication import PICKABLE_STATES, item_reference_set
 from annotation.services.audit import command_line
 
 from ..actor import add_actor_argument, os_login, resolve_actor
@@ -28,7 +30,9 @@ ACTION_OF = {"approve": "decide_assignments", "reject": "decide_assignments",
              "bonus": "decide_assignments", "bonus-check": "decide_assignments",
              "approve-answer": "decide_annotations",
              "reject-answer": "decide_annotations", "block": "decide_workers",
-             "unblock": "decide_workers", "dismiss": "decide_flags"}
+             "unblock": "decide_workers", "dismiss": "decide_flags",
+             # Settling a reference; listing an item's answers only reads (``see_work``).
+             "adjudicate": "decide_annotations"}
 
 
 class Command(BaseCommand):
@@ -59,7 +63,9 @@ class Command(BaseCommand):
                                  "LOW_EFFORT, FAILED_INSTRUCTIONS, NO_DATA, OTHER")
         bonus = actions.add_parser("bonus", help="pay a bonus; re-sends an unpaid one")
         bonus.add_argument("assignment")
-        bonus.add_argument("--amount", required=True, help="dollars, e.g. 0.25")
+        bonus.add_argument("--amount", required=True,
+                           help="in the currency the provider pays in (MTurk: US dollars), "
+                           "e.g. 0.25")
         bonus.add_argument("--reason", required=True)
         bonus.add_argument("--again", action="store_true",
                            help="a second bonus for an assignment that already got one")
@@ -107,15 +113,29 @@ class Command(BaseCommand):
         dismiss = actions.add_parser("dismiss", help="dismiss flags (the work is fine)")
         dismiss.add_argument("flags", nargs="+", type=int, help="flag ids")
         dismiss.add_argument("--note", default="")
+        adjudicate = actions.add_parser(
+            "adjudicate", help="list every answer to one item; with --answer, --text or "
+                               "--rating settle its reference (exports: adjudicated.jsonl)")
+        adjudicate.add_argument("item", help="the item's id, or its dataset id with --project")
+        adjudicate.add_argument("--project", default=None, help="the item's project (slug)")
+        adjudicate.add_argument("--answer", type=int, default=None,
+                                help="pick this answer (counted or imported) as the reference")
+        adjudicate.add_argument("--text", default="", help="or write the reference (text kinds)")
+        adjudicate.add_argument("--rating", default="",
+                                help="or write the reference rating, 1-5 (plausibility)")
+        adjudicate.add_argument("--note", default="", help="why, for the other reviewers")
         for deciding in (approve, reject, bonus, approve_answer, reject_answer, block, unblock,
-                         dismiss, check):
+                         dismiss, check, adjudicate):
             add_actor_argument(deciding)
 
     def handle(self, *args, **options):
         action = options["action"]
         # Who decides: ``--actor`` (checked like a page or API user) and the OS login, on
         # every audit row (annotation/management/actor.py).
-        self.actor = resolve_actor(options, ACTION_OF[action]) if action in ACTION_OF else None
+        needs = ACTION_OF.get(action)
+        if action == "adjudicate" and not _settles(options):
+            needs = "see_work"
+        self.actor = resolve_actor(options, needs) if needs else None
         try:
             with command_line(os_login()):
                 getattr(self, f"_{action.replace('-', '_')}")(options)
@@ -243,9 +263,10 @@ class Command(BaseCommand):
         try:
             dollars = Decimal(options["amount"])
         except InvalidOperation as error:
-            raise CommandError("--amount must be dollars, e.g. 0.25") from error
+            raise CommandError("--amount must be an amount such as 0.25 (in the provider's "
+                               "currency)") from error
         if not dollars.is_finite() or dollars.as_tuple().exponent < -2:
-            raise CommandError("--amount must be dollars with at most two decimals")
+            raise CommandError("--amount must have at most two decimals")
         outcome = decisions.bonus_create(
             assignment_id=self._assignment(options["assignment"]).pk,
             amount_cents=int(dollars * 100), reason=options["reason"], again=options["again"],
@@ -309,3 +330,49 @@ class Command(BaseCommand):
         for flag in decisions.flags_dismiss(flag_ids=options["flags"], note=options["note"],
                                             actor=self.actor):
             self.stdout.write(f"flag {flag.pk}: {flag.status}")
+
+    def _item(self, options) -> Item:
+        reference, project = options["item"], self._project(options["project"])
+        items = Item.objects.select_related("project")
+        if project is not None:
+            items = items.filter(project=project)
+            found = items.filter(external_id=reference).first()
+            if found is None and reference.isdigit():
+                found = items.filter(pk=int(reference)).first()
+        else:
+            found = items.filter(pk=int(reference)).first() if reference.isdigit() else None
+        if found is None:
+            where = f" in {project.slug}" if project else " (a dataset id needs --project)"
+            raise CommandError(f"no item {reference!r}{where}")
+        return found
+
+    def _adjudicate(self, options):
+        item = self._item(options)
+        if _settles(options):
+            reference = item_reference_set(item_id=item.pk, actor=self.actor,
+                                           answer_id=options["answer"], text=options["text"],
+                                           rating=options["rating"], note=options["note"])
+            source = (f"answer {reference.chosen_id}" if reference.chosen_id
+                      else "written")
+            self.stdout.write(f"item {item.pk} ({item.external_id}): reference set ({source}): "
+                              f"{reference.text or f'{reference.rating:g}'}")
+            return
+        answers, total = item_answers(item)
+        self.stdout.write(f"item {item.pk} ({item.external_id}) of {item.project.slug}: "
+                          f"{total} answer(s)" + (f", the newest {len(answers)} listed"
+                                                  if total > len(answers) else ""))
+        for answer in answers:
+            words = (f"{answer.rating:g}" if answer.rating is not None
+                     else answer_words(answer))
+            pick = "pickable" if answer.state in PICKABLE_STATES else "not pickable"
+            self.stdout.write(f"{answer.pk}\tworker {answer.worker.anonymous_id}\t"
+                              f"{answer.get_state_display()} ({pick})\t{words}")
+        reference = item_reference(item)
+        self.stdout.write("reference: " + ("none yet" if reference is None else
+                                           reference.text or f"{reference.rating:g}"))
+
+
+def _settles(options: dict) -> bool:
+    """The adjudicate command settles a reference (else it lists the item's answers)."""
+    return (options.get("answer") is not None or bool(options.get("text"))
+            or bool(options.get("rating")))

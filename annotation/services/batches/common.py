@@ -6,7 +6,6 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Sequence
-from decimal import Decimal
 
 from django.db import transaction
 
@@ -16,6 +15,7 @@ from ...models import (
     Hit,
     TaskKind,
 )
+from ...money import MTURK_LARGE_HIT_THRESHOLD
 from ...providers import (
     AnnotationProvider,
     get_provider,
@@ -27,14 +27,8 @@ logger = logging.getLogger(__name__)
 
 # --- MTurk's price list and limits ------------------------------------------------------------
 
-#: MTurk charges 20% on top of reward and bonus ...
-MTURK_COMMISSION = Decimal("0.20")
-#: ... plus 20% more for HITs with 10 or more assignments, ...
-MTURK_LARGE_HIT_SURCHARGE = Decimal("0.20")
-MTURK_LARGE_HIT_THRESHOLD = 10
-#: ... with a minimum fee of $0.01 per assignment.
-MTURK_MINIMUM_FEE_CENTS = 1
-#: We never create a HIT with 10+ assignments: a higher redundancy becomes several HITs.
+#: MTurk's fees are ``annotation.money``'s. We never create a HIT with 10+ assignments (they
+#: pay 20% more): a higher redundancy becomes several HITs.
 MAX_ASSIGNMENTS_PER_HIT = MTURK_LARGE_HIT_THRESHOLD - 1
 MAX_ITEMS_PER_HIT = 50
 

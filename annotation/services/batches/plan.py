@@ -11,6 +11,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
+from functools import partial
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -27,10 +28,17 @@ from ...models import (
     Project,
     Qualification,
 )
-from ...money import money_text, provider_currency
+from ...money import (
+    money_text,
+    mturk_fee_cents,
+    prolific_fee_cents,
+    provider_currency,
+    provider_money_text,
+)
 from ...providers import (
     QualificationRequirementSpec,
 )
+from ...selectors.dashboard import budget_figures, cost_by_currency
 from ..adaptive import adaptive_policy, adaptive_targets, expected_judgements
 from ..annotations import slots_required
 from ..gold import gold_items_per_page, with_gold_items
@@ -40,10 +48,6 @@ from .common import (
     DEFAULT_LOCALES,
     MAX_ASSIGNMENTS_PER_HIT,
     MAX_ITEMS_PER_HIT,
-    MTURK_COMMISSION,
-    MTURK_LARGE_HIT_SURCHARGE,
-    MTURK_LARGE_HIT_THRESHOLD,
-    MTURK_MINIMUM_FEE_CENTS,
     WHOLE_GROUP_KINDS,
     new_request_token,
     record_status_event,
@@ -109,7 +113,8 @@ class LaunchOptions:
         if not self.title.strip():
             errors["title"] = "a title is required"
         if self.reward_cents < 1:
-            errors["reward"] = "the reward must be at least $0.01"
+            errors["reward"] = ("the reward must be at least "
+                                f"{money_text(1, provider_currency(self.provider))}")
         if not 1 <= self.items_per_hit <= MAX_ITEMS_PER_HIT:
             errors["items_per_hit"] = f"must be between 1 and {MAX_ITEMS_PER_HIT}"
         if not self.splits and not self.item_ids:
@@ -262,26 +267,6 @@ class BatchPlan:
     hits: tuple[PlannedHit, ...]
     skipped_item_ids: tuple[int, ...]  # already annotated or covered by open HITs
     estimate: CostEstimate
-
-
-def mturk_fee_cents(reward_cents: int, max_assignments: int) -> int:
-    """MTurk's fee on one assignment: 20% (40% on HITs with 10+ assignments), at least 1 cent."""
-    rate = MTURK_COMMISSION
-    if max_assignments >= MTURK_LARGE_HIT_THRESHOLD:
-        rate += MTURK_LARGE_HIT_SURCHARGE
-    fee = (Decimal(reward_cents) * rate).quantize(Decimal(1), rounding=ROUND_HALF_UP)
-    return max(MTURK_MINIMUM_FEE_CENTS, int(fee))
-
-
-def _percent_of(cents: int, percent: Decimal) -> int:
-    return int((Decimal(cents) * percent / 100).quantize(Decimal(1), rounding=ROUND_HALF_UP))
-
-
-def prolific_fee_cents(rewards_cents: int) -> tuple[int, int]:
-    """Prolific's service fee on ``rewards_cents`` (``PROLIFIC_SERVICE_FEE_PERCENT``) and the
-    VAT on that fee (``PROLIFIC_VAT_PERCENT``), each rounded to the cent."""
-    fee = _percent_of(rewards_cents, Decimal(str(settings.PROLIFIC_SERVICE_FEE_PERCENT)))
-    return fee, _percent_of(fee, Decimal(str(settings.PROLIFIC_VAT_PERCENT)))
 
 
 def cost_estimate(hits: Sequence[PlannedHit], *, reward_cents: int, provider: str) -> CostEstimate:
@@ -522,6 +507,34 @@ def qualification_requirements(options: LaunchOptions) -> list[dict]:
 
 
 
+def budget_check(*, project: Project, estimate: CostEstimate) -> None:
+    """Refuse (``ValidationError`` on ``budget``) a launch whose cost with fees would take the
+    project past its budget: spent + committed + this estimate > budget, all in the budget's
+    currency with the providers' fees (``selectors.dashboard.budget_figures``). A hard stop,
+    as a provider refuses work beyond the account's balance: whoever owns the money raises the
+    budget on the project's settings page, on purpose. Work paid in another currency than the
+    budget's cannot be checked against it and is refused too; unpaid (local) work passes."""
+    if project.budget_cents is None or estimate.total_cents == 0:
+        return
+    currency = provider_currency(estimate.provider)
+    budget_currency = project.budget_currency or None
+    if currency != budget_currency:
+        raise ValidationError({"budget": (
+            f"the project's budget is in {budget_currency or 'no currency'} but "
+            f"{estimate.provider} pays in {currency}: change the budget's currency on the "
+            "project's settings page (or remove the budget); nothing was launched")})
+    figures = budget_figures(project=project, cost=cost_by_currency(project=project))
+    if estimate.total_cents > figures["left_cents"]:
+        money = partial(money_text, currency=currency)
+        raise ValidationError({"budget": (
+            f"this batch would cost {money(estimate.total_cents)} with fees, more than the "
+            f"{money(max(figures['left_cents'], 0))} left of the project's budget of "
+            f"{money(figures['budget_cents'])} (spent {money(figures['spent_cents'])}, "
+            f"committed {money(figures['committed_cents'])}, fees included): raise the "
+            "budget on the project's settings page or launch fewer items; nothing was "
+            "launched")})
+
+
 @transaction.atomic
 def batch_launch(*, project: Project, options: LaunchOptions, confirmed_total_cents: int,
                  created_by=None) -> Batch:
@@ -550,8 +563,11 @@ def batch_launch(*, project: Project, options: LaunchOptions, confirmed_total_ce
                                             "its annotations or open assignments"})
     if plan.estimate.total_cents != confirmed_total_cents:
         raise ValidationError({"confirm": (
-            f"the estimate is now ${plan.estimate.total_cents / 100:.2f}, not the "
-            f"${confirmed_total_cents / 100:.2f} confirmed; review it and confirm again")})
+            f"the estimate is now "
+            f"{provider_money_text(plan.estimate.total_cents, options.provider)}, not the "
+            f"{provider_money_text(confirmed_total_cents, options.provider)} confirmed; review "
+            "it and confirm again")})
+    budget_check(project=project, estimate=plan.estimate)
     prolific = options.provider == "prolific"
     done_code, failed_code = completion_codes() if prolific else ("", "")
     batch = Batch.objects.create(
