@@ -231,10 +231,13 @@ def test_annotate_page_query_count_does_not_grow_with_data(annotator_client):
     # Branch A (done-by-me, counted, leases of workers who did not answer, the group of my last
     # item), then B1 and B2 from after my last item (the same three and my last item each): all
     # in the one statement, evaluated lazily; the pivot (for a worker with no last item)
-    # likewise.
+    # likewise. Three COALESCEs choose between the branches and the pivot; each of the three
+    # branches compares an item's counted answers with its target (``COALESCE(target_answers,
+    # the split's redundancy)``: adaptive redundancy, sql/work_queue.py).
     assert chooser.count("annotation_annotation") == 12
     assert chooser.count("annotation_itemlease") == 4 - separate_lease()
-    assert chooser.count("COALESCE(") == 3
+    assert chooser.count("COALESCE(") == 3 + 3
+    assert chooser.count("COALESCE(i.target_answers") == 3
 
 
 def test_submit_query_count_does_not_grow_with_data(annotator_client):
