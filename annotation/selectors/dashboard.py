@@ -21,10 +21,10 @@ from django.db.models.functions import TruncDate
 from qc.agreement import RatingTable
 from qc.worker_stats import hourly_rate, median_by_worker_arrays
 
-from ..models import Annotation, Assignment, Batch, Bonus, Flag, Hit, Job, Project, Worker
+from ..models import Annotation, Assignment, Batch, Bonus, Flag, Hit, Job, Project
 from ..money import fees_cents, provider_currency
 from .counts import AnswerCounts, answer_counts
-from .qc import numeric_columns, progress_by_split, qc_annotations
+from .qc import name_workers, numeric_columns, progress_by_split, qc_annotations, worker_names
 
 TIME_BINS = 20
 
@@ -255,10 +255,11 @@ def worker_figures(*, project: Project, agreement: dict[int, float | None],
             "approved": approved, "rejected": rejected,
             "approval_rate": round(approved / decided, 4) if decided else None,
         })
-    names = dict(Worker.objects.filter(pk__in=[row["worker"] for row in rows])
-                 .values_list("pk", "provider"))
+    # The name staff see everywhere (issue 24) and the provider: one query for every worker.
+    names = worker_names(worker_ids=[row["worker"] for row in rows])
+    name_workers(rows, names)
     for row in rows:
-        row["provider"] = names.get(row["worker"], "")
+        row["provider"] = names.get(row["worker"], {}).get("provider", "")
         row["currency"] = provider_currency(row["provider"])
     rows.sort(key=lambda row: row["worker"])
     return rows

@@ -153,11 +153,9 @@ def worker_table(table: agreement.RatingTable) -> list[dict]:
     rows.sort(key=lambda row: (row["agreement"] if row["agreement"] is not None else 2.0,
                                row["worker"]))
     # Every worker (the dashboard's worker table); the text report prints the lowest ones.
-    # The name staff see on every page (issue 24): the pseudonym, beside the database id.
-    names = qc_selectors.worker_pseudonyms(worker_ids=[row["worker"] for row in rows])
-    for row in rows:
-        row["pseudonym"] = names.get(row["worker"], "")
-    return rows
+    # The name staff see on every page (issue 24): the pseudonym (and a local annotator's
+    # username), beside the database id.
+    return qc_selectors.name_workers(rows)
 
 
 def text_pairs(project: Project) -> dict[int, tuple[str, str]]:

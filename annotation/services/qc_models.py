@@ -43,7 +43,9 @@ def _workers(reliability: dict, **extra: dict) -> list[dict]:
              **{name: round(float(values[worker]), 4) for name, values in extra.items()}}
             for worker, value in reliability.items()]
     rows.sort(key=lambda row: (row["reliability"], row["worker"]))
-    return rows  # every worker: the dashboard's table; the text report lists the first ones
+    # Every worker (the dashboard's table; the text report lists the first ones), each by the
+    # name staff see everywhere (issue 24): one query for all of them.
+    return qc_selectors.name_workers(rows)
 
 
 def _ratings(project: Project, ratings: RatingTable | None, *, with_gold: bool) -> RatingTable:

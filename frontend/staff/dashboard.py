@@ -123,7 +123,8 @@ def worker_table(*, project: Project, workers: list[dict], sort: str, descending
     else:
         rows.sort(key=_sort_key(column, descending))
     shown = rows[:WORKER_ROWS]
-    people = Worker.objects.in_bulk([row["worker"] for row in shown])
+    # The user too: the name cell shows a local annotator's username (``_worker_name.html``).
+    people = Worker.objects.select_related("user").in_bulk([row["worker"] for row in shown])
     for row in shown:
         row["person"] = people.get(row["worker"])
         row["hourly"] = (money_text(round(row["hourly_cents"]), row["currency"])

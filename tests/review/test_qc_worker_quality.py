@@ -59,7 +59,8 @@ def test_the_model_is_used_when_gold_shows_it_no_worse_and_the_clicker_ranks_las
     text = capsys.readouterr().out
     assert "aggregation used: bias_noise (bias_noise is at least as accurate as mean on 10 " \
            "gold items" in text
-    assert f"(least reliable first): {clicker.pk} " in text
+    # By the name staff see everywhere (issue 24), never the database id.
+    assert f"(least reliable first): {clicker.anonymous_id} " in text
 
 
 def test_without_gold_the_plain_mean_is_used_and_the_report_says_why():

@@ -66,7 +66,7 @@ def render(report: dict) -> str:
         lines.append("  per worker (leave-one-out, lowest first): worker (pseudonym)  items  "
                      "agreement  mean |dev|")
         for row in workers[:REPORT_WORKERS]:
-            lines.append(f"    {row.get('pseudonym') or row['worker']:>13}  "
+            lines.append(f"    {worker_name(row):>13}  "
                          f"{row['n_compared']:>5}  "
                          f"{_number(row['agreement']):>9}  {_number(row['mean_abs_deviation'])}")
     lines += _interval_lines(report["agreement"].get("intervals_by_split") or {})
@@ -113,6 +113,13 @@ def _worker_quality_lines(quality: dict) -> list[str]:
         lines.append("  labels: " + ", ".join(f"{label} {n}" for label, n in
                                                quality["labels"].items()))
     lines.append("  estimated reliability (least reliable first): " + ", ".join(
-        f"{row['worker']} {row['reliability']:.2f}"
+        f"{worker_name(row)} {row['reliability']:.2f}"
         for row in quality["workers"][:REPORT_WORKERS]))
     return lines
+
+
+def worker_name(row: dict) -> str:
+    """A worker as staff see them everywhere (issue 24): the pseudonym, a local annotator's
+    username beside it; the database id only in a report stored before workers had names."""
+    name = row.get("pseudonym") or f"worker {row['worker']}"
+    return f"{name} ({row['username']})" if row.get("username") else name
