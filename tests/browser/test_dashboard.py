@@ -47,7 +47,9 @@ def test_dashboard_after_run_qc_sorts_workers_and_links_to_their_flags(
     clicker = crowd["clicker"]
     row = page.locator(f"[data-testid=workers] tr[data-worker='{clicker.pk}']")
     assert "blocked from this project" in row.inner_text()
-    row.locator("a").first.click()
+    assert row.locator("[data-testid=worker-blocked]").inner_text() == "blocked"
+    assert row.locator("[data-testid=worker-name]").inner_text() == clicker.anonymous_id
+    row.locator("[data-testid=worker-queue]").click()
     page.wait_for_url(f"**/staff/review/{project.slug}/?by=worker&worker={clicker.pk}")
     assert clicker.anonymous_id in page.inner_text("[data-testid=queue-worker-filter]")
     assert "too_fast" in page.content()
