@@ -162,3 +162,13 @@ def test_bulk_unflag_is_all_or_none_and_says_what_it_did(staff_client):
     assert set(Annotation.objects.values_list("review_status", flat=True)) == {"pending"}
     said = staff_client.post(url, {"flag": ["x"]}, follow=True).content.decode()
     assert "Nothing was un-flagged: a flag must be given by its number." in said
+
+
+def test_a_hit_group_of_unconfirmed_work_gets_no_reject_tick(staff_client):
+    project, session, _ = prolific_flagged()
+    Annotation.objects.filter(assignment=session).update(state=Annotation.State.PROVISIONAL)
+    page = queue(staff_client, project, "hit")
+    assert 'data-testid="unconfirmed"' in page
+    assert f'name="assignment" value="{session.pk}"' not in page
+    Annotation.objects.filter(assignment=session).update(state=Annotation.State.COUNTED)
+    assert f'name="assignment" value="{session.pk}"' in queue(staff_client, project, "hit")
