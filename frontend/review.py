@@ -8,6 +8,7 @@ of HTML built here (the diff and the SVG plots) escape every text they include.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Callable
 from itertools import pairwise
 
@@ -17,6 +18,7 @@ from django.core.exceptions import ValidationError
 from django.db.models import Prefetch
 from django.http import HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
+from django.template.defaultfilters import pluralize
 from django.utils.html import escape, format_html
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.safestring import SafeString, mark_safe
@@ -286,21 +288,29 @@ def queue_group_view(group: review_queue.QueueGroup, by: str, earlier_turns: dic
     first = rows[0] if rows else {"assignment": None, "worker": None, "annotation": None}
     view = {"key": group.key, "rows": rows, "flag_total": group.flag_total,
             "answer_total": group.answer_total, "shown": len(group.flags)}
+    # ``label_worker``: the template names the worker with the shared ``_worker_name.html``
+    # (pseudonym, local username for staff, "blocked") after the label's text.
     if by == "worker":
         worker = first["worker"] or (first["annotation"].worker if first["annotation"] else None)
-        view.update(worker=worker,
-                    label=f"worker {worker.anonymous_id}" if worker else "no worker")
+        view.update(worker=worker, label="worker" if worker else "no worker",
+                    label_worker=worker)
     elif by == "hit":
         assignment = first["assignment"]
         hit = assignment.hit if assignment else None
-        view.update(assignment=assignment,
-                    label=(f"HIT {hit} · assignment {assignment}" if assignment
-                           else "work outside a HIT (local or imported) and worker-level flags"))
+        if assignment is None:
+            label = "work outside a HIT (local or imported) and worker-level flags"
+        elif hit.batch.provider == "prolific":
+            label = f"Prolific study {hit} · session {assignment} · worker"
+        else:
+            label = f"HIT {hit} · assignment {assignment} · worker"
+        view.update(assignment=assignment, label=label,
+                    label_worker=assignment.worker if assignment else None)
     else:
         annotation = first["annotation"]
         view.update(assignment=first["assignment"] if annotation else None,
-                    label=(f"answer {annotation.pk} · worker {annotation.worker.anonymous_id}"
-                           if annotation else f"{first['flags'][0].reason} (no answer)"))
+                    label=(f"answer {annotation.pk} · worker" if annotation
+                           else f"{first['flags'][0].reason} (no answer)"),
+                    label_worker=annotation.worker if annotation else None)
     return view
 
 
@@ -338,7 +348,7 @@ def queue(request, slug: str):
     # Each submitted assignment without a flag, with its answers, so one can be rejected,
     # bonused or its worker blocked here too (not only approved in bulk).
     unflagged = list(Assignment.objects.filter(pk__in=unflagged_ids[:UNFLAGGED_SHOWN])
-                     .select_related("worker", "hit__batch")
+                     .select_related("worker__user", "hit__batch")
                      .prefetch_related(Prefetch("annotations", queryset=Annotation.objects
                                                 .select_related(*ITEM_TEXT_RELATIONS)))
                      .order_by("pk"))
@@ -475,6 +485,83 @@ def flag_dismiss_view(request, slug: str, flag_id: int):
                   lambda: decisions.flag_dismiss(flag_id=flag.pk, actor=request.user,
                                                  note=request.POST.get("note", "")),
                   f"Flag {flag.reason} dismissed.")
+
+
+def _ticked_ids(request, field: str) -> list[int] | None:
+    """The ids ticked in a bulk form (``field`` repeated), or None when one is not a number."""
+    values = request.POST.getlist(field)
+    if not all(value.isdigit() for value in values):
+        return None
+    return sorted({int(value) for value in values})
+
+
+@page_requires("decide_assignments")
+@require_POST
+def assignments_reject_view(request, slug: str):
+    """Reject the ticked assignments of the queue with one message (``decisions.
+    assignments_reject``: all or none; Prolific's need a category and 100+ characters)."""
+    project = get_object_or_404(Project, slug=slug)
+    ids = _ticked_ids(request, "assignment")
+    if ids is None:
+        messages.error(request, "Nothing was rejected: an assignment must be given by its number.")
+        return _back(request, slug)
+    if not ids:
+        messages.error(request, "Nothing was rejected: tick at least one assignment.")
+        return _back(request, slug)
+    ticked = list(Assignment.objects.filter(pk__in=ids, hit__batch__project=project)
+                  .order_by("pk"))
+    if len(ticked) != len(ids):
+        messages.error(request, f"Nothing was rejected: no assignment "
+                                f"{sorted(set(ids) - {a.pk for a in ticked})} in {project.slug}.")
+        return _back(request, slug)
+    already = {a.pk for a in ticked if a.status == Assignment.Status.REJECTED}
+    try:
+        decisions.assignments_reject(
+            assignment_ids=ids, message=request.POST.get("message", ""), actor=request.user,
+            rejection_category=request.POST.get("rejection_category", ""))
+    except ValidationError as error:
+        messages.error(request, "Nothing was rejected: " + "; ".join(error.messages))
+        return _back(request, slug)
+    rejected = [a for a in ticked if a.pk not in already]
+    text = (f"Rejected {len(rejected)} assignment{pluralize(len(rejected))} with one message: "
+            + ", ".join(str(a) for a in rejected) + "." if rejected else "Nothing to reject.")
+    if already:
+        text += (f" {len(already)} ticked assignment{pluralize(len(already))} had been "
+                 "rejected already.")
+    messages.success(request, text)
+    return _back(request, slug)
+
+
+@page_requires("decide_flags")
+@require_POST
+def flags_dismiss_view(request, slug: str):
+    """Un-flag the ticked open flags of the queue (``decisions.flags_dismiss``: all or none);
+    the answers themselves are unchanged."""
+    project = get_object_or_404(Project, slug=slug)
+    ids = _ticked_ids(request, "flag")
+    if ids is None:
+        messages.error(request, "Nothing was un-flagged: a flag must be given by its number.")
+        return _back(request, slug)
+    if not ids:
+        messages.error(request, "Nothing was un-flagged: tick at least one flag.")
+        return _back(request, slug)
+    found = set(Flag.objects.filter(pk__in=ids, project=project).values_list("pk", flat=True))
+    if found != set(ids):
+        messages.error(request, f"Nothing was un-flagged: no flag {sorted(set(ids) - found)} "
+                                f"in {project.slug}.")
+        return _back(request, slug)
+    try:
+        dismissed = decisions.flags_dismiss(flag_ids=ids, actor=request.user,
+                                            note=request.POST.get("note", ""))
+    except ValidationError as error:
+        messages.error(request, "Nothing was un-flagged: " + "; ".join(error.messages))
+        return _back(request, slug)
+    reasons = Counter(flag.reason for flag in dismissed)
+    messages.success(request, (
+        f"Un-flagged {len(dismissed)} flag{pluralize(len(dismissed))} ("
+        + ", ".join(f"{count} {reason}" for reason, count in sorted(reasons.items()))
+        + "); the answers themselves are unchanged."))
+    return _back(request, slug)
 
 
 @page_requires("decide_workers")

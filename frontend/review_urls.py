@@ -21,4 +21,7 @@ urlpatterns = [
     path("<slug:slug>/flags/<int:flag_id>/dismiss/", review.flag_dismiss_view, name="flag-dismiss"),
     path("<slug:slug>/workers/<int:worker_id>/block/", review.worker_block_view,
          name="worker-block"),
+    path("<slug:slug>/assignments/reject/", review.assignments_reject_view,
+         name="assignments-reject"),
+    path("<slug:slug>/flags/dismiss/", review.flags_dismiss_view, name="flags-dismiss"),
 ]

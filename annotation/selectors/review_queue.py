@@ -164,12 +164,12 @@ def open_flag_page(*, project: Project, by: str, after: Cursor | None = None,
 def _flags_for_page(ids: list[int]) -> dict[int, Flag]:
     """The page's flags with everything the queue renders (one statement, ≤ a page of ids)."""
     return Flag.objects.filter(pk__in=ids).select_related(
-        "worker",
-        "assignment__worker",
+        "worker__user",
+        "assignment__worker__user",
         "assignment__hit__batch",
-        "annotation__worker",
+        "annotation__worker__user",
         "annotation__superseded_by",
-        "annotation__assignment__worker",
+        "annotation__assignment__worker__user",
         "annotation__assignment__hit__batch",
         "annotation__item__target_sentence__document",
         "annotation__item__turn__dialogue",

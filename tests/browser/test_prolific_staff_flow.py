@@ -222,9 +222,10 @@ def test_review_bonus_block_and_export_from_the_staff_pages(staff, live_server, 
 
     # A bonus, submitted twice: paid once.
     for _ in range(2):
-        good.locator("input[name=amount_cents]").fill("25")
-        good.locator("input[aria-label='Bonus reason']").fill("A careful question")
-        good.locator("button:has-text('Bonus')").click()
+        bonus_form = good.locator("[data-testid=bonus-form]")
+        bonus_form.locator("input[name=amount_cents]").fill("25")
+        bonus_form.locator("input[aria-label='Bonus reason']").fill("A careful question")
+        bonus_form.locator("button:has-text('Bonus')").click()
         staff.locator(".review-messages").wait_for()
     assert [payment["cents"] for payment in prolific.world.payments] == [25]
     setups = FakeProlificSimulator(prolific.base_url).ledger()["bonus_setups"]

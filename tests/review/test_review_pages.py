@@ -56,8 +56,9 @@ def test_queue_and_dashboard_run_a_fixed_number_of_queries(staff_client,
     # session, user, project, the page of flag groups with their totals, the page's flags
     # with everything rendered, flag counts, the ids of the submitted assignments without an
     # open flag (the bulk approve button; none here, so no list of them), and one for the
-    # review rules of selectors/blocks.py (blocked workers, unconfirmed work)
-    with django_assert_num_queries(8) as small:
+    # review rules of selectors/blocks.py (unconfirmed work), and one for the workers blocked
+    # from the project (the "blocked" badge of the shared _worker_name.html)
+    with django_assert_num_queries(9) as small:
         staff_client.get(f"/staff/review/{project.slug}/")
     # session, user, project, progress, flag counts, and the time histogram's count,
     # 99th percentile and bins (no ratings, no agreement for rewrites)

@@ -452,6 +452,15 @@ TABLE: dict[str, list[Row]] = {
         Row("GET", "/api/projects/{slug}/items/999999/adjudication/", DRF_NO, DRF_NO, 404),
         Row("POST", "/api/projects/{slug}/items/{item}/adjudication/", DRF_NO, DRF_NO, 400,
             data={"text": ""}, json=True)],
+    # f24ui: the queue's bulk forms (reject the ticked assignments with one message, un-flag
+    # the ticked flags); nothing ticked: refused with a message, back to the page.
+    "staff/review/<slug:slug>/assignments/reject/": [
+        Row("GET", "/staff/review/{slug}/assignments/reject/", LOGIN, NO, 405),
+        Row("POST", "/staff/review/{slug}/assignments/reject/", LOGIN, NO, BACK,
+            data={"message": "no"})],
+    "staff/review/<slug:slug>/flags/dismiss/": [
+        Row("GET", "/staff/review/{slug}/flags/dismiss/", LOGIN, NO, 405),
+        Row("POST", "/staff/review/{slug}/flags/dismiss/", LOGIN, NO, BACK, data={})],
 }
 
 
