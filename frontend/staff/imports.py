@@ -38,7 +38,12 @@ from annotation.services.uploads import (
     upload_stage,
     upload_summary,
 )
-from annotation.upload_limits import SizeLimitHandler, too_large, upload_handlers
+from annotation.upload_limits import (
+    SizeLimitHandler,
+    over_limit_message,
+    too_large,
+    upload_handlers,
+)
 
 FORMAT_KINDS = {name: getattr(module, "KIND", None) for name, module in FORMATS.items()}
 
@@ -79,15 +84,11 @@ def _import_upload(request, slug: str, limit: SizeLimitHandler | None):
         return _page(request, project, UploadForm(project=project))
     if too_large(request):
         return _page(request, project, UploadForm(project=project), status=413,
-                     upload_error=f"The files are larger than the upload limit of "
-                                  f"{settings.UNPACK_UPLOAD_MAX_BYTES:,} bytes; nothing was "
-                                  "imported.")
+                     upload_error=over_limit_message())
     form = UploadForm(request.POST, project=project)
     if limit is not None and limit.exceeded:
         return _page(request, project, UploadForm(project=project), status=413,
-                     upload_error=f"The files are larger than the upload limit of "
-                                  f"{settings.UNPACK_UPLOAD_MAX_BYTES:,} bytes; nothing was "
-                                  "imported.")
+                     upload_error=over_limit_message())
     token = request.POST.get("upload", "")
     if token:
         try:

@@ -41,6 +41,24 @@ def upload(client, project, files, **fields):
                        {"format": "claire", "files": files, **fields})
 
 
+#: The two entry points of an upload import: the console's page and the API's preview.
+DOORS = ["page", "api"]
+
+
+def preview_through(door: str, client, project, files) -> tuple[int, str, str | None]:
+    """Upload ``files`` through ``door``: (status, the error shown, the upload's token)."""
+    if door == "page":
+        response = upload(client, project, files)
+        context = response.context or {}
+        staged = context.get("staged")
+        error = context.get("upload_error") or ""
+        return response.status_code, error, staged.token if staged else None
+    response = client.post(f"/api/projects/{project.slug}/imports/preview/",
+                           {"format": "claire", "files": files})
+    body = response.json()
+    return response.status_code, str(body.get("detail", "")), body.get("upload")
+
+
 def test_three_claire_files_preview_then_import(staff_client, settings):
     project = claire_project()
     response = upload(staff_client, project, claire_files())
@@ -60,7 +78,9 @@ def test_three_claire_files_preview_then_import(staff_client, settings):
     assert "Already imported (skipped)" in again.content.decode()
 
 
-def test_a_broken_file_names_file_line_and_field_and_writes_nothing(staff_client):
+@pytest.mark.parametrize("door", DOORS)
+def test_a_broken_file_names_file_line_and_field_and_writes_nothing(staff_client, settings,
+                                                                   door):
     project = claire_project()
     files = claire_files()
     lines = (CLAIRE / "dev_labels.tsv").read_text().splitlines()
@@ -68,38 +88,44 @@ def test_a_broken_file_names_file_line_and_field_and_writes_nothing(staff_client
     columns[-1] = "MAYBE"
     lines[2] = "\t".join(columns)
     files[1] = SimpleUploadedFile("dev_labels.tsv", ("\n".join(lines) + "\n").encode())
-    response = upload(staff_client, project, files)
-    assert response.status_code == 400
-    error = response.context["upload_error"]
+    status, error, _ = preview_through(door, staff_client, project, files)
+    assert status == 400
     assert "claire dev_labels.tsv line 3: label 'MAYBE' is not one of" in error  # import_data's
     assert "nothing was imported" in error
     assert not Item.objects.exists() and not ClozeFiller.objects.exists()
+    assert not any(Path(settings.UNPACK_UPLOAD_DIR).rglob("*.tsv"))  # the files discarded
 
 
-def test_a_file_in_another_encoding_is_refused_naming_its_line(staff_client):
+@pytest.mark.parametrize("door", DOORS)
+def test_a_file_in_another_encoding_is_refused_naming_its_line(staff_client, door):
     project = claire_project()
     files = claire_files()
     text = (CLAIRE / "dev_data.tsv").read_text().replace("Cleft", "Cl\u00e9ft")
     files[0] = SimpleUploadedFile("dev_data.tsv", text.encode("cp1252", errors="replace"))
-    response = upload(staff_client, project, files)
-    assert response.status_code == 400
-    assert "dev_data.tsv line 2" in response.context["upload_error"]
-    assert "not valid UTF-8" in response.context["upload_error"]
+    status, error, _ = preview_through(door, staff_client, project, files)
+    assert status == 400
+    assert "dev_data.tsv line 2" in error
+    assert "not valid UTF-8" in error
     assert not Item.objects.exists()
 
 
-def test_an_upload_over_the_limit_is_refused(staff_client, settings):
-    settings.UNPACK_UPLOAD_MAX_BYTES = 1000
+@pytest.mark.parametrize("door", DOORS)
+@pytest.mark.parametrize("limit", [1000, 9000])  # refused up front / while streaming
+def test_an_upload_over_the_limit_is_refused(staff_client, settings, door, limit):
+    settings.UNPACK_UPLOAD_MAX_BYTES = limit
     project = claire_project()
-    response = upload(staff_client, project, claire_files())
-    assert response.status_code == 413
-    assert "larger than the upload limit of 1,000 bytes" in response.content.decode()
+    status, error, token = preview_through(door, staff_client, project, claire_files())
+    assert status == 413
+    assert (f"The files are larger than the upload limit of {limit:,} bytes; nothing was "
+            "imported.") == error
+    assert token is None
     assert not Item.objects.exists()
     assert not any(Path(settings.UNPACK_UPLOAD_DIR).glob("*/*.tsv"))
 
 
+@pytest.mark.parametrize("door", DOORS)
 @pytest.mark.parametrize("archive", ["zip", "gzip"])
-def test_archives_are_refused_so_nothing_is_unpacked(staff_client, archive):
+def test_archives_are_refused_so_nothing_is_unpacked(staff_client, settings, archive, door):
     project = claire_project()
     if archive == "zip":  # a zip bomb's shape: a tiny file claiming a huge one, a path out
         buffer = io.BytesIO()
@@ -108,27 +134,34 @@ def test_archives_are_refused_so_nothing_is_unpacked(staff_client, archive):
         data = buffer.getvalue()
     else:
         data = gzip.compress(b"\0" * 5_000_000)
-    response = upload(staff_client, project, [SimpleUploadedFile("dev_data.tsv", data)])
-    assert response.status_code == 400
-    assert f"a {archive} archive; archives are not accepted" in response.context["upload_error"]
+    status, error, token = preview_through(door, staff_client, project,
+                                           [SimpleUploadedFile("dev_data.tsv", data)])
+    assert status == 400
+    assert f"a {archive} archive; archives are not accepted" in error
+    assert token is None
     assert not Item.objects.exists()
+    assert not any(Path(settings.UNPACK_UPLOAD_DIR).rglob("*.tsv"))  # nothing unpacked
 
 
-def test_path_names_are_reduced_to_a_safe_file_name(staff_client, settings):
+def test_safe_name_keeps_the_last_component_only():
     assert safe_name("../../etc/passwd") == "passwd"
     assert safe_name("..\\..\\win.ini") == "win.ini"
     assert safe_name(".env") == "env"
     assert safe_name("") == "upload"
+
+
+@pytest.mark.parametrize("door", DOORS)
+def test_path_names_are_reduced_to_a_safe_file_name(staff_client, settings, door):
     project = claire_project()
     files = claire_files()
     files[0].name = "../../../tmp/dev_data.tsv"
-    response = upload(staff_client, project, files)
-    assert response.status_code == 200
-    staged = response.context["staged"]
-    assert staged.names[0] == "dev_data.tsv"
-    folder = Path(settings.UNPACK_UPLOAD_DIR) / staged.token
+    status, error, token = preview_through(door, staff_client, project, files)
+    assert (status, error) == (200, "")
+    folder = Path(settings.UNPACK_UPLOAD_DIR) / token
     assert sorted(path.name for path in folder.iterdir()) == [
         "dev_data.tsv", "dev_labels.tsv", "dev_scores.tsv", "upload.json"]
+    assert [path.name for path in Path(settings.UNPACK_UPLOAD_DIR).parent.rglob("*.tsv")
+            if folder not in path.parents] == []  # nothing written outside the upload's folder
 
 
 def test_another_users_upload_token_is_refused(staff_client, client, django_user_model):
