@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.db.models import Count
 
 from annotation.models import ClozeFiller, ImportRecord, Item, Project
 from annotation.services.uploads import safe_name
@@ -193,3 +194,69 @@ def test_the_api_previews_then_commits(staff_client):
                                 "files": [SimpleUploadedFile("dev_data.tsv", b"Id\tNope\n1\n")]})
     assert broken.status_code == 400
     assert "dev_data.tsv" in broken.json()["detail"]
+
+
+# Every import format through the console's upload: the files, and the project kind they load.
+DEMO = Path(__file__).resolve().parents[2] / "annotation" / "demo_data"
+FIXTURES = Path(__file__).resolve().parents[1] / "importers" / "fixtures"
+EVERY_FORMAT = {
+    "decontext": ("decontext", [FIXTURES / "decontext_dev.jsonl"]),
+    "claire": ("plausibility", [CLAIRE / "dev_data.tsv", CLAIRE / "dev_labels.tsv",
+                                CLAIRE / "dev_scores.tsv"]),
+    "canard": ("rewrite", [DEMO / "canard" / "dev_dialogues_1_2.json",
+                           DEMO / "canard" / "dev_dialogue_3.json"]),
+    "quac": ("rewrite", [FIXTURES / "quac_dev.json"]),
+    "coqa": ("rewrite", [FIXTURES / "coqa_train.json"]),
+    "websplit": ("split_rephrase", [FIXTURES / "websplit_train.jsonl"]),
+    "sluice": ("sluice", [DEMO / "sluice" / "conv_sluice_test.csv"]),
+    # Answers to the items of the released CLAIRE dev set (imported first, below).
+    "mturk-csv": ("plausibility", [FIXTURES / "mturk_claire_batch.csv"]),
+}
+
+
+def test_every_format_has_an_upload_case():
+    from annotation.importers import FORMATS
+
+    assert sorted(EVERY_FORMAT) == sorted(FORMATS)
+
+
+def _row_counts() -> dict[str, int]:
+    """Rows per table of the app, many-to-many tables too (``ComplexSentence.facts``)."""
+    from django.apps import apps
+
+    models = apps.get_app_config("annotation").get_models(include_auto_created=True)
+    return {model.__name__.replace("_", "."): model.objects.count() for model in models}
+
+
+@pytest.mark.parametrize("fmt", sorted(EVERY_FORMAT))
+def test_every_format_previews_then_imports_through_the_upload(staff_client, shared_data, fmt):
+    """The preview writes nothing and tells the truth: the commit creates exactly the rows
+    (per table) and the items per split it announced."""
+    kind, paths = EVERY_FORMAT[fmt]
+    project = Project.objects.create(slug="every-format", name="Every format", kind=kind,
+                                     redundancy={"train": 1, "dev": 1, "test": 1})
+    if fmt == "mturk-csv":
+        from annotation.services.imports import import_files
+
+        import_files(fmt="claire", paths=[shared_data / "claire" / "dev_data.tsv"],
+                    project_slug=project.slug)
+    before = _row_counts()
+    files = [SimpleUploadedFile(path.name, path.read_bytes()) for path in paths]
+    response = staff_client.post(f"/staff/projects/{project.slug}/import/",
+                                 {"format": fmt, "files": files})
+    assert response.status_code == 200, response.context.get("upload_error")
+    assert 'id="import-preview"' in response.content.decode()
+    preview = response.context["preview"]
+    assert preview.rows > 0 and any(preview.created.values())
+    assert _row_counts() == before  # a preview writes nothing
+    committed = staff_client.post(f"/staff/projects/{project.slug}/import/",
+                                  {"upload": response.context["staged"].token, "commit": "yes"})
+    assert committed.status_code == 302
+    after = _row_counts()
+    created = {name: after[name] - before[name] for name in after if after[name] != before[name]}
+    announced = {name: count for name, count in preview.created.items() if count}
+    assert {name: created.get(name, 0) for name in announced} == announced
+    items = dict(Item.objects.filter(project=project).values_list("split").annotate(
+        n=Count("id")).values_list("split", "n"))
+    for split, new in preview.new_items_per_split.items():
+        assert items.get(split, 0) == preview.existing_items_per_split.get(split, 0) + new
