@@ -132,6 +132,12 @@ class ImportPreviewRequest(serializers.Serializer):
     format = serializers.ChoiceField(choices=list(FORMATS))
     split = serializers.ChoiceField(choices=["train", "dev", "test"], required=False)
     files = serializers.ListField(child=serializers.FileField())
+    licence = serializers.CharField(max_length=200, required=False, allow_blank=True,
+                                    help_text="the source data's licence, stored on the "
+                                              "project by the import (dataset card)")
+    attribution = serializers.CharField(required=False, allow_blank=True,
+                                        help_text="the source data's attribution, stored on "
+                                                  "the project by the import")
 
 
 class ImportCommitRequest(serializers.Serializer):
@@ -191,7 +197,8 @@ class ImportPreview(_Upload):
                             status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
         body = ImportPreviewRequest(data={
             "format": request.data.get("format"), "split": request.data.get("split") or None,
-            "files": files})
+            "files": files, **{name: request.data[name] for name in ("licence", "attribution")
+                               if name in request.data}})
         if not body.initial_data["split"]:
             body.initial_data.pop("split")
         body.is_valid(raise_exception=True)
@@ -199,7 +206,9 @@ class ImportPreview(_Upload):
             staged = upload_stage(files=body.validated_data["files"], project=project,
                                   fmt=body.validated_data["format"],
                                   split=body.validated_data.get("split"),
-                                  user_id=request.user.pk)
+                                  user_id=request.user.pk,
+                                  licence=body.validated_data.get("licence") or None,
+                                  attribution=body.validated_data.get("attribution") or None)
         except UploadError as error:  # the page's words
             return Response({"detail": f"{error}; nothing was imported."},
                             status=status.HTTP_400_BAD_REQUEST)

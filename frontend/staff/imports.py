@@ -52,6 +52,14 @@ class UploadForm(forms.Form):
     format = forms.ChoiceField()
     split = forms.ChoiceField(choices=[("", "as the files say"), ("train", "train"),
                                        ("dev", "dev"), ("test", "test")], required=False)
+    licence = forms.CharField(
+        max_length=200, required=False,
+        help_text="The source data's licence (e.g. CC BY-SA 4.0), stored on the project on "
+                  "import for the Hugging Face dataset card; empty leaves the project's as is.")
+    attribution = forms.CharField(
+        required=False, widget=forms.Textarea(attrs={"rows": 2}),
+        help_text="Who made the source data and how to cite it; empty leaves the project's "
+                  "as is.")
 
     def __init__(self, *args, project: Project, **kwargs):
         super().__init__(*args, **kwargs)
@@ -117,7 +125,9 @@ def _import_upload(request, slug: str, limit: SizeLimitHandler | None):
         staged = upload_stage(files=request.FILES.getlist("files"), project=project,
                               fmt=form.cleaned_data["format"],
                               split=form.cleaned_data["split"] or None,
-                              user_id=request.user.pk)
+                              user_id=request.user.pk,
+                              licence=form.cleaned_data["licence"] or None,
+                              attribution=form.cleaned_data["attribution"] or None)
     except UploadError as error:
         return _page(request, project, form, status=400,
                      upload_error=f"{error}; nothing was imported.")

@@ -260,3 +260,60 @@ def test_every_format_previews_then_imports_through_the_upload(staff_client, sha
         n=Count("id")).values_list("split", "n"))
     for split, new in preview.new_items_per_split.items():
         assert items.get(split, 0) == preview.existing_items_per_split.get(split, 0) + new
+
+
+LICENCE = "CC BY-SA 4.0"
+ATTRIBUTION = "Roth et al. (2022), SemEval-2022 Task 7 <b>CLAIRE</b>"
+
+
+@pytest.mark.parametrize("door", ["cli", "page", "api"])
+def test_licence_and_attribution_are_carried_from_the_import_to_the_dataset_card(
+        staff_client, door, tmp_path):
+    """Given with the import (CLI, upload page, upload API), they are stored on the project
+    when the import commits (not by a preview) and the Hugging Face card shows them."""
+    from django.core.management import call_command
+
+    from annotation.exporters import export_project
+
+    project = claire_project()
+    if door == "cli":
+        call_command("import_data", "claire", *(str(CLAIRE / name) for name in (
+            "dev_data.tsv", "dev_labels.tsv", "dev_scores.tsv")), project=project.slug,
+            licence=LICENCE, attribution=ATTRIBUTION, quiet=True, verbosity=0)
+    else:
+        fields = {"format": "claire", "files": claire_files(), "licence": LICENCE,
+                  "attribution": ATTRIBUTION}
+        if door == "page":
+            previewed = staff_client.post(f"/staff/projects/{project.slug}/import/", fields)
+            token = previewed.context["staged"].token
+        else:
+            previewed = staff_client.post(f"/api/projects/{project.slug}/imports/preview/",
+                                          fields)
+            token = previewed.json()["upload"]
+        assert previewed.status_code == 200
+        project.refresh_from_db()
+        assert (project.licence, project.attribution) == ("", "")  # a preview writes nothing
+        if door == "page":
+            committed = staff_client.post(f"/staff/projects/{project.slug}/import/",
+                                          {"upload": token, "commit": "yes"})
+            assert committed.status_code == 302
+        else:
+            committed = staff_client.post(f"/api/projects/{project.slug}/imports/commit/",
+                                          json.dumps({"upload": token}),
+                                          content_type="application/json")
+            assert committed.status_code == 200
+    project.refresh_from_db()
+    assert (project.licence, project.attribution) == (LICENCE, ATTRIBUTION)
+    export_project(project=project, format_name="hf", out_dir=tmp_path)
+    card = (tmp_path / "README.md").read_text(encoding="utf-8")
+    assert f"Licence: {LICENCE}" in card and ATTRIBUTION in card
+
+
+def test_a_licence_too_long_is_refused_naming_the_field_and_imports_nothing(staff_client):
+    project = claire_project()
+    response = staff_client.post(f"/api/projects/{project.slug}/imports/preview/",
+                                 {"format": "claire", "files": claire_files(),
+                                  "licence": "x" * 201})
+    assert response.status_code == 400
+    assert "licence" in response.json()
+    assert not Item.objects.exists()
