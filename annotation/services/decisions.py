@@ -122,7 +122,7 @@ def _decide_assignment(*, assignment_id: int, approve: bool, message: str,
                        actor, rejection_category: str = "",
                        enqueue: bool = True) -> Assignment:
     assignment = (Assignment.objects.select_for_update(of=("self",))
-                  .select_related("hit__batch").get(pk=assignment_id))
+                  .select_related("hit__batch__project").get(pk=assignment_id))
     new = Assignment.Status.APPROVED if approve else Assignment.Status.REJECTED
     if assignment.status == new:
         return assignment  # the same decision again (a double click, a re-run): nothing to do
