@@ -47,3 +47,9 @@ def too_large(request) -> bool:
     except ValueError:
         return False
     return length > settings.UNPACK_UPLOAD_MAX_BYTES + 64 * 1024  # the form's own fields
+
+
+def over_limit_message() -> str:
+    """What the page and the API answer (413) for an upload over the limit."""
+    return (f"The files are larger than the upload limit of "
+            f"{settings.UNPACK_UPLOAD_MAX_BYTES:,} bytes; nothing was imported.")

@@ -445,6 +445,10 @@ def annotate_progress(request, slug: str):
     it loads and counts its own saves after that, so neither the page nor a submit pays for
     counting."""
     project = _project_or_404(slug)
+    if work_refusal(project=project) == "misconfigured":
+        # Its stored settings fail the validation: no queue to count (the page says why).
+        status, body = _refusal_answer(SubmitRefused("misconfigured", REFUSALS["misconfigured"]))
+        return JsonResponse(body, status=status)
     progress = annotator_progress(project=project, worker=worker_for_user(user=request.user))
     return JsonResponse({"done": progress.done, "left": progress.left})
 
@@ -510,6 +514,11 @@ def annotate_answer(request, slug: str, annotation_id: int):
     version) while it is pending review, read-only once reviewed. An older version redirects to
     the live one."""
     project = _project_or_404(slug)
+    if work_refusal(project=project) == "misconfigured":
+        # Its stored settings (the live checks the page runs among them) fail the validation.
+        return render(request, "frontend/annotate/refused.html",
+                      {"project": project, "reason": "misconfigured", "door": "local",
+                       "project_refusal": REFUSALS["misconfigured"]}, status=403)
     worker = worker_for_user(user=request.user)
     annotation = annotate_selectors.own_answer(project=project, worker=worker,
                                                annotation_id=annotation_id)

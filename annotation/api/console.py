@@ -36,12 +36,13 @@ from ..services.splits import RULES, split_preview
 from ..services.uploads import (
     UploadError,
     upload_commit,
+    upload_discard,
     upload_get,
     upload_preview,
     upload_runs_as_job,
     upload_stage,
 )
-from ..upload_limits import too_large, upload_handlers
+from ..upload_limits import over_limit_message, too_large, upload_handlers
 from .jobs import JobSerializer, start_job_response
 from .permissions import action_permission
 
@@ -131,6 +132,12 @@ class ImportPreviewRequest(serializers.Serializer):
     format = serializers.ChoiceField(choices=list(FORMATS))
     split = serializers.ChoiceField(choices=["train", "dev", "test"], required=False)
     files = serializers.ListField(child=serializers.FileField())
+    licence = serializers.CharField(max_length=200, required=False, allow_blank=True,
+                                    help_text="the source data's licence, stored on the "
+                                              "project by the import (dataset card)")
+    attribution = serializers.CharField(required=False, allow_blank=True,
+                                        help_text="the source data's attribution, stored on "
+                                                  "the project by the import")
 
 
 class ImportCommitRequest(serializers.Serializer):
@@ -163,8 +170,7 @@ class _Upload(APIView):
 
     def initialize_request(self, request, *args, **kwargs):
         # Stream uploads to disk, bounded, before anything reads the body (the page's rule).
-        if request.method == "POST":
-            upload_handlers(request)
+        self.size_limit = upload_handlers(request) if request.method == "POST" else None
         return super().initialize_request(request, *args, **kwargs)
 
 
@@ -182,11 +188,17 @@ class ImportPreview(_Upload):
     def post(self, request, slug: str):
         project = get_object_or_404(Project, slug=slug)
         if too_large(request):
-            return Response({"detail": "over the upload limit"},
+            return Response({"detail": over_limit_message()},
+                            status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
+        files = request.FILES.getlist("files")  # reads the body: the size limit is known after
+        if self.size_limit is not None and self.size_limit.exceeded:
+            # Stopped while streaming (no or a false Content-Length): what came is cut short.
+            return Response({"detail": over_limit_message()},
                             status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
         body = ImportPreviewRequest(data={
             "format": request.data.get("format"), "split": request.data.get("split") or None,
-            "files": request.FILES.getlist("files")})
+            "files": files, **{name: request.data[name] for name in ("licence", "attribution")
+                               if name in request.data}})
         if not body.initial_data["split"]:
             body.initial_data.pop("split")
         body.is_valid(raise_exception=True)
@@ -194,13 +206,18 @@ class ImportPreview(_Upload):
             staged = upload_stage(files=body.validated_data["files"], project=project,
                                   fmt=body.validated_data["format"],
                                   split=body.validated_data.get("split"),
-                                  user_id=request.user.pk)
-        except UploadError as error:
-            return Response({"detail": str(error)}, status=status.HTTP_400_BAD_REQUEST)
+                                  user_id=request.user.pk,
+                                  licence=body.validated_data.get("licence") or None,
+                                  attribution=body.validated_data.get("attribution") or None)
+        except UploadError as error:  # the page's words
+            return Response({"detail": f"{error}; nothing was imported."},
+                            status=status.HTTP_400_BAD_REQUEST)
         try:
             preview = upload_preview(staged=staged)
         except ImportInputError as error:
-            return Response({"detail": str(error)}, status=status.HTTP_400_BAD_REQUEST)
+            upload_discard(staged=staged)  # as the page does: no file left behind
+            return Response({"detail": f"{error} — nothing was imported."},
+                            status=status.HTTP_400_BAD_REQUEST)
         return Response(_result(preview, upload=staged.token))
 
 

@@ -74,6 +74,7 @@ from .audit import close_open_flags, record_status_event
 from .batches.common import REMOTE_ASSIGNMENT_STATUS, new_request_token, provider_for_batch
 from .batching import chunks
 from .jobs import enqueue_after_commit
+from .projects import project_settings_errors
 
 logger = logging.getLogger(__name__)
 
@@ -108,15 +109,25 @@ def _check_prolific_rejection(message: str, category: str) -> None:
         raise ValidationError(errors)
 
 
+def _refuse_misconfigured(project) -> None:
+    """A decision recounts the items' answers against the project's redundancy: with stored
+    settings failing the validation it is refused, naming them, and nothing changes."""
+    if errors := project_settings_errors(project):
+        raise ValidationError(
+            f"project {project.slug}: fix its settings before deciding on its work "
+            f"({'; '.join(errors)})")
+
+
 def _decide_assignment(*, assignment_id: int, approve: bool, message: str,
                        actor, rejection_category: str = "",
                        enqueue: bool = True) -> Assignment:
     assignment = (Assignment.objects.select_for_update(of=("self",))
-                  .select_related("hit__batch").get(pk=assignment_id))
+                  .select_related("hit__batch__project").get(pk=assignment_id))
     new = Assignment.Status.APPROVED if approve else Assignment.Status.REJECTED
     if assignment.status == new:
         return assignment  # the same decision again (a double click, a re-run): nothing to do
     _refuse_unconfirmed(assignment, "decided")
+    _refuse_misconfigured(assignment.hit.batch.project)
     prolific = assignment.hit.batch.provider == "prolific"
     if prolific and not approve:
         _check_prolific_rejection(message, rejection_category)
@@ -253,6 +264,7 @@ def _decide_annotation(*, annotation_id: int, approve: bool, message: str, actor
     new = Annotation.Review.APPROVED if approve else Annotation.Review.REJECTED
     if annotation.review_status == new:
         return annotation
+    _refuse_misconfigured(annotation.project)
     old = annotation.review_status
     annotations_set_review_status(annotations=Annotation.objects.filter(pk=annotation.pk),
                                   review_status=new)

@@ -48,7 +48,7 @@ from ..models import (
     Worker,
 )
 from .annotations import annotation_state, item_filled_marks_kept
-from .projects import project_get_or_create
+from .projects import project_get_or_create, project_update
 from .splits import describe_cross_split_contexts, sluice_cross_split_contexts
 from .statistics import planner_statistics_refresh
 
@@ -87,7 +87,8 @@ ImportProgress = Callable[[int, "int | None", str], None]
 def import_files(*, fmt: str, paths: Sequence[str | Path], project_slug: str,
                  split: str | None = None, name: str | None = None,
                  quiet: bool = True, dry_run: bool = False,
-                 progress: ImportProgress | None = None) -> ImportResult:
+                 progress: ImportProgress | None = None, licence: str | None = None,
+                 attribution: str | None = None) -> ImportResult:
     """Import ``paths`` of format ``fmt`` into the project ``project_slug``.
 
     Non-mturk formats create the project (of the format's kind) when it is missing;
@@ -100,6 +101,9 @@ def import_files(*, fmt: str, paths: Sequence[str | Path], project_slug: str,
 
     ``progress``: told the bytes read of all the files while they are parsed ("reading
     NAME"), then the writing steps done out of the steps ("writing MODEL").
+
+    ``licence``, ``attribution`` (None: left as they are): the source data's, stored on the
+    project in the import's transaction (the Hugging Face export's dataset card shows them).
     """
     importer = FORMATS.get(fmt)
     if importer is None:
@@ -144,6 +148,16 @@ def import_files(*, fmt: str, paths: Sequence[str | Path], project_slug: str,
             raise ImportInputError(fmt, files[0].name, "; ".join(error.messages)) from None
         # One import per project at a time: the natural-key reads below stay true until commit.
         Project.objects.select_for_update().filter(pk=project.pk).exists()
+        carried = {name: value.strip() for name, value in
+                   (("licence", licence), ("attribution", attribution)) if value is not None}
+        if carried:
+            try:
+                project_update(project=project, **carried)
+            except ValidationError as error:
+                named = [message if message.startswith(name) else f"{name}: {message}"
+                         for name, messages in error.message_dict.items()
+                         for message in messages]
+                raise ImportInputError(fmt, files[0].name, "; ".join(named)) from None
         result = ImportResult(project=project, project_created=created, dry_run=dry_run)
         if dry_run:
             result.existing_items_per_split = _items_per_split(project)

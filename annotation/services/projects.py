@@ -247,13 +247,20 @@ def project_update(*, project: Project, **fields) -> Project:
     redundancy, flag_settings = Project.objects.select_for_update().values_list(
         "redundancy", "flag_settings").get(pk=project.pk)
     stored = Project(kind=project.kind, redundancy=redundancy, flag_settings=flag_settings)
-    required_before = {split: stored.redundancy_for(split) for split in Split.values}
+    # A row stored before the validation (or by hand) may fail it: nothing can be read from
+    # it, so every answered item is recounted below, as for a new adaptive policy.
+    stored_sound = not project_settings_errors(stored)
+    required_before = ({split: stored.redundancy_for(split) for split in Split.values}
+                       if stored_sound else {})
     for name, value in fields.items():
         setattr(project, name, value)
+    # An update of other fields leaves no stored setting failing the validation: it is
+    # refused, naming them, until they are fixed (in this update or an earlier one).
+    project_fields_validate({name: getattr(project, name) for name in SETTINGS_VALIDATORS})
     if problems := budget_errors(project.budget_cents, project.budget_currency):
         raise ValidationError(problems)
     project.full_clean()
-    if adaptive_policy(project) != adaptive_policy(stored):
+    if not stored_sound or adaptive_policy(project) != adaptive_policy(stored):
         # Another adaptive policy (or none): every item's target is recomputed, or cleared,
         # with its mark: those with counted answers or a stored target (the others need the
         # project's default, which the queue reads from the project).

@@ -49,6 +49,8 @@ class StagedUpload:
     split: str | None
     names: list[str]
     size: int
+    licence: str | None = None  # the source data's, stored on the project by the import
+    attribution: str | None = None
 
 
 def safe_name(name: str) -> str:
@@ -77,7 +79,8 @@ def _sweep() -> None:
 
 
 def upload_stage(*, files, project: Project, fmt: str, split: str | None,
-                 user_id: int) -> StagedUpload:
+                 user_id: int, licence: str | None = None,
+                 attribution: str | None = None) -> StagedUpload:
     """Keep ``files`` (objects with ``name`` and ``chunks()``, e.g. Django's uploaded files)
     for a preview and an import into ``project`` as ``fmt``. UploadError (nothing kept) for
     an unknown format, no file, too many or too big files, two files of one name, an archive
@@ -118,12 +121,14 @@ def upload_stage(*, files, project: Project, fmt: str, split: str | None,
             if size == 0:
                 raise UploadError(f"{name}: the file is empty")
         meta = {"project": project.slug, "format": fmt, "split": split or None,
-                "names": names, "user": user_id, "size": total}
+                "names": names, "user": user_id, "size": total, "licence": licence or None,
+                "attribution": attribution or None}
         (folder / "upload.json").write_text(json.dumps(meta), encoding="utf-8")
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)
         raise
-    return StagedUpload(token, project.slug, fmt, split or None, names, total)
+    return StagedUpload(token, project.slug, fmt, split or None, names, total,
+                        licence or None, attribution or None)
 
 
 def upload_get(*, token: str, user_id: int, project: Project) -> StagedUpload:
@@ -147,7 +152,7 @@ def _staged(token: str, project: Project, *, user_id: int | None) -> StagedUploa
     if meta["project"] != project.slug or (user_id is not None and meta["user"] != user_id):
         raise UploadError(unknown)
     return StagedUpload(token, meta["project"], meta["format"], meta["split"], meta["names"],
-                        meta["size"])
+                        meta["size"], meta.get("licence"), meta.get("attribution"))
 
 
 def upload_runs_as_job(staged: StagedUpload) -> bool:
@@ -160,7 +165,8 @@ def _import(staged: StagedUpload, *, dry_run: bool,
     folder = _folder(staged.token)
     return import_files(fmt=staged.fmt, paths=[folder / name for name in staged.names],
                         project_slug=staged.project_slug, split=staged.split, dry_run=dry_run,
-                        progress=progress)
+                        progress=progress, licence=staged.licence,
+                        attribution=staged.attribution)
 
 
 def upload_preview(*, staged: StagedUpload) -> ImportResult:

@@ -19,7 +19,11 @@ from django.urls import path
 from annotation.models import Item, Project
 from annotation.roles import page_requires
 from annotation.services.gold_items import gold_answer_from_text, item_gold_set
-from annotation.services.projects import MAX_GOLD_RATE, project_update
+from annotation.services.projects import (
+    MAX_GOLD_RATE,
+    project_settings_errors,
+    project_update,
+)
 from qc import flags
 from qc.gold import gold_guidance, gold_items_needed
 
@@ -47,9 +51,8 @@ class MarkGoldForm(forms.Form):
 
 
 def _page(request, project: Project, *, settings_form=None, mark_form=None, status=200):
-    threshold = flags.FlagSettings.from_dict(project.flag_settings)
     gold = Item.objects.filter(project=project, is_gold=True).order_by("external_id")
-    return render(request, "frontend/staff/gold.html", {
+    context = {
         "project": project,
         "settings_form": settings_form or GoldSettingsForm(initial={
             "gold_rate": project.gold_rate, "gold_failures_stop": project.gold_failures_stop}),
@@ -57,6 +60,15 @@ def _page(request, project: Project, *, settings_form=None, mark_form=None, stat
         "gold_items": [(item, json.dumps(item.gold_answer, ensure_ascii=False))
                        for item in gold[:GOLD_ITEMS_SHOWN]],
         "gold_count": gold.count(), "shown_limit": GOLD_ITEMS_SHOWN,
+        "settings_errors": project_settings_errors(project),
+    }
+    if context["settings_errors"]:
+        # Stored settings failing the validation: no gold rule to describe (the page says
+        # what to fix, as the settings page does).
+        return render(request, "frontend/staff/gold.html", context, status=status)
+    threshold = flags.FlagSettings.from_dict(project.flag_settings)
+    return render(request, "frontend/staff/gold.html", {
+        **context,
         "max_failure_rate": threshold.max_gold_failure_rate,
         "min_gold_items": threshold.min_gold_items,
         # Percentages as the docs and the advice word them (1.1%, 87%).

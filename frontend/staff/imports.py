@@ -38,7 +38,12 @@ from annotation.services.uploads import (
     upload_stage,
     upload_summary,
 )
-from annotation.upload_limits import SizeLimitHandler, too_large, upload_handlers
+from annotation.upload_limits import (
+    SizeLimitHandler,
+    over_limit_message,
+    too_large,
+    upload_handlers,
+)
 
 FORMAT_KINDS = {name: getattr(module, "KIND", None) for name, module in FORMATS.items()}
 
@@ -47,6 +52,14 @@ class UploadForm(forms.Form):
     format = forms.ChoiceField()
     split = forms.ChoiceField(choices=[("", "as the files say"), ("train", "train"),
                                        ("dev", "dev"), ("test", "test")], required=False)
+    licence = forms.CharField(
+        max_length=200, required=False,
+        help_text="The source data's licence (e.g. CC BY-SA 4.0), stored on the project on "
+                  "import for the Hugging Face dataset card; empty leaves the project's as is.")
+    attribution = forms.CharField(
+        required=False, widget=forms.Textarea(attrs={"rows": 2}),
+        help_text="Who made the source data and how to cite it; empty leaves the project's "
+                  "as is.")
 
     def __init__(self, *args, project: Project, **kwargs):
         super().__init__(*args, **kwargs)
@@ -79,15 +92,11 @@ def _import_upload(request, slug: str, limit: SizeLimitHandler | None):
         return _page(request, project, UploadForm(project=project))
     if too_large(request):
         return _page(request, project, UploadForm(project=project), status=413,
-                     upload_error=f"The files are larger than the upload limit of "
-                                  f"{settings.UNPACK_UPLOAD_MAX_BYTES:,} bytes; nothing was "
-                                  "imported.")
+                     upload_error=over_limit_message())
     form = UploadForm(request.POST, project=project)
     if limit is not None and limit.exceeded:
         return _page(request, project, UploadForm(project=project), status=413,
-                     upload_error=f"The files are larger than the upload limit of "
-                                  f"{settings.UNPACK_UPLOAD_MAX_BYTES:,} bytes; nothing was "
-                                  "imported.")
+                     upload_error=over_limit_message())
     token = request.POST.get("upload", "")
     if token:
         try:
@@ -116,7 +125,9 @@ def _import_upload(request, slug: str, limit: SizeLimitHandler | None):
         staged = upload_stage(files=request.FILES.getlist("files"), project=project,
                               fmt=form.cleaned_data["format"],
                               split=form.cleaned_data["split"] or None,
-                              user_id=request.user.pk)
+                              user_id=request.user.pk,
+                              licence=form.cleaned_data["licence"] or None,
+                              attribution=form.cleaned_data["attribution"] or None)
     except UploadError as error:
         return _page(request, project, form, status=400,
                      upload_error=f"{error}; nothing was imported.")

@@ -7,10 +7,15 @@ import json
 
 import pytest
 from django.contrib.auth.models import Group
+from django.test import Client
+from django.utils.html import escape
 
 from annotation.models import Annotation, Item, Project
 from annotation.services.projects import project_settings_errors
 from tests.factories import local_submit, plausibility_project, rewrite_project
+from tests.security.test_access import TABLE as ACCESS_TABLE
+from tests.security.test_access import send as send_row
+from tests.security.test_access import url_patterns, world  # noqa: F401 (a fixture)
 
 pytestmark = pytest.mark.django_db
 
@@ -74,12 +79,18 @@ def test_the_instructions_preview_is_rendered_markdown_with_html_escaped(staff_c
     assert not Project.objects.filter(slug="my-rewrites").exists()  # a preview writes nothing
 
 
-@pytest.mark.parametrize("broken", [
+#: Stored settings that fail the validation (as written before it, or by hand in the database).
+BROKEN_ROWS = [
     {"redundancy": {"train": "lots"}},
     {"redundancy": "lots"},
     {"flag_settings": {"fast_z": "very"}},
+    {"flag_settings": [1]},
     {"live_check_settings": {"no_such_rule.min_tokens": 2}},
-])
+    {"live_check_settings": "x"},
+]
+
+
+@pytest.mark.parametrize("broken", BROKEN_ROWS)
 def test_a_stored_row_failing_validation_breaks_no_page(broken, client, staff_user,
                                                         annotator_user):
     sound = plausibility_project(slug="sound")
@@ -102,7 +113,91 @@ def test_a_stored_row_failing_validation_breaks_no_page(broken, client, staff_us
     settings_page = client.get(f"/staff/projects/{bad.slug}/settings/")
     assert settings_page.status_code == 200
     assert 'id="settings-errors"' in settings_page.content.decode()
+    gold_page = client.get(f"/staff/projects/{bad.slug}/gold/")
+    assert gold_page.status_code == 200
+    gold_text = gold_page.content.decode()
+    assert 'id="settings-errors"' in gold_text
+    for error in project_settings_errors(bad):  # each one named, escaped as any text
+        assert escape(error) in gold_text
     assert client.get(f"/admin/annotation/project/{bad.pk}/change/").status_code == 200
+
+
+def test_an_update_repairs_a_broken_row_or_is_refused_naming_it(staff_client):
+    project = plausibility_project(slug="broken")
+    Project.objects.filter(pk=project.pk).update(redundancy={"train": "lots"})
+    renamed = staff_client.patch(f"/api/projects/{project.slug}/", {"name": "Renamed"},
+                                 content_type="application/json")
+    assert renamed.status_code == 400
+    assert "redundancy[train]: must be an integer from 1 to 50" in renamed.content.decode()
+    assert Project.objects.get(pk=project.pk).name != "Renamed"
+    fixed = staff_client.patch(f"/api/projects/{project.slug}/",
+                               {"redundancy": {"train": 2, "dev": 3, "test": 3}},
+                               content_type="application/json")
+    assert fixed.status_code == 200
+    project.refresh_from_db()
+    assert project.redundancy == {"train": 2, "dev": 3, "test": 3}
+    assert project_settings_errors(project) == []
+
+
+def test_a_decision_on_a_broken_project_is_refused_naming_its_settings(staff_client):
+    from tests.factories import local_answer, local_worker
+
+    project = plausibility_project(slug="broken")
+    answer = local_answer(project, project.items.get(), local_worker("ann")).annotation
+    Project.objects.filter(pk=project.pk).update(redundancy={"train": "lots"})
+    response = staff_client.post(
+        f"/staff/review/{project.slug}/annotations/{answer.pk}/decide/",
+        {"action": "reject", "message": "Not what was asked."}, follow=True)
+    assert response.status_code == 200
+    assert ("project broken: fix its settings before deciding on its work "
+            "(redundancy[train]: must be an integer from 1 to 50)") in response.content.decode()
+    answer.refresh_from_db()
+    assert answer.review_status == Annotation.Review.PENDING
+
+
+def _requests_naming_the_project():
+    """(role, row) for every URL pattern the resolver lists that is about one project (a
+    ``slug`` in its route, or the project in its query), with the requests of its row in the
+    access table (``tests/security/test_access.py``, which has a row for every pattern): a new
+    project page cannot escape the check below."""
+    for route, _ in url_patterns():
+        if route.startswith("admin/"):
+            continue
+        assert route in ACCESS_TABLE, f"{route}: no row in the access table"
+        for row in ACCESS_TABLE[route]:
+            if "slug" not in route and "{slug}" not in row.url:
+                continue
+            yield "staff", row
+            if row.annotator not in (302, 401, 403):  # pages an annotator may open
+                yield "annotator", row
+
+
+@pytest.mark.parametrize("broken", BROKEN_ROWS)
+def test_a_stored_row_failing_validation_breaks_no_project_url(broken, world, staff_user,  # noqa: F811
+                                                               annotator_user):
+    """Every project-scoped page and API endpoint of a project whose stored settings fail the
+    validation answers (a page, a refusal, an error naming the settings), never a 500."""
+    Project.objects.filter(slug=world["slug"]).update(**broken)
+    project = Project.objects.get(slug=world["slug"])
+    assert project_settings_errors(project)
+    clients = {}
+    for role, user in (("staff", staff_user), ("annotator", annotator_user)):
+        clients[role] = Client(raise_request_exception=False)
+        clients[role].force_login(user)
+    requests = list(_requests_naming_the_project())
+    tried = {row.url for _, row in requests}
+    assert {"/staff/projects/{slug}/gold/", "/api/projects/{slug}/counts/",
+            "/annotate/{slug}/"} <= tried
+    failures = []
+    for role, row in requests:
+        response = send_row(clients[role], row, world)
+        if response.status_code >= 500:
+            failures.append(f"{role} {row.method} {row.url}: {response.status_code}")
+    for url in ("/admin/annotation/project/", f"/admin/annotation/project/{project.pk}/change/"):
+        response = clients["staff"].get(url)
+        if response.status_code >= 500:
+            failures.append(f"staff GET {url}: {response.status_code}")
+    assert not failures, "\n".join(failures)
 
 
 def test_admin_refuses_bad_redundancy_on_add_as_a_form_error(staff_client):

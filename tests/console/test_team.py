@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+import json
+import uuid
+
 import pytest
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
@@ -137,16 +140,49 @@ def test_only_the_chosen_people_and_groups_work_on_a_limited_project(researcher,
     assert client.get(f"/annotate/{project.slug}/").status_code == 200
 
 
-def test_the_mturk_and_prolific_pages_honour_a_paused_project(client):
+@pytest.mark.parametrize("state", ["paused", "closed"])
+def test_the_mturk_and_prolific_pages_honour_a_paused_or_closed_project(client, state):
     project = plausibility_project(items=2)
     publish_hit(project, hit_id="HITPAUSE")
     hit = prolific_study_hit(project, study_id="64d3ab4de4bae1091e5de441")
-    Project.objects.filter(pk=project.pk).update(status="paused")
+    Project.objects.filter(pk=project.pk).update(status=state)
     mturk = client.get(f"/mturk/task/{project.slug}/?hitId=HITPAUSE"
                        "&assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE")
     assert mturk.status_code == 409
-    assert REFUSALS["paused"] in mturk.content.decode()
+    assert REFUSALS[state] in mturk.content.decode()
     prolific = client.get(f"/prolific/task/{project.slug}/?PROLIFIC_PID=5a9d64f5f6dfdd0001eaa73d"
                           f"&STUDY_ID={hit.provider_hit_id}&SESSION_ID=6500aa00bb11cc22dd33ee44")
     assert prolific.status_code == 409
-    assert REFUSALS["paused"] in prolific.content.decode()
+    assert REFUSALS[state] in prolific.content.decode()
+    assert "config" not in (mturk.context or {}) and "config" not in (prolific.context or {})
+
+
+#: A crowd worker's task link on each door (the worker's own, not a preview).
+CROWD_LINKS = {
+    "mturk": "/mturk/task/{slug}/?hitId=HITPAUSE&assignmentId=ASGPAUSE0001"
+             "&workerId=AWORKERPAUSE1&turkSubmitTo=https://www.mturk.com",
+    "prolific": "/prolific/task/{slug}/?PROLIFIC_PID=5a9d64f5f6dfdd0001eaa73d"
+                "&STUDY_ID=64d3ab4de4bae1091e5de441&SESSION_ID=6500aa00bb11cc22dd33ee44",
+}
+
+
+@pytest.mark.parametrize("state", ["paused", "closed"])
+@pytest.mark.parametrize("door", sorted(CROWD_LINKS))
+def test_a_crowd_save_after_the_project_paused_is_refused_with_the_message(client, door, state):
+    """The worker opened the task while the project was open; it is paused (or closed) before
+    they save: the save is refused with the project's message and nothing is stored."""
+    project = plausibility_project(items=2)
+    publish_hit(project, hit_id="HITPAUSE")
+    prolific_study_hit(project, study_id="64d3ab4de4bae1091e5de441")
+    page = client.get(CROWD_LINKS[door].format(slug=project.slug))
+    assert page.status_code == 200, page.content.decode()[:300]
+    config = page.context["config"]
+    Project.objects.filter(pk=project.pk).update(status=state)
+    saved = client.post(config["submit_url"], json.dumps({
+        "item_id": config["items"][0]["item_id"], "client_token": uuid.uuid4().hex,
+        "task_token": config["task_token"], "payload": {"rating": 4}}),
+        content_type="application/json")
+    assert saved.status_code == 409
+    assert saved.json()["error"] == state
+    assert saved.json()["message"] == REFUSALS[state]
+    assert not Annotation.objects.exists()

@@ -25,6 +25,10 @@ class Command(BaseCommand):
                             help="split of the new items (default: from the file name)")
         parser.add_argument("--name", help="name of the project when it is created")
         parser.add_argument("--quiet", action="store_true", help="no progress bar")
+        parser.add_argument("--licence", help="the source data's licence, stored on the project "
+                            "(the Hugging Face dataset card shows it)")
+        parser.add_argument("--attribution", help="the source data's attribution (citation, "
+                            "authors), stored on the project for the dataset card")
 
     def handle(self, *args, **options):
         quiet = options["quiet"] or options["verbosity"] == 0
@@ -36,7 +40,9 @@ class Command(BaseCommand):
                 result = import_files(fmt=options["format"], paths=options["paths"],
                                       project_slug=options["project"],
                                       split=options["split"], name=options["name"],
-                                      progress=None if quiet else bar)
+                                      progress=None if quiet else bar,
+                                      licence=options["licence"],
+                                      attribution=options["attribution"])
         except (ImportInputError, UnknownFormatError) as error:
             raise CommandError(str(error)) from None
         if options["verbosity"] == 0:
