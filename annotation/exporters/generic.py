@@ -70,9 +70,13 @@ class FlagsByAnnotation:
 
 
 def _moment_sql(column: str) -> str:
-    """``json_moment`` in SQL: ISO 8601 in UTC, microseconds only when not zero."""
+    """``json_moment`` in SQL: ISO 8601 in UTC, microseconds only when not zero; ``null`` for
+    a stored time Python cannot hold (its year in UTC before 1 or after 9999: the ORM reads
+    those as None, so the Python writer writes ``null`` too)."""
     utc = f"(r.{column} AT TIME ZONE 'UTC')"
-    return (f"CASE WHEN r.{column} IS NULL THEN 'null' ELSE '\"' || "
+    return (f"CASE WHEN r.{column} IS NULL OR NOT {utc} BETWEEN "
+            "timestamp '0001-01-01 00:00:00' AND timestamp '9999-12-31 23:59:59.999999' "
+            f"THEN 'null' ELSE '\"' || "
             f"to_char({utc}, 'YYYY-MM-DD\"T\"HH24:MI:SS') || "
             f"CASE WHEN to_char({utc}, 'US') = '000000' THEN '' ELSE to_char({utc}, '.US') END "
             f"|| '+00:00\"' END")
