@@ -76,3 +76,44 @@ def test_browse_filter_and_adjudicate_an_item(page, live_server, staff_user):
     reference = ItemReference.objects.get(item=items[1])
     assert reference.chosen_id == answers[2].pk and reference.decided_by == staff_user
     assert StatusEvent.objects.filter(kind="reference_set", actor=staff_user).count() == 1
+
+
+def test_write_the_reference_when_no_answer_will_do(page, live_server, staff_user):
+    """Adjudication's other path: none of the answers, the reviewer writes the reference (kept
+    as written, escaped on the page, exported as the adjudicated reference)."""
+    project, items = canard_sample(slug="canard-write")
+    crowd = workers(2)
+    for worker, text in zip(crowd, ["When did they split?", "Why did it end?"], strict=True):
+        annotate(items[1], worker, source="mturk", text=text)
+    login_browser(page, live_server, staff_user)
+    page.goto(f"{live_server.url}/staff/projects/{project.slug}/items/{items[1].pk}/adjudicate/")
+    assert page.locator(".answer-card").count() == 2
+    page.locator("input[name=answer][value='']").check()
+    written = f"When did the Mothers of Invention disband? {SCRIPT}"
+    page.locator("textarea[name=text]").fill(written)
+    page.locator("button:has-text('Save the reference')").click()
+    assert "Reference saved" in page.locator(".review-messages").inner_text()
+    assert page.locator("[data-testid=reference-value]").inner_text() == written
+    assert page.evaluate("window.__xss") is None and not page.js_errors
+    reference = ItemReference.objects.get(item=items[1])
+    assert reference.chosen_id is None and reference.text == written
+    assert reference.decided_by == staff_user
+
+
+def test_a_blocked_local_annotator_reads_a_plain_message_in_the_browser(
+        page, live_server, django_user_model):
+    from annotation.services import decisions
+    from tests.factories import local_worker, sluice_project
+
+    project = sluice_project(slug="blocked-browser", items=2)
+    user = django_user_model.objects.create_user(username="anna", password="x")
+    worker = local_worker("anna", user=user)
+    decisions.worker_block(worker_id=worker.pk, reason="spam", scope="project",
+                           project_id=project.pk)
+    login_browser(page, live_server, user)
+    response = page.goto(f"{live_server.url}/annotate/{project.slug}/")
+    assert response.status == 403
+    text = page.inner_text("body")
+    assert "Your account can no longer annotate this project." in text
+    assert "HIT" not in text and "Prolific" not in text and "spam" not in text
+    assert not page.js_errors
