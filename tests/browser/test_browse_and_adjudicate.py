@@ -117,3 +117,35 @@ def test_a_blocked_local_annotator_reads_a_plain_message_in_the_browser(
     assert "Your account can no longer annotate this project." in text
     assert "HIT" not in text and "Prolific" not in text and "spam" not in text
     assert not page.js_errors
+
+
+def test_the_queue_groups_by_hit_worker_and_answer_and_dismisses_from_any(
+        page, live_server, staff_user):
+    """The review queue's three groupings in the browser: switched by their links, an answer
+    with two flags is one row listing both, and a flag dismissed from the by-answer view is gone
+    from every view."""
+    from annotation.models import Flag
+    from tests.factories import flagged_rewrites
+
+    project, rows = flagged_rewrites(2)
+    _, annotation, flag, _ = rows[0]
+    Flag.objects.create(project=project, annotation=annotation, worker=annotation.worker,
+                        reason="copy_of_input", score=0.5,
+                        fingerprint=f"copy_of_input:annotation:{annotation.pk}")
+    login_browser(page, live_server, staff_user)
+    page.goto(f"{live_server.url}/staff/review/{project.slug}/")
+    assert page.locator("p:has-text('Group by') strong").inner_text() == "HIT"
+    page.locator("p:has-text('Group by') a:has-text('worker')").click()
+    assert page.locator("p:has-text('Group by') strong").inner_text() == "worker"
+    page.locator("p:has-text('Group by') a:has-text('answer')").click()
+    assert page.locator("p:has-text('Group by') strong").inner_text() == "answer"
+    group = page.locator(f"[data-group='{annotation.pk}']")
+    assert "2 open flags on 1 answer." in group.inner_text()
+    assert "rewrite_pronoun_left" in group.inner_text() and "copy_of_input" in group.inner_text()
+    group.locator(f"form[action$='/flags/{flag.pk}/dismiss/'] button").click()
+    assert Flag.objects.get(pk=flag.pk).status == Flag.Status.DISMISSED
+    assert "?by=answer" in page.url or "by=answer" in page.url
+    for view in ("hit", "worker", "answer"):
+        page.goto(f"{live_server.url}/staff/review/{project.slug}/?by={view}")
+        assert f"/flags/{flag.pk}/dismiss/" not in page.content()
+    assert not page.js_errors
