@@ -1,5 +1,6 @@
 """The staff side at scale: build one CLAIRE-like plausibility project the way the app stores
-it, then time what a researcher meets: the dashboard over HTTP, starting QC and an export
+it, then time what a researcher meets: the dashboard, the review queue, the data browser and
+the home page over HTTP, starting QC and an export
 (the request), those jobs' wall time and peak memory, and the commands ``qc_report --json``
 and ``export_data`` (claire, generic JSONL) with their peak memory.
 
@@ -330,6 +331,21 @@ def main() -> None:
             times.append(seconds)
         results["dashboard_s"] = round(statistics.median(times), 3)
         print(f"dashboard: {results['dashboard_s']} s", flush=True)
+        # The other pages a reviewer loads, over HTTP as well (as the user meets them).
+        for name, path in (("queue_by_hit", f"/staff/review/{SLUG}/"),
+                           ("queue_by_worker", f"/staff/review/{SLUG}/?by=worker"),
+                           ("queue_by_answer", f"/staff/review/{SLUG}/?by=answer"),
+                           ("answers", f"/staff/projects/{SLUG}/answers/"),
+                           ("answers_by_worker", f"/staff/projects/{SLUG}/answers/?sort=worker"),
+                           ("home", "/")):
+            served.get(path)
+            times = []
+            for _ in range(args.repeat):
+                seconds, response = served.get(path)
+                assert response.status_code == 200, (path, response.status_code)
+                times.append(seconds)
+            results[f"{name}_s"] = round(statistics.median(times), 3)
+            print(f"{name}: {results[f'{name}_s']} s", flush=True)
         for name, path, data in (("qc", f"/staff/review/{SLUG}/qc/", {}),
                                  ("export_claire", f"/staff/review/{SLUG}/export/",
                                   {"format": "claire"}),
