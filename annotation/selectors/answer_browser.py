@@ -21,6 +21,7 @@ composite orders).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
@@ -50,6 +51,11 @@ PAGE_ANSWERS = 50
 SEARCH_ITEMS_LISTED = 2000
 #: The longest item-text search accepted (a search is a substring, not a document).
 MAX_SEARCH_CHARS = 200
+#: A flag reason as QC writes them (``too_fast``, ``under_time_floor``…).
+FLAG_REASON = re.compile(r"[a-z][a-z0-9_]{0,63}")
+#: The kinds whose answers are written text (``Annotation.text``), which ``answer=`` searches
+#: (on PostgreSQL through the trigram index on it, migration 0033).
+TEXT_ANSWER_KINDS = (TaskKind.REWRITE, TaskKind.SLUICE, TaskKind.DECONTEXT, TaskKind.SPLIT_REPHRASE)
 
 #: state filter → (label, condition). The first four are the stored ``Annotation.state``;
 #: ``flagged`` is an answer with an open flag, ``pending`` one still waiting for a review
@@ -96,6 +102,8 @@ class AnswerFilters:
     worker: str = ""
     provider: str = ""
     text: str = ""
+    answer_text: str = ""  # a substring of the answer's own text (text answers)
+    flag: str = ""  # the reason of an open flag the answer carries
     sort: str = "newest"
     # The keyset cursor: the last row's id, and its sort column's value for a composite sort.
     after: int | None = None
@@ -107,7 +115,8 @@ class AnswerFilters:
         :class:`BadFilter` names the first bad field."""
         values = {name: (query.get(param) or "").strip() for name, param in (
             ("split", "split"), ("state", "state"), ("worker", "worker"),
-            ("provider", "provider"), ("text", "q"), ("sort", "sort"), ("after", "after"))}
+            ("provider", "provider"), ("text", "q"), ("answer_text", "answer"), ("flag", "flag"),
+            ("sort", "sort"), ("after", "after"))}
         sort = values["sort"] or "newest"
         if sort not in SORTS:
             raise BadFilter(f"sort: one of {', '.join(SORTS)}")
@@ -119,6 +128,10 @@ class AnswerFilters:
             raise BadFilter(f"provider: one of {', '.join(PROVIDERS)}")
         if len(values["text"]) > MAX_SEARCH_CHARS:
             raise BadFilter(f"q: at most {MAX_SEARCH_CHARS} characters")
+        if len(values["answer_text"]) > MAX_SEARCH_CHARS:
+            raise BadFilter(f"answer: at most {MAX_SEARCH_CHARS} characters")
+        if values["flag"] and not FLAG_REASON.fullmatch(values["flag"]):
+            raise BadFilter("flag: a flag reason, e.g. too_fast (lower-case letters and _)")
         if len(values["worker"]) > 150:
             raise BadFilter("worker: a pseudonym (w and 12 hex digits) or a username")
         after = after_key = None
@@ -132,15 +145,16 @@ class AnswerFilters:
             after = int(parts[-1])
             after_key = int(parts[0]) if len(parts) == 2 else None
         return cls(split=values["split"], state=values["state"], worker=values["worker"],
-                   provider=values["provider"], text=values["text"], sort=sort, after=after,
-                   after_key=after_key)
+                   provider=values["provider"], text=values["text"],
+                   answer_text=values["answer_text"], flag=values["flag"], sort=sort,
+                   after=after, after_key=after_key)
 
     def query_without_cursor(self) -> dict[str, str]:
         """The filters as query parameters (for the Next link and the form)."""
         return {param: value for param, value in (
             ("split", self.split), ("state", self.state), ("worker", self.worker),
-            ("provider", self.provider), ("q", self.text),
-            ("sort", "" if self.sort == "newest" else self.sort)) if value}
+            ("provider", self.provider), ("q", self.text), ("answer", self.answer_text),
+            ("flag", self.flag), ("sort", "" if self.sort == "newest" else self.sort)) if value}
 
 
 @dataclass
@@ -187,6 +201,16 @@ def filtered_answers(*, project: Project, filters: AnswerFilters,
         answers = answers.filter(source=filters.provider)
     if worker_ids is not None:
         answers = answers.filter(worker_id__in=worker_ids)
+    if filters.flag:
+        # The answers of the project's open flags of that reason (flags are few: the subquery
+        # is bounded by them, not by the answers).
+        flagged = Flag.objects.filter(project=project, status=Flag.Status.OPEN,
+                                      reason=filters.flag, annotation__isnull=False)
+        answers = answers.filter(id__in=flagged.values("annotation_id"))
+    if filters.answer_text:
+        if project.kind not in TEXT_ANSWER_KINDS:
+            return answers.none()  # ratings and categories have no text to search
+        answers = answers.filter(text__icontains=filters.answer_text)
     if filters.text:
         texts = ITEM_TEXTS.get(project.kind, ())
         if not texts:
@@ -268,6 +292,17 @@ def sorted_after(answers: QuerySet[Annotation], filters: AnswerFilters) -> Query
         answers = answers.filter(TupleGreaterThan(Tuple(F(column), F("id")),
                                                   (filters.after_key, filters.after)))
     return answers.order_by(column, "id")
+
+
+def open_flag_reason_choices(*, project: Project, chosen: str = "") -> list[str]:
+    """The reasons of the project's open answer flags (the flag filter's choices; the chosen
+    one kept when no flag has it any more), one statement over the flags."""
+    reasons = set(Flag.objects.filter(project=project, status=Flag.Status.OPEN,
+                                      annotation__isnull=False)
+                  .order_by().values_list("reason", flat=True).distinct())
+    if chosen:
+        reasons.add(chosen)
+    return sorted(reasons)
 
 
 def open_flag_reasons(answer_ids: list[int]) -> dict[int, list[str]]:

@@ -65,6 +65,9 @@ def answer_browser_view(request, slug: str):
         "project": project, "filters": filters, "rows": rows, "page": page,
         "next_url": next_url, "first_url": f"?{urlencode(query)}" if filters.after else "",
         "states": answer_browser.STATES, "providers": answer_browser.PROVIDERS,
+        "flag_reasons": answer_browser.open_flag_reason_choices(project=project,
+                                                                chosen=filters.flag),
+        "text_answers": project.kind in answer_browser.TEXT_ANSWER_KINDS,
         "splits": ("train", "dev", "test"), "sorts": answer_browser.SORTS,
         "sort_label": answer_browser.SORTS[filters.sort][0],
         # A heading's link sorts by its column (the answer's toggles newest / oldest).

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import json
 import re
 
 import pytest
@@ -140,13 +141,14 @@ def test_the_page_runs_the_same_statements_for_1_or_14_answers(staff_client, rew
     assert len(ids) == len(answers)
     assert len(many) == len(few)
     # session, user, project, page ids, page rows, the dialogues' turns (context), open
-    # flags, blocked workers
-    assert len(many) == 8, [q["sql"][:80] for q in many.captured_queries]
+    # flags, blocked workers, the open flags' reasons (the flag filter's choices)
+    assert len(many) == 9, [q["sql"][:80] for q in many.captured_queries]
 
 
 @pytest.mark.parametrize("query, field", [
     ("?split=validation", "split"), ("?state=approved", "state"), ("?provider=amt", "provider"),
-    ("?after=12abc", "after"), ("?q=" + "x" * 201, "q"),
+    ("?after=12abc", "after"), ("?q=" + "x" * 201, "q"), ("?answer=" + "x" * 201, "answer"),
+    ("?flag=Too-Fast", "flag"), ("?flag=" + "a" * 65, "flag"),
 ])
 def test_a_bad_filter_is_refused_naming_the_field(staff_client, rewrites, query, field):
     project, _, _ = rewrites
@@ -165,3 +167,49 @@ def test_a_text_found_in_many_items_walks_the_answers_with_the_same_result(staff
     for query, ids in listed.items():
         assert ids, query
         assert shown(staff_client, url(project, query))[0] == ids, query
+
+
+def test_the_flag_filter_shows_the_answers_with_an_open_flag_of_that_reason(staff_client,
+                                                                           rewrites):
+    project, _, answers = rewrites
+    Flag.objects.create(project=project, annotation=answers[7], reason="too_fast",
+                        fingerprint=f"fast:{answers[7].pk}")
+    Flag.objects.create(project=project, annotation=answers[9], reason="too_fast",
+                        status=Flag.Status.DISMISSED, fingerprint=f"fast:{answers[9].pk}")
+    ids, _, page = shown(staff_client, url(project, "?flag=too_fast"))
+    assert ids == [answers[7].pk]  # the dismissed one is not open
+    assert ids == shown(staff_client, url(project, "?flag=too_fast&state=flagged"))[0]
+    assert shown(staff_client, url(project, "?flag=copy_of_input"))[0] == [answers[5].pk]
+    assert shown(staff_client, url(project, "?flag=under_time_floor"))[0] == []
+    choices = re.search(r'<select name="flag" data-testid="browse-flag">(.*?)</select>',
+                        page).group(1)
+    assert re.findall(r'<option value="([a-z_]+)"', choices) == ["copy_of_input", "too_fast"]
+    # The download takes the same filter.
+    download = staff_client.get(f"/staff/projects/{project.slug}/answers/download/"
+                                "?flag=too_fast&format=jsonl")
+    lines = b"".join(download.streaming_content).decode().splitlines()
+    assert [json.loads(line)["answer"] for line in lines] == [answers[7].pk]
+
+
+def test_the_answer_text_search_looks_in_the_answers_own_text(staff_client, rewrites):
+    project, _items, answers = rewrites
+    local = answers[12]
+    ids, _, page = shown(staff_client, url(project, "?answer=zappa%27s+BAND"))
+    assert ids == [local.pk]  # case-insensitive, in the answer, not the item
+    assert 'name="answer" value="zappa&#x27;s BAND"' in page
+    # The answers that say "disband", whatever their item says: the imported "Why did they
+    # disband?" answers an item whose own text does not (the item search misses it).
+    said = [a.pk for a in answers if "disband" in (a.text or "").lower()]
+    assert shown(staff_client, url(project, "?answer=disband"))[0] == sorted(said, reverse=True)
+    assert answers[13].pk in said
+    assert answers[13].pk not in shown(staff_client, url(project, "?q=disband"))[0]
+
+
+def test_a_rating_project_offers_no_answer_text_search(staff_client):
+    from tests.factories import claire_sample
+
+    project, items = claire_sample(slug="claire-browse")
+    annotate(items[0], workers(1)[0], rating=4)
+    ids, _, page = shown(staff_client, url(project))
+    assert len(ids) == 1 and 'name="answer"' not in page
+    assert shown(staff_client, url(project, "?answer=4"))[0] == []

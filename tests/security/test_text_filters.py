@@ -19,7 +19,10 @@ pytestmark = pytest.mark.django_db
 
 #: Text filters outside the API's schema (the admin's list filters, the staff pages).
 PAGE_FILTERS = ["/admin/annotation/annotation/?source={}", "/staff/review/?project={}",
-                "/api/projects/?limit={}", "/api/items/?offset={}"]
+                "/api/projects/?limit={}", "/api/items/?offset={}",
+                # The data browser's text filters (project "x").
+                "/staff/projects/x/answers/?q={}", "/staff/projects/x/answers/?answer={}",
+                "/staff/projects/x/answers/?worker={}", "/staff/projects/x/answers/?flag={}"]
 
 
 def schema_text_parameters() -> list[str]:
