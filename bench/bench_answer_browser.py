@@ -60,6 +60,12 @@ def pages(project) -> list[tuple[str, str]]:
         ("sort=item", f"{base}?sort=item"),
         ("sort=item deep", f"{base}?sort=item&after={middle.item_id}.{middle.pk}"),
         ("sort=worker state=counted", f"{base}?sort=worker&state=counted"),
+        # An open flag's reason (a common one and a rare one), and the answers' own text (none
+        # in a ratings project: the page answers at once).
+        ("flag=too_fast", f"{base}?flag=too_fast"),
+        ("flag=worker_far_from_consensus", f"{base}?flag=worker_far_from_consensus"),
+        ("flag=too_fast sort=item", f"{base}?flag=too_fast&sort=item"),
+        ("answer=disband", f"{base}?answer=disband"),
     ]
 
 
