@@ -573,8 +573,14 @@ class _BundleWriter:
         workers = self._workers()
         taken = set(Annotation.objects.filter(project=self.project, assignment__isnull=True)
                     .values_list("worker_id", "item_id"))
+        self._insert_answers(self.bundle.annotations, workers, items, taken)
+
+    def _insert_answers(self, records, workers: dict, items: dict[str, int],
+                        taken: set[tuple[int, int]]) -> None:
+        """Insert the answers of ``records`` not stored yet (``taken``: the (worker id, item
+        id) pairs already there; it grows with each one added)."""
         new = []
-        for record in self.bundle.annotations:
+        for record in records:
             pair = (workers[record.worker], items[record.item_key])
             if pair in taken:
                 continue
@@ -701,16 +707,4 @@ class _StagedWriter:
             taken.update(Annotation.objects.filter(
                 project=self.project, assignment__isnull=True, item_id__in=part)
                 .values_list("worker_id", "item_id"))
-        new = []
-        for record in chunk.annotations:
-            pair = (workers[record.worker], chunk_items[record.item_key])
-            if pair in taken:
-                continue
-            taken.add(pair)
-            new.append({"project_id": self.project.pk, "worker_id": pair[0],
-                        "item_id": pair[1], "source": record.source, **record.fields,
-                        "state": annotation_state(source=record.source, review_status=(
-                            record.fields.get("review_status", Annotation.Review.PENDING)))})
-        with item_filled_marks_kept(row["item_id"] for row in new
-                                    if row["state"] == Annotation.State.COUNTED):
-            writer._insert(Annotation, new)
+        writer._insert_answers(chunk.annotations, workers, chunk_items, taken)
