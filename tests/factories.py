@@ -797,3 +797,24 @@ def annotator_pages(world: Hostile) -> list[str]:
 def mturk_page(world: Hostile) -> str:
     return f"/mturk/task/{world.plausibility.slug}/?" + urlencode({
         "assignmentId": "ASSIGNMENT_ID_NOT_AVAILABLE", "hitId": world.page_hit.provider_hit_id})
+
+
+def submitted_hit_answers(*, slug="canard-sample", local_text="Mine"):
+    """A rewrite project's HIT with three MTurk workers' submitted assignments on its first item
+    ("good"; "blocked" from the project; "waiting": not confirmed by collection yet) and a local
+    annotator's answer to the second: ``(project, {name: answer})``."""
+    project, items = canard_sample(slug=slug)
+    hit = publish_hit(project, items=items[:1], max_assignments=3)
+    good, blocked, waiting = workers(3)
+    models.WorkerProjectBlock.objects.create(worker=blocked, project=project, reason="spam")
+    answers = {}
+    for name, worker in (("good", good), ("blocked", blocked), ("waiting", waiting)):
+        assignment = models.Assignment.objects.create(
+            hit=hit, worker=worker, provider_assignment_id=f"ASG-{name}",
+            status=models.Assignment.Status.SUBMITTED)
+        answers[name] = annotate(items[0], worker, source="mturk", assignment=assignment,
+                                 text=f"Rewrite by {name}")
+    models.Annotation.objects.filter(pk=answers["waiting"].pk).update(
+        state=models.Annotation.State.PROVISIONAL)
+    answers["local"] = annotate(items[1], local_worker("ann"), source="local", text=local_text)
+    return project, answers

@@ -10,29 +10,16 @@ import io
 
 import pytest
 
-from annotation.models import Annotation, Assignment, WorkerProjectBlock
+from annotation.models import Assignment
 from tests.browser.conftest import login_browser, screenshot
-from tests.factories import annotate, canard_sample, local_worker, publish_hit, workers
+from tests.factories import submitted_hit_answers
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
 def test_sort_tick_approve_and_download(page, live_server, staff_user):
-    project, items = canard_sample(slug="canard-bulk")
-    hit = publish_hit(project, items=items[:1], max_assignments=3)
-    good, blocked, waiting = workers(3)
-    WorkerProjectBlock.objects.create(worker=blocked, project=project, reason="spam")
-    answers = {}
-    for name, worker in (("good", good), ("blocked", blocked), ("waiting", waiting)):
-        assignment = Assignment.objects.create(hit=hit, worker=worker,
-                                               provider_assignment_id=f"ASG-{name}",
-                                               status=Assignment.Status.SUBMITTED)
-        answers[name] = annotate(items[0], worker, source="mturk", assignment=assignment,
-                                 text=f"Rewrite by {name}")
-    Annotation.objects.filter(pk=answers["waiting"].pk).update(
-        state=Annotation.State.PROVISIONAL)
-    answers["local"] = annotate(items[1], local_worker("ann"), source="local",
-                                text="=1+1 (a formula)")
+    project, answers = submitted_hit_answers(slug="canard-bulk",
+                                             local_text="=1+1 (a formula)")
     login_browser(page, live_server, staff_user)
 
     page.goto(f"{live_server.url}/staff/projects/{project.slug}/answers/")

@@ -14,9 +14,9 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from annotation.models import Annotation, Assignment, Flag, WorkerProjectBlock
+from annotation.models import Annotation, Assignment, Flag
 from annotation.selectors import answer_browser
-from tests.factories import annotate, canard_sample, local_worker, publish_hit, workers
+from tests.factories import annotate, canard_sample, submitted_hit_answers, workers
 from tests.review.test_answer_browser import rewrites, shown, url  # noqa: F401 - the fixture
 
 pytestmark = pytest.mark.django_db
@@ -53,20 +53,7 @@ def test_a_bad_sort_or_cursor_is_refused_naming_the_field(staff_client, rewrites
 def hits_world():
     """Three MTurk workers' assignments on one HIT of a rewrite project (one of them blocked
     from the project, one not confirmed by collection yet), and a local annotator's answer."""
-    project, items = canard_sample()
-    hit = publish_hit(project, items=items[:1], max_assignments=3)
-    good, blocked, waiting = workers(3)
-    WorkerProjectBlock.objects.create(worker=blocked, project=project, reason="spam")
-    answers = {}
-    for name, worker in (("good", good), ("blocked", blocked), ("waiting", waiting)):
-        assignment = Assignment.objects.create(hit=hit, worker=worker,
-                                               provider_assignment_id=f"ASG-{name}",
-                                               status=Assignment.Status.SUBMITTED)
-        answers[name] = annotate(items[0], worker, source="mturk", assignment=assignment,
-                                 text=f"Rewrite by {name}")
-    Annotation.objects.filter(pk=answers["waiting"].pk).update(
-        state=Annotation.State.PROVISIONAL)
-    answers["local"] = annotate(items[1], local_worker("ann"), source="local", text="Mine")
+    project, answers = submitted_hit_answers()
     Flag.objects.create(project=project, annotation=answers["good"], reason="too_fast",
                         fingerprint="f1")
     Flag.objects.create(project=project, annotation=answers["local"], reason="copy_of_input",
