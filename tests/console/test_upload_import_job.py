@@ -80,17 +80,22 @@ def test_a_second_click_on_import_starts_no_second_import(staff_client, monkeypa
     assert not Item.objects.exists()
 
 
-def test_a_bad_file_fails_the_job_naming_file_line_and_field(staff_client, settings):
-    project = claire_project()
-    token = stage(staff_client, project)
-    # The staged labels file goes bad between the preview and the job (what the job meets
-    # is checked again, all-or-nothing).
+def spoil_staged_labels(settings, token: str) -> None:
+    """Line 3 of the staged dev_labels.tsv gets the label MAYBE (not a CLAIRE class)."""
     labels = Path(settings.UNPACK_UPLOAD_DIR) / token / "dev_labels.tsv"
     lines = labels.read_text().splitlines()
     cells = lines[2].split("\t")
     cells[-1] = "MAYBE"
     lines[2] = "\t".join(cells)
     labels.write_text("\n".join(lines) + "\n")
+
+
+def test_a_bad_file_fails_the_job_naming_file_line_and_field(staff_client, settings):
+    project = claire_project()
+    token = stage(staff_client, project)
+    # The staged labels file goes bad between the preview and the job (what the job meets
+    # is checked again, all-or-nothing).
+    spoil_staged_labels(settings, token)
     staff_client.post(f"/staff/projects/{project.slug}/import/",
                       {"upload": token, "commit": "yes"})
     job = Job.objects.get(kind="import")
@@ -168,12 +173,7 @@ def test_the_api_follows_a_queued_job_and_starts_no_second_one(staff_client, mon
 def test_a_bad_file_fails_the_api_job_naming_file_line_and_field(staff_client, settings):
     project = claire_project()
     token = api_stage(staff_client, project)
-    labels = Path(settings.UNPACK_UPLOAD_DIR) / token / "dev_labels.tsv"
-    lines = labels.read_text().splitlines()
-    cells = lines[2].split("\t")
-    cells[-1] = "MAYBE"
-    lines[2] = "\t".join(cells)
-    labels.write_text("\n".join(lines) + "\n")
+    spoil_staged_labels(settings, token)
     body = api_commit(staff_client, project, token).json()
     assert body["state"] == "failed" and body["result"] is None
     assert "claire dev_labels.tsv line 3: label 'MAYBE' is not one of" in body["error"]
