@@ -97,6 +97,7 @@ class FlagSettings:
     claim_slack_seconds: float = 2.0
     max_gold_failure_rate: float = 0.25
     min_gold_items: int = 1
+    gold_first: int = 0
     rewrite_warning_codes: tuple[str, ...] = ("rewrite_pronoun_left", "rewrite_ambiguous_words")
     aggregation: str = "plain"
     adaptive_redundancy: dict | None = None
