@@ -15,6 +15,15 @@ true score distribution / class priors; an item's copy workers counted once, as 
 answer). A method that has to learn the workers from the answers cannot beat it on average,
 so a target above it is out of reach with this crowd and this redundancy.
 
+**Equal cost** (the last table): the same crowds collected as the app collects -- the work
+queue's order, gold items served first and at the project's rate, a worker the gold rule
+flags stopped (``gold_failures_stop``), adaptive redundancy -- until as many judgements as
+fixed-5 uses are collected, gold answers included (fixed-5 counts its gold items' five
+judgements each); workers come ``--workers`` at a time, each doing at most fixed-5's share
+(items / workers × 5) and replaced by the next of the crowd (same mix) when they leave or are
+stopped. Fixed-5 plain and chosen are computed on the same drawn answers. See
+:func:`collect` and :data:`PIPELINES` (the settings).
+
     python3 bench/bench_crowd.py [--seeds 20] [--items 2500] [--workers 100] [--json]
 """
 
@@ -435,7 +444,7 @@ def collect(answer_of: np.ndarray, *, gold: dict, groups: np.ndarray, budget: in
 
 
 #: How many crowds of ``--workers`` may arrive, one after another, while workers are stopped.
-CROWD_BLOCKS = 4
+CROWD_BLOCKS = 6
 #: The equal-cost comparison's crowds: the issue's targets are set on these.
 EQUAL_COST_POOLS = (("none", "mixed", 0.0), ("30%", "mixed", 0.3), ("40%", "mixed", 0.4),
                     ("30% colluding copiers", "collusion", 0.3))
@@ -539,9 +548,9 @@ def equal_cost_run(seed: int, kind: str, pool: str, spam: float, n_workers: int,
     spammers = kinds[:collected.arrived] != "reliable"
     stopped = np.zeros(collected.arrived, dtype=bool)
     stopped[list(collected.stopped)] = True
-    spammers, stopped = spammers[worked], stopped[worked]
     spam_share = float(np.mean([spammers[worker] for item, worker, _ in collected.rows
                                 if not gold_items[item]]))
+    spammers, stopped = spammers[worked], stopped[worked]
     return {"fixed": metrics(fixed_plain), "fixed_chosen": metrics(fixed_chosen),
             "fixed_fell_back": fixed_fell_back,
             "pipeline_plain": metrics(plain), "pipeline": metrics(chosen),
