@@ -68,6 +68,10 @@ class FlagSettings:
       server saw pass.
     - ``max_gold_failure_rate``: flag a worker who failed more than this share of the gold
       items they answered (``min_gold_items`` answered at least).
+    - ``gold_first``: the local work queue serves each worker's first this many items from
+      the gold items (at a gold rate above 0), so that the gold rule (and ``gold_failures_stop``)
+      judges a spammer before they do any work; they count towards the gold rate. 0: gold
+      only at the rate.
     - ``rewrite_warning_codes``: live-check codes that, found again on the server, flag an
       annotation (pronouns and ambiguous words left in rewrites by default).
     - ``aggregation``: how QC aggregates answers (``qc.worker_models``): ``plain`` (mean or
@@ -97,6 +101,7 @@ class FlagSettings:
     claim_slack_seconds: float = 2.0
     max_gold_failure_rate: float = 0.25
     min_gold_items: int = 1
+    gold_first: int = 0
     rewrite_warning_codes: tuple[str, ...] = ("rewrite_pronoun_left", "rewrite_ambiguous_words")
     aggregation: str = "plain"
     adaptive_redundancy: dict | None = None

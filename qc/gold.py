@@ -16,6 +16,8 @@ items give about 1 % false flags and 87 % recall; 10 give 7 % false flags and 83
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from scipy.stats import binom
@@ -80,3 +82,30 @@ def gold_guidance(*, max_failure_rate: float = 0.25,
                   counts: tuple[int, ...] = GUIDANCE_COUNTS) -> list[GoldReliability]:
     """The console's table: the rule's reliability at each of ``counts`` gold items."""
     return [gold_reliability(n, max_failure_rate=max_failure_rate) for n in counts]
+
+
+# --- serving (the app's work queue and the crowd bench follow these) -----------------------
+
+
+def gold_due(*, answered: int, gold_answered: int, rate: float, first: int = 0) -> bool:
+    """Whether the next item served to a worker who has ``answered`` items (``gold_answered``
+    of them gold) should be gold: the k-th item served is gold when ``floor(k × rate)``
+    exceeds the gold items answered (a rate of 0.1 makes every tenth one gold), and the first
+    ``first`` items are gold (a spammer meets the gold rule before doing any work; they count
+    towards the rate, so over a worker's ``first / rate`` items or more the share stays
+    ``rate``). No gold at a rate of 0."""
+    if rate <= 0:
+        return False
+    if gold_answered < first:
+        return True
+    # The epsilon keeps 0.1 × 10 from falling to 0.999….
+    return math.floor((answered + 1) * rate + 1e-9) > gold_answered
+
+
+def gold_item_choice(candidates: Sequence, worker_key: int):
+    """The gold item to serve a worker among ``candidates`` (the gold items they have not
+    answered, in id order), or None: a different order per worker (``worker_key``, their id),
+    so that workers comparing notes do not see the same gold items in the same places."""
+    if not candidates:
+        return None
+    return candidates[worker_key * 7919 % len(candidates)]

@@ -9,7 +9,8 @@ the answer is uncertain:
   ``boundary_se`` standard errors of the mean (the standard deviation of the ratings, at
   least ``min_sd``, over the square root of their number).
 
-:func:`needs_more` is the one rule; the work queue, batch planning and the bench call it.
+:func:`needs_more` is the one rule, :func:`adaptive_target` the judgements it asks of an item;
+the work queue, batch planning and the bench call them.
 Expected cost: ``start`` judgements an item when every item is clear, ``maximum`` when none
 is; the bench (``bench/bench_crowd.py``) measures the mean.
 """
@@ -85,3 +86,13 @@ def needs_more(answers: Sequence, policy: RedundancyPolicy, *, numeric: bool,
         return distance < policy.boundary_se * spread / np.sqrt(n)
     counts = [*sorted(Counter(answers).values(), reverse=True), 0]
     return counts[0] - counts[1] < policy.min_margin
+
+
+def adaptive_target(answers: Sequence, policy: RedundancyPolicy, *, numeric: bool) -> int:
+    """Judgements an item with these counted ``answers`` should have: ``start`` until it has
+    that many, then one more than it has while :func:`needs_more` says they disagree. The
+    app stores it on the item (``annotation.services.adaptive``); the crowd bench's
+    collection follows it too."""
+    if len(answers) < policy.start:
+        return policy.start
+    return len(answers) + 1 if needs_more(answers, policy, numeric=numeric) else len(answers)

@@ -1,6 +1,6 @@
 """Adaptive redundancy on the Django side: how many judgements an item should have now.
 
-The rule is ``qc.redundancy.needs_more`` (pure); the project's policy is
+The rule is ``qc.redundancy.adaptive_target`` (pure, over ``needs_more``); the project's policy is
 ``flag_settings["adaptive_redundancy"]`` (None: fixed redundancy per split). An item's target
 is the policy's ``start`` until it has that many counted answers, then one more than it has
 while ``needs_more`` says its answers disagree (never above ``maximum``). Batch planning asks
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from django.db.models import Count, Q
 
-from qc.redundancy import RedundancyPolicy, needs_more
+from qc.redundancy import RedundancyPolicy, adaptive_target
 
 from ..models import Annotation, Item, Project, Split, TaskKind
 
@@ -41,13 +41,6 @@ def adaptive_policy(project: Project) -> RedundancyPolicy | None:
 @functools.lru_cache(maxsize=256)
 def _policy(values: tuple) -> RedundancyPolicy:
     return RedundancyPolicy.from_dict(dict(values))
-
-
-def adaptive_target(answers: list, policy: RedundancyPolicy, *, numeric: bool) -> int:
-    """Judgements an item with these counted ``answers`` should have (see the docstring)."""
-    if len(answers) < policy.start:
-        return policy.start
-    return len(answers) + 1 if needs_more(answers, policy, numeric=numeric) else len(answers)
 
 
 def slots_by_split(project: Project) -> dict[str, int]:

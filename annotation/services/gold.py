@@ -21,6 +21,7 @@ import math
 from django.db.models import Count, Q
 
 from qc import flags
+from qc.gold import gold_due, gold_item_choice
 
 from ..models import Annotation, Flag, Item, Project, Worker, WorkerProjectBlock
 from .audit import record_status_event
@@ -43,8 +44,9 @@ def _answer_counts(project: Project, worker: Worker) -> tuple[int, int]:
 def gold_item_due(*, project: Project, worker: Worker, answering: int | None = None) -> bool:
     """Whether the next item served to ``worker`` should be gold: the k-th item a worker is
     served is gold when ``floor(k × gold_rate)`` exceeds the gold items they answered (a rate
-    of 0.1 makes every tenth one gold). ``answering``: the id of an item whose answer is being
-    stored and counts already. One query (two with ``answering``); none when the project
+    of 0.1 makes every tenth one gold), and so are their first ``gold_first`` items
+    (``flag_settings``; ``qc.gold.gold_due``). ``answering``: the id of an item whose answer
+    is being stored and counts already. One query (two with ``answering``); none when the project
     serves no gold."""
     if project.gold_rate <= 0:
         return False
@@ -52,8 +54,8 @@ def gold_item_due(*, project: Project, worker: Worker, answering: int | None = N
     if answering is not None:
         total += 1
         gold += Item.objects.filter(pk=answering, is_gold=True).exists()
-    # The epsilon keeps 0.1 × 10 from falling to 0.999….
-    return math.floor((total + 1) * project.gold_rate + 1e-9) > gold
+    first = (project.flag_settings or {}).get("gold_first", flags.FlagSettings.gold_first)
+    return gold_due(answered=total, gold_answered=gold, rate=project.gold_rate, first=first)
 
 
 def gold_item_for(*, project: Project, worker: Worker, excluding: int | None = None
@@ -66,9 +68,7 @@ def gold_item_for(*, project: Project, worker: Worker, excluding: int | None = N
     candidates = list(Item.objects.filter(project=project, is_gold=True)
                       .exclude(pk__in=answered).exclude(pk=excluding)
                       .order_by("pk").values_list("pk", flat=True))
-    if not candidates:
-        return None
-    return candidates[(worker.pk or 0) * 7919 % len(candidates)]
+    return gold_item_choice(candidates, worker.pk or 0)
 
 
 def gold_items_per_page(*, project: Project) -> list[int]:

@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 
 from annotation.models import Project
-from annotation.services.adaptive import adaptive_target, adaptive_targets
+from annotation.services.adaptive import adaptive_targets
 from annotation.services.batches.plan import LaunchOptions, batch_plan
 from annotation.services.projects import validate_flag_settings
-from qc.redundancy import RedundancyPolicy
+from qc.redundancy import RedundancyPolicy, adaptive_target
 from tests.factories import annotate, decontext_sample, plausibility_project, workers
 
 pytestmark = pytest.mark.django_db

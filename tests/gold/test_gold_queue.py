@@ -130,3 +130,12 @@ def test_passing_gold_raises_no_flag(annotator_client, annotator_user):
     assert Annotation.objects.filter(worker=worker, item_id__in=gold).count() == 3
     assert not Flag.objects.filter(project=project, reason="failed_gold").exists()
     assert not WorkerProjectBlock.objects.exists()
+
+
+def test_gold_first_serves_a_workers_first_items_from_the_gold_items_then_the_rate():
+    project, gold = gold_project(items=20, gold=3, rate=0.2, flag_settings={"gold_first": 2},
+                                 redundancy={"train": 2, "dev": 2, "test": 2})
+    served = work_through(project, local_worker("first"))
+    # The first two are gold; they count towards the rate (3 gold due at the 15th item).
+    assert [index for index, item_id in enumerate(served, 1) if item_id in gold] == [1, 2, 15]
+    assert len(served) == 20

@@ -20,3 +20,14 @@ def test_the_defaults_settle_two_agreeing_answers_and_ask_more_where_they_disagr
     assert needs_more([4, 4], policy, numeric=True)  # on the boundary 4
     assert not needs_more([1, 1, 2], policy, numeric=True)  # mean 1.33: 1.17 from 2.5
     assert not needs_more([4, 4, 3, 5, 4, 3, 5], policy, numeric=True)  # the maximum
+
+
+def test_adaptive_target_is_start_then_one_more_while_the_answers_disagree():
+    from qc.redundancy import adaptive_target
+
+    policy = RedundancyPolicy(start=3, maximum=5)
+    assert adaptive_target([], policy, numeric=False) == 3
+    assert adaptive_target(["A", "B"], policy, numeric=False) == 3  # below start
+    assert adaptive_target(["A", "A", "B"], policy, numeric=False) == 4  # 2-1: one more
+    assert adaptive_target(["A", "A", "A"], policy, numeric=False) == 3  # settled
+    assert adaptive_target(list("AABBA"), policy, numeric=False) == 5  # never above maximum
