@@ -11,12 +11,14 @@ request to the threads — and it blocks there until the client has read the ans
 A client that opens a connection per request (``Connection: close``: a password-guessing script,
 ``curl``, health checks) so stalls the whole process for a round trip to that client per
 request. While it stalls, the annotators' kept-alive connections get nothing dispatched and
-the threads run out of work. On a 2-CPU machine whose CPUs the server keeps busy (the embedded
-SQLite default) the guessing client waits for a CPU before it reads and closes: measured with
-4 guessing clients against locked-out logins, 2.7 ms a close on average, 112 ms at worst, the
-loop blocked 11 % of the time (docs/performance-log.md, "the gthread loop waits for
-attackers"). Here the same close is driven by the loop's poller: FIN at once, then the
-socket is read when it is readable and closed at the client's EOF, at 64 KiB, or after 2 s.
+the threads run out of work, and a wait past the 2 s keep-alive made the loop close kept-alive
+connections with their request unread. On a machine whose CPUs the server keeps busy (the
+embedded SQLite default) the guessing client waits for a CPU before it reads and closes:
+measured with 4 guessing clients against locked-out logins (load average 8–13), 2.7–18.8 ms a
+close on average, up to 2.1 s, the loop blocked 11–18 % of the attack's time
+(docs/security.md, docs/performance-log.md). Here the same close is driven by the loop's
+poller: FIN at once, then the socket is read when it is readable and closed at the client's
+EOF, at 64 KiB, or after 2 s.
 """
 
 from __future__ import annotations
