@@ -25,7 +25,11 @@ wsgi_app = "annotation.wsgi"
 # PostgreSQL and Redis, which another thread of the same process uses meanwhile. More processes
 # than CPUs only added switching in the load bench (2 CPUs: 2 × 2 threads gave p99 98–122 ms,
 # 4 × 2 gave 110–201 ms at the same throughput; docs/annotating.md, "Serving").
-worker_class = "gthread"
+# gunicorn's gthread with one change (annotation/gunicorn_worker.py): a connection the client
+# does not keep alive is closed from the loop's poller, not by blocking the loop until the
+# client has closed its end (which stalled every kept-alive annotator of the process while a
+# password-guessing script, one connection per request, got around to closing).
+worker_class = "annotation.gunicorn_worker.ThreadWorker"
 # The CPUs this process may run on (a container's cpuset), not all of the host's.
 workers = _whole_number("WEB_CONCURRENCY", len(os.sched_getaffinity(0)))
 threads = _whole_number("UNPACK_GUNICORN_THREADS", 2)
