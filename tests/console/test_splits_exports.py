@@ -142,6 +142,8 @@ def test_the_hugging_face_export_loads_with_datasets(staff_client, tmp_path):
         for worker, rating in zip(people, (4, 5), strict=True):
             annotate(item, worker, rating=rating, payload={"rating": rating})
     annotate(items[3], people[0], rating=2, payload={"rating": 2})
+    # "Run QC now": the card takes its agreement figures from this report (test_hf_card.py).
+    staff_client.post(f"/staff/review/{project.slug}/qc/")
     started = staff_client.post(f"/api/projects/{project.slug}/export/",
                                 json.dumps({"export_format": "hf"}),
                                 content_type="application/json")
