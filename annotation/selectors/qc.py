@@ -164,8 +164,9 @@ def qc_inputs(*, project: Project) -> dict[str, list[int]]:
         n=Count("id"), id_sum=Sum("id"), last=Max("id"))
     gold = Item.objects.filter(project=project, is_gold=True).order_by().aggregate(
         n=Count("id"), id_sum=Sum("id"))
-    return {"answers": [answers["n"], answers["id_sum"] or 0, answers["last"] or 0],
-            "gold_items": [gold["n"], gold["id_sum"] or 0]}
+    # int(): PostgreSQL sums bigints as numeric (a Decimal, which JSON cannot hold).
+    return {"answers": [answers["n"], int(answers["id_sum"] or 0), answers["last"] or 0],
+            "gold_items": [gold["n"], int(gold["id_sum"] or 0)]}
 
 
 def split_counts(*, project: Project) -> dict[str, int]:

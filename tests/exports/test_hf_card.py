@@ -23,7 +23,7 @@ def _rated_project():
                              ((4, 5, 4), (1, 2, 1), (3, 3, 5), (2, 2, 2)), strict=True):
         for worker, rating in zip(people, ratings, strict=True):
             annotate(item, worker, rating=rating, payload={"rating": rating})
-    return project, people
+    return project
 
 
 def _card(project, out) -> tuple[str, list[str]]:
@@ -39,7 +39,7 @@ def _figures(card: str) -> dict[str, str]:
 
 def test_the_cards_figures_are_the_stored_reports_and_the_export_runs_no_qc(
         staff_client, tmp_path, monkeypatch):
-    project, _ = _rated_project()
+    project = _rated_project()
     staff_client.post(f"/staff/review/{project.slug}/qc/")  # "Run QC now": the QC job
     job = Job.objects.get(kind="qc", project=project, state="done")
 
@@ -61,7 +61,7 @@ def test_the_cards_figures_are_the_stored_reports_and_the_export_runs_no_qc(
 
 
 def test_without_a_qc_report_the_card_says_so_and_shows_no_figure(tmp_path):
-    project, _ = _rated_project()
+    project = _rated_project()
     card, warnings = _card(project, tmp_path)
     assert _figures(card) == {}
     assert "Not included: QC has not run on this project." in card
@@ -70,7 +70,7 @@ def test_without_a_qc_report_the_card_says_so_and_shows_no_figure(tmp_path):
 
 
 def test_a_report_older_than_the_answers_is_not_used(staff_client, tmp_path):
-    project, people = _rated_project()
+    project = _rated_project()
     staff_client.post(f"/staff/review/{project.slug}/qc/")
     job = Job.objects.get(kind="qc", project=project, state="done")
     extra = workers(1)[0]
