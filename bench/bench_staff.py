@@ -290,6 +290,40 @@ def run_job(served: Served, path: str, data: dict) -> dict:
     return {"request_s": request_s, "job_s": request_s, "peak_mb": served.peak_mb()}
 
 
+def backend_cpu_s() -> float:
+    """CPU seconds (user + system) of this connection's PostgreSQL backend so far (the server
+    runs on this machine: ``/proc/<pid>/stat``)."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        pid = cursor.fetchone()[0]
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def export_cpu(format_name: str) -> None:
+    """``--export-cpu FORMAT`` (run as a child by ``main``): the export in this process, with
+    its wall time, the Python process's CPU, its PostgreSQL backend's CPU and peak RSS, as
+    JSON on stdout. On a loaded machine the CPU figures are the ones to compare."""
+    import resource
+
+    setup_django()
+    from annotation.exporters import export_project
+    from annotation.models import Project
+
+    project = Project.objects.get(slug=SLUG)
+    backend_before = backend_cpu_s()
+    with tempfile.TemporaryDirectory() as out:
+        wall, cpu = time.monotonic(), time.process_time()
+        export_project(project=project, format_name=format_name, out_dir=Path(out))
+        wall, cpu = time.monotonic() - wall, time.process_time() - cpu
+    print(json.dumps({"wall_s": round(wall, 1), "python_cpu_s": round(cpu, 1),
+                      "postgres_cpu_s": round(backend_cpu_s() - backend_before, 1),
+                      "peak_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+                      "loadavg": Path("/proc/loadavg").read_text().split()[:3]}))
+
+
 def split_seed() -> int:
     """The frozen manifest's seed + 1 (13 when none): a split that changes the manifest."""
     setup_django()
@@ -338,7 +372,13 @@ def main() -> None:
     parser.add_argument("--commands", default="qc_report,export_claire,export_jsonl,export_hf,"
                         "make_splits", help="which commands to time (comma-separated)")
     parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument("--export-cpu", metavar="FORMAT",
+                        help="only time this export in-process: wall, Python and PostgreSQL "
+                             "CPU, peak RSS (JSON on stdout)")
     args = parser.parse_args()
+    if args.export_cpu:
+        export_cpu(args.export_cpu)
+        return
     if not os.environ.get("DATABASE_URL", "").startswith("postgres"):
         raise SystemExit("bench_staff needs DATABASE_URL=postgres://…")
     if HAS_JOBS and not os.environ.get("REDIS_URL"):

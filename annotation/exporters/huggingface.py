@@ -81,45 +81,54 @@ class HuggingFaceExporter(Exporter):
         return written
 
     def _write_split(self, split: str, path: Path, workers: set) -> tuple[int, int]:
-        """Write the split's rows to ``path`` (only when it has one); (rows, items left out)."""
-        from ..api.serializers import ItemSerializer  # the one shape of an item's source
+        """Write the split's rows to ``path`` (only when it has one); (rows, items left out).
 
-        source_of = ItemSerializer().get_source
+        Two streams in item order, merged: the split's items with their source columns and
+        its exported answers (``stream_rows``: raw tuples, a server-side cursor on
+        PostgreSQL). No model instance and no ``IN`` list of ids: at 1,000,000 answers the
+        batches of items with their answers looked up by id took 140 s."""
+        items = (Item.objects.filter(project=self.project, split=split, is_gold=False)
+                 .order_by("id")
+                 .values_list("id", "external_id", "group_key",
+                              *export_selectors.ITEM_SOURCE_COLUMNS))
+        answers = (qc_selectors.dataset_annotations(project=self.project)
+                   .filter(item__split=split).order_by("item_id", "id")
+                   .values_list("item_id", "worker_id", "worker__provider",
+                                "worker__external_id", "payload"))
         anonymous = qc_selectors.AnonymousIds()
         # The payload's stored text to json.dumps(payload, sort_keys=True, ensure_ascii=False)
         # without decoding each answer (memoised: answers repeat).
         canonical = export_selectors.CanonicalJson()
-        items = (Item.objects.filter(project=self.project, split=split, is_gold=False)
-                 .select_related("target_sentence__document", "turn__dialogue",
-                                 "filler__cloze", "complex_sentence").order_by("id"))
+        columns = export_selectors.ITEM_SOURCE_COLUMNS
         writer = None
         temporary = path.with_name(f".{path.name}.partial")
         rows = left_out = 0
+        # Two cursors open at once on the connection (both server-side on PostgreSQL), the
+        # answers read as far as the current item.
+        pending = iter(export_selectors.stream_rows(answers))
+        next_answer = next(pending, None)
         try:
-            for batch in qc_selectors.batched(items.iterator(chunk_size=ROW_GROUP), ROW_GROUP):
-                answers: dict[int, list[dict]] = {}
-                for item_id, worker_pk, provider, external_id, payload in (
-                        export_selectors.stream_rows(
-                            qc_selectors.dataset_annotations(project=self.project)
-                            .filter(item_id__in=[item.pk for item in batch])
-                            .order_by("item_id", "id")
-                            .values_list("item_id", "worker_id", "worker__provider",
-                                         "worker__external_id", "payload"))):
-                    worker = anonymous.get(worker_pk, provider, external_id)
-                    workers.add(worker)
-                    answers.setdefault(item_id, []).append(
-                        {"worker": worker, "answer": canonical(payload)})
+            for batch in qc_selectors.batched(export_selectors.stream_rows(items), ROW_GROUP):
                 records = []
-                for item in batch:
-                    found = answers.get(item.pk)
+                for item_id, external_id, group_key, *source in batch:
+                    found = []
+                    while next_answer is not None and next_answer[0] <= item_id:
+                        if next_answer[0] == item_id:
+                            _, worker_pk, provider, worker_external, payload = next_answer
+                            worker = anonymous.get(worker_pk, provider, worker_external)
+                            workers.add(worker)
+                            found.append({"worker": worker, "answer": canonical(payload)})
+                        next_answer = next(pending, None)
                     if not found:
                         left_out += 1
                         continue
                     records.append({
-                        "id": item.external_id, "split": split, "group_key": item.group_key,
+                        "id": external_id, "split": split, "group_key": group_key,
                         "task": self.project.kind,
-                        "source": json.dumps(source_of(item), sort_keys=True,
-                                             ensure_ascii=False),
+                        "source": json.dumps(
+                            export_selectors.item_source(dict(zip(columns, source,
+                                                                  strict=True))),
+                            sort_keys=True, ensure_ascii=False),
                         "annotations": found, "n_annotations": len(found)})
                 if not records:
                     continue
