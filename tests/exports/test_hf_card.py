@@ -104,3 +104,43 @@ def test_a_text_projects_card_shows_its_text_agreement(staff_client, tmp_path):
     shown = _figures(_card(project, tmp_path)[0])
     assert set(shown) == {"n_pairs", "bleu", "gleu", "chrf"}
     assert shown == {key: str(stored[key]) for key in shown}
+
+
+@pytest.mark.parametrize("make", ["decontext", "canard", "claire", "websplit"])
+def test_every_rows_source_is_the_apis_and_answers_follow_their_item(make, tmp_path):
+    """The export reads the items' source columns as rows (no model instance): each row's
+    ``source`` is what ``/api/items/`` shows for that item, for each kind of source material,
+    and each item carries its own answers, in order, however the items interleave."""
+    import json
+
+    import pyarrow.parquet as pq
+
+    from annotation.api.serializers import ItemSerializer
+    from tests.factories import claire_sample, decontext_project, split_project
+
+    if make in ("decontext", "websplit"):
+        project = {"decontext": decontext_project, "websplit": split_project}[make](items=3)
+        items = list(Item.objects.filter(project=project).order_by("id"))
+    else:
+        project, items = {"canard": canard_sample, "claire": claire_sample}[make]()
+    Item.objects.filter(project=project).update(split="dev")
+    people = workers(3)
+    expected = {}
+    for index, item in enumerate(items):
+        # The first item gets no answer (left out), the others 1-3, written out of order.
+        answered = people[: index % 3 + 1] if index else []
+        expected[item.external_id] = [f"answer {index} {k}" for k in range(len(answered))]
+    for k in range(3):
+        for item in reversed(items):
+            if k < len(expected[item.external_id]):
+                annotate(item, people[k], text=expected[item.external_id][k],
+                         payload={"text": expected[item.external_id][k]})
+    export_project(project=project, format_name="hf", out_dir=tmp_path)
+    rows = pq.read_table(tmp_path / "dev.parquet").to_pylist()
+    by_id = {item.external_id: item for item in items}
+    assert [row["id"] for row in rows] == [item.external_id for item in items[1:]]
+    for row in rows:
+        item = Item.objects.get(pk=by_id[row["id"]].pk)
+        assert json.loads(row["source"]) == ItemSerializer().get_source(item)
+        assert [json.loads(answer["answer"])["text"] for answer in row["annotations"]] == (
+            expected[row["id"]])
