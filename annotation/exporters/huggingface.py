@@ -57,22 +57,25 @@ class HuggingFaceExporter(Exporter):
               progress: Callable[[int, int | None, str], None] | None = None
               ) -> list[WrittenFile]:
         """The Parquet file of each split and the card; ``progress(files done, files,
-        message)`` (optional, as ``Exporter.write``) hears each split start."""
+        message)`` (optional, as ``Exporter.write``) hears the Parquet files start, then the
+        card."""
         out_dir.mkdir(parents=True, exist_ok=True)
-        written, counts, workers = [], {}, set()
-        for done, split in enumerate(SPLITS):
-            if progress is not None:
-                progress(done, len(SPLITS) + 1, f"writing {split}.parquet")
+        if progress is not None:
+            progress(0, 2, "writing " + ", ".join(f"{split}.parquet" for split in SPLITS))
+        workers: set[str] = set()
+        counts, left_out = self._write_splits(out_dir, workers)
+        written = []
+        for split in SPLITS:
             path = out_dir / f"{split}.parquet"
-            rows, left_out = self._write_split(split, path, workers)
             if path.exists():
-                written.append(WrittenFile(path, path.stat().st_size, rows))
-            counts[split] = rows
-            if left_out:
-                self.note(f"{split}.parquet: left out {left_out} item(s) without an exported "
-                          "answer")
+                written.append(WrittenFile(path, path.stat().st_size, counts[split]))
+            if left_out[split]:
+                self.note(f"{split}.parquet: left out {left_out[split]} item(s) without an "
+                          "exported answer")
         if not any(counts.values()):
             self.note("no item has an exported answer yet: the export has no data files")
+        if progress is not None:
+            progress(1, 2, "writing README.md (the dataset card)")
         card = self._card(counts, len(workers))
         size = write_atomically(out_dir / "README.md", iter([card]))
         written.append(WrittenFile(out_dir / "README.md", size, 0))
@@ -80,73 +83,83 @@ class HuggingFaceExporter(Exporter):
             written[-1].notes = list(self.notes)
         return written
 
-    def _write_split(self, split: str, path: Path, workers: set) -> tuple[int, int]:
-        """Write the split's rows to ``path`` (only when it has one); (rows, items left out).
+    def _write_splits(self, out_dir: Path, workers: set) -> tuple[dict, dict]:
+        """Write each split's rows to ``<split>.parquet`` (only a split that has one);
+        (rows per split, items left out per split). ``workers`` gathers the pseudonyms.
 
-        Two streams in item order, merged: the split's items with their source columns and
-        its exported answers (``stream_rows``: raw tuples, a server-side cursor on
-        PostgreSQL). No model instance and no ``IN`` list of ids: at 1,000,000 answers the
-        batches of items with their answers looked up by id took 140 s."""
-        items = (Item.objects.filter(project=self.project, split=split, is_gold=False)
-                 .order_by("id")
-                 .values_list("id", "external_id", "group_key",
-                              *export_selectors.ITEM_SOURCE_COLUMNS))
+        One pass: the items (with their source columns) and the exported answers, both in
+        item order (``stream_rows``: raw tuples, a server-side cursor on PostgreSQL), merged,
+        each row going to its split's writer in row groups of ``ROW_GROUP``. No model
+        instance and no ``IN`` list of ids: at 1,000,000 answers the batches of items with
+        their answers looked up by id took 140 s; a pass per split read the answers' index
+        three times."""
+        columns = export_selectors.ITEM_SOURCE_COLUMNS
+        items = (Item.objects.filter(project=self.project, is_gold=False).order_by("id")
+                 .values_list("id", "split", "external_id", "group_key", *columns))
         answers = (qc_selectors.dataset_annotations(project=self.project)
-                   .filter(item__split=split).order_by("item_id", "id")
+                   .order_by("item_id", "id")
                    .values_list("item_id", "worker_id", "worker__provider",
                                 "worker__external_id", "payload"))
         anonymous = qc_selectors.AnonymousIds()
         # The payload's stored text to json.dumps(payload, sort_keys=True, ensure_ascii=False)
         # without decoding each answer (memoised: answers repeat).
         canonical = export_selectors.CanonicalJson()
-        columns = export_selectors.ITEM_SOURCE_COLUMNS
-        writer = None
-        temporary = path.with_name(f".{path.name}.partial")
-        rows = left_out = 0
-        # Two cursors open at once on the connection (both server-side on PostgreSQL), the
-        # answers read as far as the current item.
+        kind = self.project.kind
+        # json.dumps(…, sort_keys=True, ensure_ascii=False) without an encoder built per call.
+        source_json = json.JSONEncoder(sort_keys=True, ensure_ascii=False).encode
+        buffers: dict[str, list[dict]] = {split: [] for split in SPLITS}
+        writers: dict[str, pq.ParquetWriter] = {}
+        counts = dict.fromkeys(SPLITS, 0)
+        left_out = dict.fromkeys(SPLITS, 0)
+
+        def temporary(split: str) -> Path:
+            return out_dir / f".{split}.parquet.partial"
+
+        def flush(split: str) -> None:
+            records = buffers[split]
+            if split not in writers:
+                writers[split] = pq.ParquetWriter(temporary(split), SCHEMA)
+            writers[split].write_table(pa.Table.from_pylist(records, schema=SCHEMA))
+            counts[split] += len(records)
+            self.count(len(records))
+            buffers[split] = []
+
+        # Two cursors open at once on the connection, the answers read as far as the item.
         pending = iter(export_selectors.stream_rows(answers))
         next_answer = next(pending, None)
         try:
-            for batch in qc_selectors.batched(export_selectors.stream_rows(items), ROW_GROUP):
-                records = []
-                for item_id, external_id, group_key, *source in batch:
-                    found = []
-                    while next_answer is not None and next_answer[0] <= item_id:
-                        if next_answer[0] == item_id:
-                            _, worker_pk, provider, worker_external, payload = next_answer
-                            worker = anonymous.get(worker_pk, provider, worker_external)
-                            workers.add(worker)
-                            found.append({"worker": worker, "answer": canonical(payload)})
-                        next_answer = next(pending, None)
-                    if not found:
-                        left_out += 1
-                        continue
-                    records.append({
-                        "id": external_id, "split": split, "group_key": group_key,
-                        "task": self.project.kind,
-                        "source": json.dumps(
-                            export_selectors.item_source(dict(zip(columns, source,
-                                                                  strict=True))),
-                            sort_keys=True, ensure_ascii=False),
-                        "annotations": found, "n_annotations": len(found)})
-                if not records:
+            for item_id, split, external_id, group_key, *source in (
+                    export_selectors.stream_rows(items)):
+                found = []
+                while next_answer is not None and next_answer[0] <= item_id:
+                    if next_answer[0] == item_id:
+                        _, worker_pk, provider, worker_external, payload = next_answer
+                        worker = anonymous.get(worker_pk, provider, worker_external)
+                        workers.add(worker)
+                        found.append({"worker": worker, "answer": canonical(payload)})
+                    next_answer = next(pending, None)
+                if not found:
+                    left_out[split] += 1
                     continue
-                if writer is None:
-                    writer = pq.ParquetWriter(temporary, SCHEMA)
-                writer.write_table(pa.Table.from_pylist(records, schema=SCHEMA))
-                rows += len(records)
-                self.count(len(records))
-            if writer is not None:
-                writer.close()
-                writer = None
-                os.chmod(temporary, EXPORT_FILE_MODE)
-                os.replace(temporary, path)
+                buffers[split].append({
+                    "id": external_id, "split": split, "group_key": group_key, "task": kind,
+                    "source": source_json(
+                        export_selectors.item_source(dict(zip(columns, source, strict=True)))),
+                    "annotations": found, "n_annotations": len(found)})
+                if len(buffers[split]) >= ROW_GROUP:
+                    flush(split)
+            for split in SPLITS:
+                if buffers[split]:
+                    flush(split)
+            for split in list(writers):
+                writers.pop(split).close()
+                os.chmod(temporary(split), EXPORT_FILE_MODE)
+                os.replace(temporary(split), out_dir / f"{split}.parquet")
         finally:
-            if writer is not None:
+            for split, writer in writers.items():
                 writer.close()
-            temporary.unlink(missing_ok=True)
-        return rows, left_out
+                temporary(split).unlink(missing_ok=True)
+        return counts, left_out
 
     def _agreement(self) -> tuple[dict, str]:
         """The agreement figures of the project's latest finished QC report when it is
