@@ -11,8 +11,9 @@ annotators, the agreement figures of the project's latest QC report when it is c
 it says why there are none: ``_agreement``), the licence and attribution recorded on the
 project, and a data-statement skeleton (Bender & Friedman, 2018) to fill in.
 
-Memory stays flat: items are read and written in batches of ``ROW_GROUP`` (a Parquet row
-group each), and the card reads a stored report instead of running QC.
+Memory stays flat: one pass over the items and their answers as plain rows, each split's
+rows written in Parquet row groups of ``ROW_GROUP`` (``_write_splits``), and the card reads a
+stored report instead of running QC.
 """
 
 from __future__ import annotations
