@@ -1,8 +1,9 @@
 """The staff side at scale: build one CLAIRE-like plausibility project the way the app stores
 it, then time what a researcher meets: the dashboard, the review queue, the data browser and
 the home page over HTTP, starting QC and an export
-(the request), those jobs' wall time and peak memory, and the commands ``qc_report --json``
-and ``export_data`` (claire, generic JSONL) with their peak memory.
+(the request), those jobs' wall time and peak memory, the split preview (page and API: the
+request, then its job), and the commands ``qc_report --json``, ``export_data`` (claire,
+generic JSONL, Hugging Face) and ``make_splits --force`` with their peak memory.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/unpack_bench \\
     REDIS_URL=redis://127.0.0.1:6379/2 python3 bench/bench_staff.py [--answers 1000000]
@@ -289,6 +290,74 @@ def run_job(served: Served, path: str, data: dict) -> dict:
     return {"request_s": request_s, "job_s": request_s, "peak_mb": served.peak_mb()}
 
 
+def backend_cpu_s() -> float:
+    """CPU seconds (user + system) of this connection's PostgreSQL backend so far (the server
+    runs on this machine: ``/proc/<pid>/stat``)."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        pid = cursor.fetchone()[0]
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def export_cpu(format_name: str) -> None:
+    """``--export-cpu FORMAT`` (run as a child by ``main``): the export in this process, with
+    its wall time, the Python process's CPU, its PostgreSQL backend's CPU and peak RSS, as
+    JSON on stdout. On a loaded machine the CPU figures are the ones to compare."""
+    import resource
+
+    setup_django()
+    from annotation.exporters import export_project
+    from annotation.models import Project
+
+    project = Project.objects.get(slug=SLUG)
+    backend_before = backend_cpu_s()
+    with tempfile.TemporaryDirectory() as out:
+        wall, cpu = time.monotonic(), time.process_time()
+        export_project(project=project, format_name=format_name, out_dir=Path(out))
+        wall, cpu = time.monotonic() - wall, time.process_time() - cpu
+    print(json.dumps({"wall_s": round(wall, 1), "python_cpu_s": round(cpu, 1),
+                      "postgres_cpu_s": round(backend_cpu_s() - backend_before, 1),
+                      "peak_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+                      "loadavg": Path("/proc/loadavg").read_text().split()[:3]}))
+
+
+def split_seed() -> int:
+    """The frozen manifest's seed + 1 (13 when none): a split that changes the manifest."""
+    setup_django()
+    from annotation.models import SplitManifest
+
+    frozen = SplitManifest.objects.filter(project__slug=SLUG, frozen=True).order_by(
+        "-created_at", "-id").first()
+    return 13 if frozen is None else frozen.seed + 1
+
+
+def split_preview_figures(served: Served) -> dict:
+    """The splits page's and the API's preview (group rule, a seed no manifest has): the
+    request, then the job's wall time and its worker's peak (``run_job``'s way)."""
+    seed = split_seed() + 1000
+    form = {"rule": "group", "seed": str(seed), "train": "0.8", "dev": "0.1",
+            "test": "0.1", "preview": "yes"}
+    figures = run_job(served, f"/staff/projects/{SLUG}/splits/", form)
+    served.start_worker()
+    api = f"/api/projects/{SLUG}/splits/"
+    started = time.monotonic()
+    response = served.http.post(served.base + api, json={"rule": "group", "seed": seed + 1,
+                                                         "preview": True},
+                                headers={"X-CSRFToken": served.http.cookies["csrftoken"],
+                                         "Referer": served.base + api})
+    api_request_s = time.monotonic() - started
+    assert response.status_code == 202, response.status_code
+    while not (job := served.http.get(response.json()["url"]).json())["finished"]:
+        time.sleep(0.2)
+    assert job["state"] == "done" and job["result"]["preview"], job
+    return {**{key: round(value, 2) for key, value in figures.items()},
+            "api_request_s": round(api_request_s, 3),
+            "api_job_s": round(time.monotonic() - started, 2)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--answers", type=int, default=1_000_000)
@@ -296,11 +365,20 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--port", type=int, default=8321)
     parser.add_argument("--skip-build", action="store_true")
-    parser.add_argument("--jobs", default="qc,export_claire,export_jsonl",
+    parser.add_argument("--jobs", default="qc,export_claire,export_jsonl,export_hf,"
+                        "split_preview",
                         help="which jobs to start from the pages (comma-separated)")
     parser.add_argument("--skip-commands", action="store_true")
+    parser.add_argument("--commands", default="qc_report,export_claire,export_jsonl,export_hf,"
+                        "make_splits", help="which commands to time (comma-separated)")
     parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument("--export-cpu", metavar="FORMAT",
+                        help="only time this export in-process: wall, Python and PostgreSQL "
+                             "CPU, peak RSS (JSON on stdout)")
     args = parser.parse_args()
+    if args.export_cpu:
+        export_cpu(args.export_cpu)
+        return
     if not os.environ.get("DATABASE_URL", "").startswith("postgres"):
         raise SystemExit("bench_staff needs DATABASE_URL=postgres://…")
     if HAS_JOBS and not os.environ.get("REDIS_URL"):
@@ -350,12 +428,18 @@ def main() -> None:
                                  ("export_claire", f"/staff/review/{SLUG}/export/",
                                   {"format": "claire"}),
                                  ("export_jsonl", f"/staff/review/{SLUG}/export/",
-                                  {"format": "jsonl"})):
+                                  {"format": "jsonl"}),
+                                 # after "qc": the card takes the stored report's figures
+                                 ("export_hf", f"/staff/review/{SLUG}/export/",
+                                  {"format": "hf"})):
             if name not in args.jobs.split(","):
                 continue
             figures = run_job(served, path, data)
             results[name] = {key: round(value, 2) for key, value in figures.items()}
             print(f"{name}: {results[name]}", flush=True)
+        if "split_preview" in args.jobs.split(","):
+            results["split_preview"] = split_preview_figures(served)
+            print(f"split_preview: {results['split_preview']}", flush=True)
     finally:
         served.close()
     with tempfile.TemporaryDirectory() as out:
@@ -363,8 +447,16 @@ def main() -> None:
                     ("cli_export_claire", ("export_data", SLUG, "--format", "claire",
                                            "--out", f"{out}/claire")),
                     ("cli_export_jsonl", ("export_data", SLUG, "--format", "jsonl",
-                                          "--out", f"{out}/jsonl")))
+                                          "--out", f"{out}/jsonl")),
+                    ("cli_export_hf", ("export_data", SLUG, "--format", "hf",
+                                       "--out", f"{out}/hf")),
+                    # A seed the frozen manifest is not: every run moves ~34 % of the items.
+                    ("cli_make_splits", ("make_splits", SLUG, "--rule", "group", "--seed",
+                                         str(split_seed()), "--force")))
+        chosen = {f"cli_{name}" for name in args.commands.split(",")}
         for name, command in () if args.skip_commands else commands:
+            if name not in chosen:
+                continue
             seconds, peak, _ = manage(*command)
             results[name] = {"wall_s": round(seconds, 1), "peak_mb": round(peak)}
             print(f"{name}: {results[name]}", flush=True)

@@ -4,6 +4,7 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from rest_framework import serializers
 
 from ..models import Annotation, Item, Project
+from ..selectors.exports import ItemSourceValues, item_source
 from ..selectors.qc import anonymous_worker_id
 from ..services.projects import (
     EDITABLE_FIELDS,
@@ -66,22 +67,9 @@ class ItemSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
     def get_source(self, item: Item) -> dict:
-        """The source material the item points at, flattened for API clients."""
-        if item.target_sentence_id:
-            target = item.target_sentence
-            return {"type": "target_sentence", "page_title": target.document.title,
-                    "sentence": target.text, "paragraph_index": target.paragraph_index,
-                    "start_byte": target.start_byte, "end_byte": target.end_byte}
-        if item.turn_id:
-            turn = item.turn
-            return {"type": "turn", "dialogue": turn.dialogue.external_id, "order": turn.order,
-                    "question": turn.question, "answer": turn.answer}
-        if item.filler_id:
-            filler = item.filler
-            return {"type": "filler", "cloze": filler.cloze.external_id,
-                    "sentence": filler.cloze.sentence, "position": filler.position,
-                    "filler": filler.text}
-        return {"type": "complex_sentence", "text": item.complex_sentence.text}
+        """The source material the item points at, flattened for API clients (the one shape:
+        ``selectors.exports.item_source``, which the Hugging Face export writes too)."""
+        return item_source(ItemSourceValues(item))
 
 
 class AnnotationSerializer(serializers.ModelSerializer):

@@ -84,3 +84,52 @@ def annotation_flag_rows(*, project: Project) -> QuerySet:
         .order_by("annotation_id", "reason", "id")
         .values_list("annotation_id", "reason", "score", "status", "detail")
     )
+
+
+#: The columns an item's source material is read from (``item_source``), as ``values_list``
+#: lookups from ``Item``: one statement for any number of items, no model instance.
+ITEM_SOURCE_COLUMNS = (
+    "target_sentence_id", "target_sentence__document__title", "target_sentence__text",
+    "target_sentence__paragraph_index", "target_sentence__start_byte",
+    "target_sentence__end_byte",
+    "turn_id", "turn__dialogue__external_id", "turn__order", "turn__question", "turn__answer",
+    "filler_id", "filler__cloze__external_id", "filler__cloze__sentence", "filler__position",
+    "filler__text",
+    "complex_sentence__text",
+)
+
+
+def item_source(values) -> dict:
+    """The source material an item points at, flattened (the API's ``source`` and the Hugging
+    Face export's): ``values`` maps each of ``ITEM_SOURCE_COLUMNS`` to its value (a row, or
+    ``ItemSourceValues`` of an instance)."""
+    if values["target_sentence_id"]:
+        return {"type": "target_sentence", "page_title": values["target_sentence__document__title"],
+                "sentence": values["target_sentence__text"],
+                "paragraph_index": values["target_sentence__paragraph_index"],
+                "start_byte": values["target_sentence__start_byte"],
+                "end_byte": values["target_sentence__end_byte"]}
+    if values["turn_id"]:
+        return {"type": "turn", "dialogue": values["turn__dialogue__external_id"],
+                "order": values["turn__order"], "question": values["turn__question"],
+                "answer": values["turn__answer"]}
+    if values["filler_id"]:
+        return {"type": "filler", "cloze": values["filler__cloze__external_id"],
+                "sentence": values["filler__cloze__sentence"],
+                "position": values["filler__position"], "filler": values["filler__text"]}
+    return {"type": "complex_sentence", "text": values["complex_sentence__text"]}
+
+
+class ItemSourceValues:
+    """``ITEM_SOURCE_COLUMNS`` read from an ``Item`` instance (its related objects)."""
+
+    def __init__(self, item) -> None:
+        self.item = item
+
+    def __getitem__(self, column: str):
+        value = self.item
+        for name in column.split("__"):
+            value = getattr(value, name)
+            if value is None:
+                return None
+        return value

@@ -30,7 +30,18 @@ from itertools import islice
 import numpy as np
 from django.contrib.auth import get_user_model
 from django.db import connection
-from django.db.models import Case, Count, FloatField, Func, Q, QuerySet, Value, When
+from django.db.models import (
+    Case,
+    Count,
+    FloatField,
+    Func,
+    Max,
+    Q,
+    QuerySet,
+    Sum,
+    Value,
+    When,
+)
 
 from qc.timing import TimingArrays
 
@@ -139,6 +150,23 @@ def dataset_annotations(*, project: Project) -> QuerySet[Annotation]:
 def gold_item_ids(*, project: Project) -> set[int]:
     """Ids of the project's gold items (few: checks, not the dataset)."""
     return set(Item.objects.filter(project=project, is_gold=True).values_list("id", flat=True))
+
+
+def qc_inputs(*, project: Project) -> dict[str, list[int]]:
+    """What QC's agreement reads, in five numbers: the count, id sum and last id of the
+    answers QC sees (``qc_annotations``) and the count and id sum of the gold items it leaves
+    out. A stored report whose ``qc_inputs`` equal the project's now was computed from the same
+    answers: an answer's value never changes in place (a change is a new row, the old one
+    ``superseded``; a decision moves it between states QC sees alike), and an answer that
+    enters or leaves QC, or an item made gold or not, changes a count and a sum. Two aggregate
+    statements (0.2 s at 1,000,000 answers)."""
+    answers = qc_annotations(project=project).order_by().aggregate(
+        n=Count("id"), id_sum=Sum("id"), last=Max("id"))
+    gold = Item.objects.filter(project=project, is_gold=True).order_by().aggregate(
+        n=Count("id"), id_sum=Sum("id"))
+    # int(): PostgreSQL sums bigints as numeric (a Decimal, which JSON cannot hold).
+    return {"answers": [answers["n"], int(answers["id_sum"] or 0), answers["last"] or 0],
+            "gold_items": [gold["n"], int(gold["id_sum"] or 0)]}
 
 
 def split_counts(*, project: Project) -> dict[str, int]:

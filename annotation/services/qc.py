@@ -450,6 +450,9 @@ def project_qc_run(*, project: Project, store_flags: bool = True,
         # "in QC" of the one definition of each count (selectors.counts).
         "annotations": counts.in_qc,
         "flag_settings": settings.to_dict(),
+        # Read before the answers: a report is current while these still hold (the Hugging
+        # Face card takes its agreement from a current report instead of running QC again).
+        "qc_inputs": qc_selectors.qc_inputs(project=project),
     }
     step("agreement")
     ratings = all_ratings = None

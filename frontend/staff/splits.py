@@ -1,5 +1,6 @@
 """The console's splits page: choose the rule and seed, see the counts per split and the
-leakage check before freezing (``split_preview``, nothing written), freeze (a ``splits`` job,
+leakage check before freezing (``split_preview`` as a ``splits`` job with ``preview``, nothing
+written: it reads every item), freeze (a ``splits`` job,
 ``services.staff_jobs``, which runs ``project_split``, the one service that makes manifests),
 and read the manifests.
 
@@ -21,7 +22,7 @@ from annotation.models import Job, Project, SplitManifest
 from annotation.roles import page_requires
 from annotation.services import staff_jobs
 from annotation.services.jobs import JobQueueUnavailable
-from annotation.services.splits import RULES, SplitRefused, split_preview
+from annotation.services.splits import RULES
 
 RULE_HELP = {
     "group": "a seeded split by the items' group (page, article, dialogue): a group never "
@@ -58,6 +59,10 @@ class SplitForm(forms.Form):
 
 def split_summary(result: dict) -> str:
     """One line on a finished split job (its ``result``): the inline message and the job page."""
+    if result.get("preview"):
+        counts = ", ".join(f"{split} {n}" for split, n in result["counts"].items())
+        return (f"Preview ready ({counts}); {result['moved_items']} item(s) would move. "
+                "Nothing was written.")
     if result["unchanged"]:
         return "Unchanged: the frozen manifest is this split already."
     counts = ", ".join(f"{split} {n}" for split, n in result["counts"].items())
@@ -89,28 +94,60 @@ def _freeze(request, project: Project, form: SplitForm):
     return redirect("staff_jobs:detail", job_id=job.pk)
 
 
+def _preview(request, project: Project, form: SplitForm):
+    """Start the ``splits`` job with ``preview`` (it reads every item: seconds at 200,000);
+    ``(response, None)`` to go to the job's page, ``(None, result)`` when it has finished
+    (inline), or ``(None, None)`` with the reason on the form."""
+    data = form.cleaned_data
+    try:
+        started = staff_jobs.job_start(
+            kind=Job.Kind.SPLITS, project=project, user=request.user,
+            params={"rule": data["rule"], "seed": data["seed"], "preview": True,
+                    "fractions": form.fractions()})
+    except (staff_jobs.JobRefused, JobQueueUnavailable) as error:
+        form.add_error(None, f"The preview did not start: {error}")
+        return None, None
+    job = started.job
+    if job.state == Job.State.FAILED:
+        form.add_error(None, job.error)
+        return None, None
+    if job.state == Job.State.DONE:
+        return None, job.result
+    return redirect("staff_jobs:detail", job_id=job.pk), None
+
+
+def _finished_preview(project: Project, job_id: str) -> Job | None:
+    """The finished preview job ``?preview=<id>`` names, of this project (else None)."""
+    if not job_id.isdigit():
+        return None
+    return Job.objects.filter(pk=int(job_id), project=project, kind=Job.Kind.SPLITS,
+                              state=Job.State.DONE, params__preview=True).first()
+
+
 @page_requires("change_projects")
 def splits(request, slug: str):
-    """GET: the form and the manifests. POST ``preview``: what the split would do. POST
-    ``freeze``: start the job that makes the split and freezes its manifest."""
+    """GET: the form and the manifests (``?preview=<job id>``: a finished preview job's
+    outcome, with its choices in the form). POST ``preview``: start the job that computes what
+    the split would do. POST ``freeze``: start the job that makes the split and freezes its
+    manifest."""
     project = get_object_or_404(Project, slug=slug)
     form = SplitForm(request.POST or None)
     preview = None
     if request.method == "POST" and form.is_valid():
-        data = form.cleaned_data
         if "freeze" in request.POST:
             response = _freeze(request, project, form)
-            if response is not None:
-                return response
         else:
-            try:
-                preview = split_preview(project=project, rule=data["rule"],
-                                        seed=data["seed"], fractions=form.fractions())
-            except (SplitRefused, ValueError) as error:
-                form.add_error(None, str(error))
+            response, preview = _preview(request, project, form)
+        if response is not None:
+            return response
+    elif request.method == "GET" and (job := _finished_preview(
+            project, request.GET.get("preview", ""))) is not None:
+        preview = job.result
+        form = SplitForm(initial={"rule": job.params["rule"], "seed": job.params["seed"],
+                                  **job.params["fractions"]})
     return render(request, "frontend/staff/splits.html", {
         "project": project, "form": form, "preview": preview,
-        "leaks": sorted(preview.leaks.items())[:20] if preview else [],
+        "leaks": sorted(preview["leaks"].items())[:20] if preview else [],
         "manifests": SplitManifest.objects.filter(project=project).order_by("-created_at",
                                                                               "-id")[:50]})
 

@@ -79,7 +79,9 @@ def test_the_api_split_is_the_console_job(staff_client):
     project = plausibility_project(items=10)
     url = f"/api/projects/{project.slug}/splits/"
     preview = post_json(staff_client, url, {"rule": "group", "seed": 3, "preview": True})
-    assert preview.status_code == 200 and not Job.objects.exists()
+    assert preview.status_code == 202  # a job too: it reads every item
+    previewed = staff_client.get(preview.json()["url"]).json()["result"]
+    assert previewed["preview"] is True and not SplitManifest.objects.exists()
     made = post_json(staff_client, url, {"rule": "group", "seed": 3})
     assert made.status_code == 202
     job = Job.objects.get(pk=made.json()["id"])
@@ -88,7 +90,35 @@ def test_the_api_split_is_the_console_job(staff_client):
                                        in qc_splits.DEFAULT_FRACTIONS.items()}
     result = staff_client.get(made.json()["url"]).json()["result"]
     manifest = SplitManifest.objects.get()
-    assert result["manifest"] == manifest.pk and result["counts"] == preview.json()["counts"]
+    assert result["manifest"] == manifest.pk and result["counts"] == previewed["counts"]
+
+
+def test_the_api_split_preview_is_a_job_that_answers_at_once(with_broker, staff_client):
+    """With a worker the request only queues the preview (issue 21: 3.4 s at 200,000 items);
+    a second identical request is the same job; the worker's run gives the preview."""
+    project = plausibility_project(items=10)
+    url = f"/api/projects/{project.slug}/splits/"
+    body = {"rule": "group", "seed": 3, "preview": True}
+    first, second = post_json(staff_client, url, body), post_json(staff_client, url, body)
+    assert first.status_code == second.status_code == 202
+    assert first.json()["id"] == second.json()["id"] and second.json()["created"] is False
+    job = Job.objects.get()
+    assert job.state == "queued" and job.params["preview"] is True and "force" not in job.params
+    assert staff_jobs.job_run(job_id=job.pk) == "done"
+    result = staff_client.get(first.json()["url"]).json()["result"]
+    assert result["preview"] is True and sum(result["counts"].values()) == 10
+    assert result["leaks"] == {} and result["frozen"] is None
+    assert not SplitManifest.objects.exists()
+
+
+def test_a_rule_that_does_not_fit_the_project_is_refused_before_any_job(staff_client):
+    project = plausibility_project(items=2)
+    for preview in (True, False):
+        refused = post_json(staff_client, f"/api/projects/{project.slug}/splits/",
+                            {"rule": "sluice", "seed": 1, "preview": preview})
+        assert refused.status_code == 400
+        assert "the sluice rule is for sluice projects" in refused.json()["detail"]
+    assert not Job.objects.exists()
 
 
 def test_a_partial_split_fraction_leaves_the_others_at_zero(staff_client):

@@ -14,6 +14,7 @@ from django.db.models import Count
 
 from annotation.exporters import export_project, export_warnings
 from annotation.models import Item, Job, Project, SplitManifest
+from annotation.services import staff_jobs
 from tests.factories import annotate, decontext_project, plausibility_project, workers
 
 pytestmark = pytest.mark.django_db
@@ -30,6 +31,35 @@ def test_the_split_preview_writes_nothing_and_shows_counts_and_leakage(staff_cli
     assert "Leakage check: no group is in two splits." in page
     assert not SplitManifest.objects.exists()
     assert set(Item.objects.values_list("split", flat=True)) == {"train"}
+
+
+def test_with_a_worker_the_preview_page_goes_to_the_job_then_shows_its_preview(
+        with_broker, staff_client):
+    """The preview reads every item (3.4 s at 200,000): the request starts a job and goes to
+    its page; once it ran, the job page links to the splits page showing that preview, the
+    form holding its choices, ready to freeze."""
+    project = plausibility_project(items=20, split="train")
+    response = staff_client.post(f"/staff/projects/{project.slug}/splits/", {
+        "rule": "group", "seed": "7", "train": "0.5", "dev": "0.25", "test": "0.25",
+        "preview": "yes"})
+    job = Job.objects.get(kind="splits")
+    assert response.status_code == 302 and response["Location"] == f"/staff/jobs/{job.pk}/"
+    assert job.state == "queued" and job.params["preview"] is True
+    staff_jobs.job_run(job_id=job.pk)
+    job_page = staff_client.get(f"/staff/jobs/{job.pk}/").content.decode()
+    assert "Preview ready (dev 5, test 5, train 10); 10 item(s) would move." in job_page
+    link = f"/staff/projects/{project.slug}/splits/?preview={job.pk}"
+    assert f'href="{link}"' in job_page
+    page = staff_client.get(link)
+    assert page.context["preview"]["counts"] == {"dev": 5, "test": 5, "train": 10}
+    html = page.content.decode()
+    assert "Leakage check: no group is in two splits." in html
+    assert 'name="freeze"' in html and 'name="seed" value="7"' in html
+    assert not SplitManifest.objects.exists()
+    # Another project's job, or a freeze job, is no preview of this page.
+    other = plausibility_project(slug="other", items=1)
+    assert staff_client.get(f"/staff/projects/{other.slug}/splits/?preview={job.pk}"
+                            ).context["preview"] is None
 
 
 def test_freezing_makes_the_manifest_and_moves_the_items(staff_client):
@@ -78,15 +108,17 @@ def test_manifests_cannot_be_added_or_changed_in_admin(staff_client):
 
 def test_the_api_previews_and_freezes_splits(staff_client):
     project = plausibility_project(items=10)
-    preview = staff_client.post(f"/api/projects/{project.slug}/splits/", json.dumps(
+    started = staff_client.post(f"/api/projects/{project.slug}/splits/", json.dumps(
         {"rule": "group", "seed": 3, "preview": True}), content_type="application/json")
-    assert preview.status_code == 200 and sum(preview.json()["counts"].values()) == 10
+    assert started.status_code == 202
+    preview = staff_client.get(started.json()["url"]).json()["result"]
+    assert sum(preview["counts"].values()) == 10
     assert not SplitManifest.objects.exists()
     made = staff_client.post(f"/api/projects/{project.slug}/splits/", json.dumps(
         {"rule": "group", "seed": 3}), content_type="application/json")
     assert made.status_code == 202  # the split job (tests/console/test_api_jobs.py)
     assert staff_client.get(made.json()["url"]).json()["result"]["counts"] == (
-        preview.json()["counts"])
+        preview["counts"])
 
 
 def _left_out_decontext():
@@ -142,6 +174,8 @@ def test_the_hugging_face_export_loads_with_datasets(staff_client, tmp_path):
         for worker, rating in zip(people, (4, 5), strict=True):
             annotate(item, worker, rating=rating, payload={"rating": rating})
     annotate(items[3], people[0], rating=2, payload={"rating": 2})
+    # "Run QC now": the card takes its agreement figures from this report (test_hf_card.py).
+    staff_client.post(f"/staff/review/{project.slug}/qc/")
     started = staff_client.post(f"/api/projects/{project.slug}/export/",
                                 json.dumps({"export_format": "hf"}),
                                 content_type="application/json")
