@@ -4,8 +4,10 @@ current, never recomputed by the export, and a plain sentence instead when there
 from __future__ import annotations
 
 import re
+from io import StringIO
 
 import pytest
+from django.core.management import call_command
 
 from annotation.exporters import export_project, export_warnings
 from annotation.models import Item, Job
@@ -144,3 +146,18 @@ def test_every_rows_source_is_the_apis_and_answers_follow_their_item(make, tmp_p
         assert json.loads(row["source"]) == ItemSerializer().get_source(item)
         assert [json.loads(answer["answer"])["text"] for answer in row["annotations"]] == (
             expected[row["id"]])
+
+
+def test_qc_report_on_the_command_line_is_the_report_the_card_and_dashboard_show(
+        staff_client, tmp_path):
+    project = _rated_project()
+    err = StringIO()
+    call_command("qc_report", project.slug, "--json", stdout=StringIO(), stderr=err)
+    job = Job.objects.get(kind="qc", project=project, state="done")
+    assert f"recorded as QC job {job.pk}" in err.getvalue()
+    card, warnings = _card(project, tmp_path)
+    assert f"From the project's QC report (job {job.pk}, " in card
+    shown = _figures(card)
+    assert shown and shown == {key: str(job.result["agreement"][key]) for key in shown}
+    dashboard = staff_client.get(f"/staff/review/{project.slug}/dashboard/").content.decode()
+    assert f"QC job {job.pk}</a>, computed" in dashboard

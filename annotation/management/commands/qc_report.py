@@ -11,6 +11,7 @@ from annotation.models import Project
 from annotation.selectors import projects as project_selectors
 from annotation.selectors.counts import COUNT_LABELS
 from annotation.services.qc import REPORT_WORKERS, project_qc_run
+from annotation.services.staff_jobs import job_record_finished
 
 
 class Command(BaseCommand):
@@ -33,6 +34,12 @@ class Command(BaseCommand):
                                         progress=progress)
         except ValueError as error:
             raise CommandError(str(error)) from None
+        # Recorded as a finished QC job, as "Run QC now" records its run: the dashboard's
+        # figures and the Hugging Face card read the latest QC job, whoever started it.
+        job = job_record_finished(kind="qc", project=project, result=report,
+                                  params={"store_flags": not no_flags})
+        self.stderr.write(f"recorded as QC job {job.pk}: the dashboard and the Hugging Face "
+                          "card show this report")
         if json:
             self.stdout.write(dumps(report))
         else:
