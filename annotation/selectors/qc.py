@@ -299,11 +299,22 @@ def _packed_numeric_columns(rows: QuerySet) -> list[np.ndarray]:
 
 
 @dataclass(frozen=True)
+class CrowdRatings:
+    """``rating_rows`` as aligned numpy arrays (item ids, worker ids, ratings) and whether a
+    dataset export takes each (``EXPORTED_STATES``), read in one statement
+    (``crowd_ratings``)."""
+
+    item_ids: np.ndarray
+    worker_ids: np.ndarray
+    ratings: np.ndarray
+    exported: np.ndarray
+
+
+@dataclass(frozen=True)
 class AnswerColumns:
-    """Every answer QC sees (``qc_annotations``), in id order, as numpy columns: what each
-    part of a QC run reads from the answers -- the ratings, the crowd's means per item, the
-    timing facts, and the dashboard's times, days and per-worker counts -- read by one
-    statement (``qc_answer_columns``) instead of one pass over the answers each.
+    """Every answer QC sees (``qc_annotations``), in id order, as numpy columns: what the
+    timing flags and the dashboard's times, days and per-worker counts read from the answers,
+    read by one statement (``qc_answer_columns``) instead of one pass over the answers each.
     NaN where a column is NULL; ``state`` is ``STATE_CODES``' index of the answer's state,
     ``review`` ``REVIEW_CODES``'."""
 
@@ -315,21 +326,11 @@ class AnswerColumns:
     served_s: np.ndarray
     submitted_s: np.ndarray
     revision: np.ndarray
-    ratings: np.ndarray
-    crowd: np.ndarray  # not an imported (released) answer
     state: np.ndarray
     review: np.ndarray
 
-    def exported(self) -> np.ndarray:
-        """The answers a dataset export takes (``EXPORTED_STATES``)."""
-        return np.isin(self.state, [STATE_CODES.index(state) for state in EXPORTED_STATES])
-
     def counted(self) -> np.ndarray:
         return self.state == STATE_CODES.index(Annotation.State.COUNTED)
-
-    def crowd_ratings(self) -> np.ndarray:
-        """Which rows are crowd ratings (imported means excluded): ``rating_rows``' rows."""
-        return self.crowd & ~np.isnan(self.ratings)
 
 
 #: The states of the answers QC sees (``qc_annotations``), coded by their index.
@@ -344,47 +345,55 @@ def _code(field: str, values: tuple) -> Case:
 
 
 def qc_answer_columns(*, project: Project) -> AnswerColumns:
-    """The project's ``AnswerColumns``: one bulk read (``numeric_columns``) of every answer
-    QC sees, the times converted to seconds by the database (``EpochSeconds``). Memory: the
-    columns (about 70 bytes an answer) and, while reading, the packed values."""
+    """The project's ``AnswerColumns``: one bulk read (``numeric_column_arrays``) of every
+    answer QC sees, the times converted to seconds by the database (``EpochSeconds``).
+    Memory: the columns (about 60 bytes an answer) and, while reading, the packed values."""
     columns = numeric_column_arrays(
         qc_annotations(project=project)
         .order_by("id")
         .annotate(served_s=EpochSeconds("served_at"), submitted_s=EpochSeconds("submitted_at"),
                   revision=Case(When(supersedes_id__isnull=False, then=Value(1.0)),
                                 default=Value(0.0), output_field=FloatField()),
-                  crowd=Case(When(source=Annotation.Source.IMPORT, then=Value(0.0)),
-                             default=Value(1.0), output_field=FloatField()),
                   state_code=_code("state", STATE_CODES),
                   review_code=_code("review_status", REVIEW_CODES))
         .values_list("id", "item_id", "worker_id", "assignment_id", "duration_ms", "served_s",
-                     "submitted_s", "revision", "rating", "crowd", "state_code",
-                     "review_code"))
+                     "submitted_s", "revision", "state_code", "review_code"))
     for k in range(3):  # the ids, each array replaced as it is converted
         columns[k] = columns[k].astype(np.int64)
-    for k in (7, 9):
-        columns[k] = columns[k] > 0
-    for k in (10, 11):
+    columns[7] = columns[7] > 0
+    for k in (8, 9):
         columns[k] = columns[k].astype(np.int8)
     return AnswerColumns(*columns)
 
 
-def rating_arrays(*, project: Project, answers: AnswerColumns | None = None
+def crowd_ratings(*, project: Project) -> CrowdRatings:
+    """Every crowd rating QC sees (imported means excluded) in id order, read in bulk
+    (``numeric_column_arrays``): the ratings' table and the crowd's means per filler."""
+    columns = numeric_column_arrays(
+        qc_annotations(project=project).filter(rating__isnull=False)
+        .exclude(source=Annotation.Source.IMPORT)
+        .order_by("id")
+        .annotate(exported=Case(When(state__in=EXPORTED_STATES, then=Value(1.0)),
+                                default=Value(0.0), output_field=FloatField()))
+        .values_list("item_id", "worker_id", "rating", "exported"))
+    return CrowdRatings(columns[0].astype(np.int64), columns[1].astype(np.int64), columns[2],
+                        columns[3] > 0)
+
+
+def rating_arrays(*, project: Project, crowd: CrowdRatings | None = None
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``rating_rows`` as three aligned numpy arrays (item ids, worker ids, ratings), from
-    ``answers`` (``qc_answer_columns``, read here unless the caller has them)."""
-    if answers is None:
-        answers = qc_answer_columns(project=project)
-    rated = answers.crowd_ratings()
-    return answers.item_ids[rated], answers.worker_ids[rated], answers.ratings[rated]
+    ``crowd`` (``crowd_ratings``, read here unless the caller has them)."""
+    if crowd is None:
+        crowd = crowd_ratings(project=project)
+    return crowd.item_ids, crowd.worker_ids, crowd.ratings
 
 
-def crowd_rating_means(answers: AnswerColumns) -> tuple[np.ndarray, np.ndarray]:
-    """``(item ids, mean rating)`` of the items with exportable crowd ratings (imported means
-    excluded), by item id: the crowd's mean per filler."""
-    rated = answers.crowd_ratings() & answers.exported()
-    item_ids, codes = np.unique(answers.item_ids[rated], return_inverse=True)
-    sums = np.bincount(codes, answers.ratings[rated], minlength=len(item_ids))
+def crowd_rating_means(crowd: CrowdRatings) -> tuple[np.ndarray, np.ndarray]:
+    """``(item ids, mean rating)`` of the items with exportable crowd ratings, by item id:
+    the crowd's mean per filler."""
+    item_ids, codes = np.unique(crowd.item_ids[crowd.exported], return_inverse=True)
+    sums = np.bincount(codes, crowd.ratings[crowd.exported], minlength=len(item_ids))
     return item_ids, sums / np.bincount(codes, minlength=len(item_ids))
 
 

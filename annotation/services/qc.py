@@ -73,13 +73,13 @@ def _finite(value: float) -> float | None:
 
 
 def rating_table(project: Project, *, with_gold: bool = False,
-                 answers: qc_selectors.AnswerColumns | None = None) -> agreement.RatingTable:
+                 crowd: qc_selectors.CrowdRatings | None = None) -> agreement.RatingTable:
     """The project's crowd ratings as one ``RatingTable`` (from numpy arrays, see
-    ``selectors.qc.rating_arrays``; ``answers``: the QC run's ``qc_answer_columns``). Without
+    ``selectors.qc.rating_arrays``; ``crowd``: the QC run's ``crowd_ratings``). Without
     the ratings of gold items unless ``with_gold``: agreement describes the dataset; the worker
     models need the gold items' ratings to check themselves against the known answers (the
     safety rule)."""
-    table = _table_of(*qc_selectors.rating_arrays(project=project, answers=answers))
+    table = _table_of(*qc_selectors.rating_arrays(project=project, crowd=crowd))
     return table if with_gold else without_gold_items(table, project)
 
 
@@ -213,17 +213,17 @@ def text_agreement_intervals(project: Project, pairs: dict[int, tuple[str, str]]
 
 
 def plausibility_aggregation(project: Project,
-                              answers: qc_selectors.AnswerColumns | None = None) -> dict:
+                              crowd: qc_selectors.CrowdRatings | None = None) -> dict:
     """Labels per filler (crowd mean, or the released mean of imported rows) and plausible
-    fillers per sentence. The crowd's means come from the QC run's ``answers``
-    (``qc_answer_columns``, read here unless given); imported rows are read as they are."""
-    if answers is None:
-        answers = qc_selectors.qc_answer_columns(project=project)
+    fillers per sentence. The crowd's means come from the QC run's ``crowd`` ratings
+    (``crowd_ratings``, read here unless given); imported rows are read as they are."""
+    if crowd is None:
+        crowd = qc_selectors.crowd_ratings(project=project)
     exportable = qc_selectors.exportable_annotations(project=project).filter(
         rating__isnull=False)
     means: dict[int, float] = {}
     sentence_of: dict[int, int] = {}
-    crowd_items, crowd_means = qc_selectors.crowd_rating_means(answers)
+    crowd_items, crowd_means = qc_selectors.crowd_rating_means(crowd)
     item_ids = crowd_items.tolist()
     means.update(zip(item_ids, crowd_means.tolist(), strict=True))
     if item_ids:
@@ -452,20 +452,18 @@ def project_qc_run(*, project: Project, store_flags: bool = True,
         "annotations": counts.in_qc,
         "flag_settings": settings.to_dict(),
     }
-    # One pass over the answers for every part that reads them in bulk (ratings, means,
-    # timing, the dashboard's times, days and per-worker counts): each pass cost a scan of
-    # the project's answers (a second or two at a million).
-    answers = qc_selectors.qc_answer_columns(project=project)
     step("agreement")
     ratings = all_ratings = None
     if project.kind == TaskKind.PLAUSIBILITY:
         # Read once: the worker models with the gold items' ratings, agreement and the worker
-        # flags without them.
-        all_ratings = rating_table(project, with_gold=True, answers=answers)
+        # flags without them; the crowd's means from the same read.
+        crowd = qc_selectors.crowd_ratings(project=project)
+        all_ratings = rating_table(project, with_gold=True, crowd=crowd)
         ratings = without_gold_items(all_ratings, project)
         report["agreement"] = rating_agreement(project, ratings)
         step("aggregation")
-        report["aggregation"] = plausibility_aggregation(project, answers)
+        report["aggregation"] = plausibility_aggregation(project, crowd)
+        del crowd
     elif project.kind == TaskKind.DECONTEXT:
         report["agreement"] = category_agreement(project)
         step("aggregation")
@@ -499,6 +497,11 @@ def project_qc_run(*, project: Project, store_flags: bool = True,
         if leaks:
             report["warnings"] = [describe_cross_split_contexts(leaks)]
     step("flag rules")
+    # One pass over the answers for the rest that reads them in bulk (the timing facts, the
+    # dashboard's times, days and per-worker counts): each was a scan of the project's answers
+    # of its own (a second or two at a million). Read after the worker models, which need
+    # the most memory, so that the two are not held at once.
+    answers = qc_selectors.qc_answer_columns(project=project)
     candidates = flag_candidates(project, settings, ratings, answers)
     del ratings
     report["flags_raised"] = dict(sorted(Counter(c.reason for c in candidates).items()))
