@@ -13,6 +13,7 @@ read ``qc_annotations``.
 from __future__ import annotations
 
 from collections import defaultdict
+from datetime import UTC, date, timedelta
 
 import numpy as np
 from django.db.models import Count, Q, Sum
@@ -24,7 +25,15 @@ from qc.worker_stats import hourly_rate, median_by_worker_arrays
 from ..models import Annotation, Assignment, Batch, Bonus, Flag, Hit, Job, Project
 from ..money import fees_cents, provider_currency
 from .counts import AnswerCounts, answer_counts
-from .qc import name_workers, numeric_columns, progress_by_split, qc_annotations, worker_names
+from .qc import (
+    REVIEW_CODES,
+    AnswerColumns,
+    name_workers,
+    numeric_columns,
+    progress_by_split,
+    qc_annotations,
+    worker_names,
+)
 
 TIME_BINS = 20
 
@@ -84,13 +93,23 @@ def latest_qc_job(*, project: Project) -> Job | None:
             .order_by("-finished_at", "-id").first())
 
 
-def answers_by_day(*, project: Project) -> list[dict]:
-    """Counted answers per day of submission (UTC), oldest first: progress over time."""
+def answers_by_day(*, project: Project, answers: AnswerColumns | None = None) -> list[dict]:
+    """Counted answers per day of submission (UTC), oldest first: progress over time.
+    ``answers``: the QC run's ``qc_answer_columns`` (the days counted from their submission
+    seconds), else one grouped statement."""
+    if answers is not None:
+        submitted = answers.submitted_s[answers.counted() & ~np.isnan(answers.submitted_s)]
+        days, n = np.unique(np.floor(submitted / 86400.0).astype(np.int64), return_counts=True)
+        return [{"day": (EPOCH + timedelta(days=day)).isoformat(), "answers": count}
+                for day, count in zip(days.tolist(), n.tolist(), strict=True)]
     rows = (Annotation.objects.filter(project=project, state=Annotation.State.COUNTED,
                                       submitted_at__isnull=False)
-            .annotate(day=TruncDate("submitted_at")).values("day")
+            .annotate(day=TruncDate("submitted_at", tzinfo=UTC)).values("day")
             .annotate(n=Count("id")).order_by("day").values_list("day", "n"))
     return [{"day": day.isoformat(), "answers": n} for day, n in rows]
+
+
+EPOCH = date(1970, 1, 1)
 
 
 #: HITs whose places may still be taken (a finished, expired or failed HIT takes no one new).
@@ -207,23 +226,28 @@ def timed_answers(*, project: Project) -> np.ndarray:
 
 def worker_figures(*, project: Project, agreement: dict[int, float | None],
                    reliability: dict[int, float],
-                   timed: np.ndarray | None = None) -> list[dict]:
+                   timed: np.ndarray | None = None,
+                   answers: AnswerColumns | None = None) -> list[dict]:
     """One row per worker with answers in QC: answers, agreement with the others
     (``agreement``: the QC report's leave-one-out agreement), estimated reliability (the
     worker-quality model's, when it ran), median seconds per answer (the browser's measure),
     pay per hour (rewards of approved assignments and bonuses paid, over the measured time of
     the answers in those assignments), flags and the share of decided answers approved.
-    ``timed``: ``timed_answers``, when the caller has read them."""
-    answers = qc_annotations(project=project)
-    per_worker = (answers.values("worker").annotate(
-        answers=Count("id"),
-        approved=Count("id", filter=Q(review_status=Annotation.Review.APPROVED)),
-        rejected=Count("id", filter=Q(review_status=Annotation.Review.REJECTED)))
-        .order_by().values_list("worker", "answers", "approved", "rejected"))
+    ``timed``: ``timed_answers``, ``answers``: the QC run's ``qc_answer_columns``, when the
+    caller has read them."""
+    in_qc = qc_annotations(project=project)
+    if answers is not None:
+        per_worker = _answers_per_worker(answers)
+    else:
+        per_worker = (in_qc.values("worker").annotate(
+            answers=Count("id"),
+            approved=Count("id", filter=Q(review_status=Annotation.Review.APPROVED)),
+            rejected=Count("id", filter=Q(review_status=Annotation.Review.REJECTED)))
+            .order_by().values_list("worker", "answers", "approved", "rejected"))
     if timed is None:
         timed = timed_answers(project=project)
     medians = median_by_worker_arrays(timed[:, 0], timed[:, 1])
-    worked = dict(answers.filter(assignment__status=Assignment.Status.APPROVED,
+    worked = dict(in_qc.filter(assignment__status=Assignment.Status.APPROVED,
                                  duration_ms__isnull=False)
                   .values("worker").annotate(ms=Sum("duration_ms")).order_by()
                   .values_list("worker", "ms"))
@@ -265,6 +289,16 @@ def worker_figures(*, project: Project, agreement: dict[int, float | None],
     return rows
 
 
+def _answers_per_worker(answers: AnswerColumns) -> list[tuple[int, int, int, int]]:
+    """``(worker, answers, approved, rejected)`` per worker with answers, from the columns."""
+    workers, codes = np.unique(answers.worker_ids, return_inverse=True)
+    per_review = [np.bincount(codes[answers.review == REVIEW_CODES.index(status)],
+                              minlength=len(workers))
+                  for status in (Annotation.Review.APPROVED, Annotation.Review.REJECTED)]
+    return list(zip(workers.tolist(), np.bincount(codes, minlength=len(workers)).tolist(),
+                    per_review[0].tolist(), per_review[1].tolist(), strict=True))
+
+
 def _rounded(value: float | None) -> float | None:
     return None if value is None else round(value, 1)
 
@@ -281,13 +315,16 @@ def ratings_by_value(table: RatingTable) -> dict[int, int]:
 
 def dashboard_figures(*, project: Project, report: dict,
                       rating_table: RatingTable | None = None,
-                      counts: AnswerCounts | None = None) -> dict:
+                      counts: AnswerCounts | None = None,
+                      answers: AnswerColumns | None = None) -> dict:
     """The dashboard's figures that read every answer, for the QC report (module docstring).
     ``report`` is the QC report so far: its per-worker agreement and worker-quality model;
     ``rating_table``: the QC run's table of every crowd rating it sees (gold items' too),
     when it has one (the plot of ratings by value is then counted from it, not read again);
     ``counts``: the QC run's ``answer_counts``, read at its start (one reading for the report's
-    count and its dashboard's, so the two agree)."""
+    count and its dashboard's, so the two agree); ``answers``: the QC run's
+    ``qc_answer_columns`` (the times, days and per-worker counts come from them, not from
+    statements of their own)."""
     agreement = {row["worker"]: row["agreement"]
                  for row in report.get("agreement", {}).get("per_worker", [])}
     reliability = {row["worker"]: row["reliability"]
@@ -298,17 +335,23 @@ def dashboard_figures(*, project: Project, report: dict,
         ratings = ratings_by_value(rating_table)
     else:
         ratings = rating_counts(project=project)
-    timed = timed_answers(project=project)  # for the time plot and the workers' medians
+    # The durations, for the time plot and the workers' medians.
+    if answers is not None:
+        with_duration = ~np.isnan(answers.duration_ms)
+        timed = np.column_stack([answers.worker_ids[with_duration],
+                                 answers.duration_ms[with_duration]]).astype(np.float64)
+    else:
+        timed = timed_answers(project=project)
     return {
         "answer_counts": (counts if counts is not None
                           else answer_counts(project=project)).to_dict(),
         "progress_by_split": progress_by_split(project=project),
-        "answers_by_day": answers_by_day(project=project),
+        "answers_by_day": answers_by_day(project=project, answers=answers),
         "ratings_by_value": ({str(value): n for value, n in ratings.items()}
                              if ratings is not None else None),
         "time_per_answer": duration_histogram(project=project, durations=timed[:, 1]),
         "cost": (cost := cost_by_currency(project=project)),
         "budget": budget_figures(project=project, cost=cost),
         "workers": worker_figures(project=project, agreement=agreement,
-                                  reliability=reliability, timed=timed),
+                                  reliability=reliability, timed=timed, answers=answers),
     }

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from itertools import islice
 
 import numpy as np
@@ -36,7 +37,6 @@ from django.db.models import (
     FloatField,
     Func,
     Max,
-    Q,
     QuerySet,
     Sum,
     Value,
@@ -255,7 +255,23 @@ def numeric_columns(rows: QuerySet) -> np.ndarray:
     a server-side cursor ``STREAM_CHUNK_SIZE`` rows at a time. Either way memory is the
     array's (8 bytes a value) and the packed bytes, however many rows there are."""
     if connection.vendor == "postgresql":
+        arrays = _packed_numeric_columns(rows)
+        return np.column_stack(arrays) if arrays[0].size else np.zeros((0, len(arrays)))
+    return _streamed_numeric_columns(rows)
+
+
+def numeric_column_arrays(rows: QuerySet) -> list[np.ndarray]:
+    """``numeric_columns`` as one float64 array per column, without the rows x columns
+    array: on PostgreSQL each packed column becomes its array and its bytes are let go at
+    once, so a read of many columns holds the bytes once, not the bytes and a copy."""
+    if connection.vendor == "postgresql":
         return _packed_numeric_columns(rows)
+    columns = _streamed_numeric_columns(rows)
+    return [np.ascontiguousarray(columns[:, k]) for k in range(columns.shape[1])]
+
+
+def _streamed_numeric_columns(rows: QuerySet) -> np.ndarray:
+    """``numeric_columns`` from a server-side cursor (SQLite)."""
     sql, params = rows.query.sql_with_params()
     blocks = []
     with connection.chunked_cursor() as cursor:
@@ -272,7 +288,7 @@ def numeric_columns(rows: QuerySet) -> np.ndarray:
     return columns[:, order]
 
 
-def _packed_numeric_columns(rows: QuerySet) -> np.ndarray:
+def _packed_numeric_columns(rows: QuerySet) -> list[np.ndarray]:
     """``numeric_columns`` on PostgreSQL: every column packed by the database (see there).
 
     The aggregates of one statement see the input rows in the same sequence, so the packed
@@ -299,51 +315,134 @@ def _packed_numeric_columns(rows: QuerySet) -> np.ndarray:
         if connection.queries_logged:
             connection.queries_log.append({"sql": f"{packed_sql} -- {params!r}",
                                            "time": f"{time.perf_counter() - started:.3f}"})
-        columns = cursor.fetchone()
-    if columns[0] is None:  # no row
-        return np.zeros((0, len(rows._fields)))
-    result = np.empty((len(columns[0]) // 8, len(columns)))
-    for k, column in enumerate(columns):
-        result[:, k] = np.frombuffer(column, dtype=">f8")
+        packed = list(cursor.fetchone())
+    if packed[0] is None:  # no row
+        return [np.zeros(0) for _ in rows._fields]
+    result = []
+    for k in range(len(packed)):
+        result.append(np.frombuffer(packed[k], dtype=">f8").astype(np.float64))
+        packed[k] = None  # its bytes go now, not with the last column's
     return result
 
 
-def rating_arrays(*, project: Project) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``rating_rows`` as three aligned numpy arrays (item ids, worker ids, ratings), streamed
-    in bulk (``numeric_columns``)."""
-    columns = numeric_columns(
-        qc_annotations(project=project).filter(rating__isnull=False)
-        .exclude(source=Annotation.Source.IMPORT)
-        .order_by("id")
-        .values_list("item_id", "worker_id", "rating"))
-    return (columns[:, 0].astype(np.int64), columns[:, 1].astype(np.int64),
-            np.ascontiguousarray(columns[:, 2]))
+@dataclass(frozen=True)
+class CrowdRatings:
+    """``rating_rows`` as aligned numpy arrays (item ids, worker ids, ratings) and whether a
+    dataset export takes each (``EXPORTED_STATES``), read in one statement
+    (``crowd_ratings``)."""
+
+    item_ids: np.ndarray
+    worker_ids: np.ndarray
+    ratings: np.ndarray
+    exported: np.ndarray
 
 
-def timing_arrays(*, project: Project) -> TimingArrays:
-    """``timing_rows`` as ``qc.timing.TimingArrays``, streamed in bulk (``numeric_columns``,
-    the times converted to seconds by the database): a page is an assignment's answers served
-    at the same ``served_at``; an answer without an assignment is a page of its own."""
-    columns = numeric_columns(
+@dataclass(frozen=True)
+class AnswerColumns:
+    """Every answer QC sees (``qc_annotations``), in id order, as numpy columns: what the
+    timing flags and the dashboard's times, days and per-worker counts read from the answers,
+    read by one statement (``qc_answer_columns``) instead of one pass over the answers each.
+    NaN where a column is NULL; ``state`` is ``STATE_CODES``' index of the answer's state,
+    ``review`` ``REVIEW_CODES``'."""
+
+    ids: np.ndarray
+    item_ids: np.ndarray
+    worker_ids: np.ndarray
+    assignment_ids: np.ndarray
+    duration_ms: np.ndarray
+    served_s: np.ndarray
+    submitted_s: np.ndarray
+    revision: np.ndarray
+    state: np.ndarray
+    review: np.ndarray
+
+    def counted(self) -> np.ndarray:
+        return self.state == STATE_CODES.index(Annotation.State.COUNTED)
+
+
+#: The states of the answers QC sees (``qc_annotations``), coded by their index.
+STATE_CODES = tuple(state for state in Annotation.State if state not in NOT_ANSWERS)
+#: Review statuses coded by their index (any other: -1).
+REVIEW_CODES = (Annotation.Review.APPROVED, Annotation.Review.REJECTED)
+
+
+def _code(field: str, values: tuple) -> Case:
+    return Case(*(When(**{field: value}, then=Value(float(k))) for k, value in enumerate(values)),
+                default=Value(-1.0), output_field=FloatField())
+
+
+def qc_answer_columns(*, project: Project) -> AnswerColumns:
+    """The project's ``AnswerColumns``: one bulk read (``numeric_column_arrays``) of every
+    answer QC sees, the times converted to seconds by the database (``EpochSeconds``).
+    Memory: the columns (about 60 bytes an answer) and, while reading, the packed values."""
+    columns = numeric_column_arrays(
         qc_annotations(project=project)
-        .filter(Q(duration_ms__isnull=False) | Q(served_at__isnull=False))
         .order_by("id")
         .annotate(served_s=EpochSeconds("served_at"), submitted_s=EpochSeconds("submitted_at"),
                   revision=Case(When(supersedes_id__isnull=False, then=Value(1.0)),
+                                default=Value(0.0), output_field=FloatField()),
+                  state_code=_code("state", STATE_CODES),
+                  review_code=_code("review_status", REVIEW_CODES))
+        .values_list("id", "item_id", "worker_id", "assignment_id", "duration_ms", "served_s",
+                     "submitted_s", "revision", "state_code", "review_code"))
+    for k in range(3):  # the ids, each array replaced as it is converted
+        columns[k] = columns[k].astype(np.int64)
+    columns[7] = columns[7] > 0
+    for k in (8, 9):
+        columns[k] = columns[k].astype(np.int8)
+    return AnswerColumns(*columns)
+
+
+def crowd_ratings(*, project: Project) -> CrowdRatings:
+    """Every crowd rating QC sees (imported means excluded) in id order, read in bulk
+    (``numeric_column_arrays``): the ratings' table and the crowd's means per filler."""
+    columns = numeric_column_arrays(
+        qc_annotations(project=project).filter(rating__isnull=False)
+        .exclude(source=Annotation.Source.IMPORT)
+        .order_by("id")
+        .annotate(exported=Case(When(state__in=EXPORTED_STATES, then=Value(1.0)),
                                 default=Value(0.0), output_field=FloatField()))
-        .values_list("id", "assignment_id", "duration_ms", "served_s", "submitted_s",
-                     "revision", "item_id"))
-    annotation_ids = columns[:, 0].astype(np.int64)
-    assignments, served = columns[:, 1], columns[:, 3]
-    page_codes = -1 - np.arange(len(columns), dtype=np.int64)  # a page of its own …
+        .values_list("item_id", "worker_id", "rating", "exported"))
+    return CrowdRatings(columns[0].astype(np.int64), columns[1].astype(np.int64), columns[2],
+                        columns[3] > 0)
+
+
+def rating_arrays(*, project: Project, crowd: CrowdRatings | None = None
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``rating_rows`` as three aligned numpy arrays (item ids, worker ids, ratings), from
+    ``crowd`` (``crowd_ratings``, read here unless the caller has them)."""
+    if crowd is None:
+        crowd = crowd_ratings(project=project)
+    return crowd.item_ids, crowd.worker_ids, crowd.ratings
+
+
+def crowd_rating_means(crowd: CrowdRatings) -> tuple[np.ndarray, np.ndarray]:
+    """``(item ids, mean rating)`` of the items with exportable crowd ratings, by item id:
+    the crowd's mean per filler."""
+    item_ids, codes = np.unique(crowd.item_ids[crowd.exported], return_inverse=True)
+    sums = np.bincount(codes, crowd.ratings[crowd.exported], minlength=len(item_ids))
+    return item_ids, sums / np.bincount(codes, minlength=len(item_ids))
+
+
+def timing_arrays(*, project: Project, answers: AnswerColumns | None = None) -> TimingArrays:
+    """``timing_rows`` as ``qc.timing.TimingArrays`` from ``answers`` (``qc_answer_columns``,
+    read here unless the caller has them): the answers with a duration or a serving time; a
+    page is an assignment's answers served at the same ``served_at``; an answer without an
+    assignment is a page of its own."""
+    if answers is None:
+        answers = qc_answer_columns(project=project)
+    timed = ~np.isnan(answers.duration_ms) | ~np.isnan(answers.served_s)
+    assignments, served = answers.assignment_ids[timed], answers.served_s[timed]
+    page_codes = -1 - np.arange(len(served), dtype=np.int64)  # a page of its own …
     on_assignment = ~np.isnan(assignments)
     if on_assignment.any():  # … unless it shares (assignment, served_at) with others
         page_codes[on_assignment] = _pair_codes(
             assignments[on_assignment],
             np.where(np.isnan(served), -np.inf, served)[on_assignment])
-    read_words = _words_per_row(columns[:, 6].astype(np.int64), item_read_words(project=project))
-    return TimingArrays(annotation_ids, page_codes, columns[:, 2] / 1000.0, served,
-                        columns[:, 4], columns[:, 5] > 0, read_words.reshape(len(columns)))
+    read_words = _words_per_row(answers.item_ids[timed], item_read_words(project=project))
+    return TimingArrays(answers.ids[timed], page_codes, answers.duration_ms[timed] / 1000.0,
+                        served, answers.submitted_s[timed], answers.revision[timed],
+                        read_words.reshape(len(served)))
 
 
 def item_read_words(*, project: Project) -> dict[int, int]:

@@ -29,7 +29,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from django.db import transaction
-from django.db.models import Avg
 
 from qc import aggregation, agreement, bootstrap, cleaning, effort, flags, textmetrics, timing
 
@@ -73,12 +72,14 @@ def _finite(value: float) -> float | None:
 # --- agreement and aggregation ---------------------------------------------------------------
 
 
-def rating_table(project: Project, *, with_gold: bool = False) -> agreement.RatingTable:
-    """The project's crowd ratings as one ``RatingTable`` (streamed into numpy arrays, see
-    ``selectors.qc.rating_arrays``). Without the ratings of gold items unless ``with_gold``:
-    agreement describes the dataset; the worker models need the gold items' ratings to check
-    themselves against the known answers (the safety rule)."""
-    table = _table_of(*qc_selectors.rating_arrays(project=project))
+def rating_table(project: Project, *, with_gold: bool = False,
+                 crowd: qc_selectors.CrowdRatings | None = None) -> agreement.RatingTable:
+    """The project's crowd ratings as one ``RatingTable`` (from numpy arrays, see
+    ``selectors.qc.rating_arrays``; ``crowd``: the QC run's ``crowd_ratings``). Without
+    the ratings of gold items unless ``with_gold``: agreement describes the dataset; the worker
+    models need the gold items' ratings to check themselves against the known answers (the
+    safety rule)."""
+    table = _table_of(*qc_selectors.rating_arrays(project=project, crowd=crowd))
     return table if with_gold else without_gold_items(table, project)
 
 
@@ -211,22 +212,20 @@ def text_agreement_intervals(project: Project, pairs: dict[int, tuple[str, str]]
     return result
 
 
-def plausibility_aggregation(project: Project) -> dict:
+def plausibility_aggregation(project: Project,
+                              crowd: qc_selectors.CrowdRatings | None = None) -> dict:
     """Labels per filler (crowd mean, or the released mean of imported rows) and plausible
-    fillers per sentence. The crowd's means are one grouped statement (one row per filler,
-    not per rating); imported rows are read as they are."""
+    fillers per sentence. The crowd's means come from the QC run's ``crowd`` ratings
+    (``crowd_ratings``, read here unless given); imported rows are read as they are."""
+    if crowd is None:
+        crowd = qc_selectors.crowd_ratings(project=project)
     exportable = qc_selectors.exportable_annotations(project=project).filter(
         rating__isnull=False)
     means: dict[int, float] = {}
     sentence_of: dict[int, int] = {}
-    # The means grouped by item alone (the item's sentence joined into a million rows doubled
-    # the statement's time); each item's sentence comes from the items, one row per item.
-    crowd = qc_selectors.numeric_columns(
-        exportable.exclude(source=Annotation.Source.IMPORT)
-        .values("item_id").annotate(mean=Avg("rating")).order_by("item_id")
-        .values_list("item_id", "mean"))
-    item_ids = crowd[:, 0].astype(np.int64).tolist()
-    means.update(zip(item_ids, crowd[:, 1].tolist(), strict=True))
+    crowd_items, crowd_means = qc_selectors.crowd_rating_means(crowd)
+    item_ids = crowd_items.tolist()
+    means.update(zip(item_ids, crowd_means.tolist(), strict=True))
     if item_ids:
         clozes = qc_selectors.numeric_columns(
             project.items.order_by().values_list("id", "filler__cloze_id"))
@@ -299,9 +298,11 @@ def sluice_cleaning_report(project: Project) -> dict:
 
 
 def flag_candidates(project: Project, settings: flags.FlagSettings,
-                    ratings: agreement.RatingTable | None = None) -> list[FlagCandidate]:
+                    ratings: agreement.RatingTable | None = None,
+                    answers: qc_selectors.AnswerColumns | None = None) -> list[FlagCandidate]:
     """Every finding of the ``qc.flags`` rules that apply to the project's task
-    (``ratings``: the plausibility project's ``rating_table``, when the caller has it)."""
+    (``ratings``: the plausibility project's ``rating_table``, ``answers``: the run's
+    ``qc_answer_columns``, when the caller has them)."""
     found: list[FlagCandidate] = []
 
     def add(kind: str, results: list[flags.Flag]) -> None:
@@ -314,7 +315,7 @@ def flag_candidates(project: Project, settings: flags.FlagSettings,
     elif project.kind == TaskKind.DECONTEXT:
         add(WORKER, flags.worker_consensus_flags(qc_selectors.category_rows(project=project),
                                                  settings))
-    timings = qc_selectors.timing_arrays(project=project)
+    timings = qc_selectors.timing_arrays(project=project, answers=answers)
     if len(timings.target_ids):
         add(ANNOTATION, timing.timing_arrays_flags(timings, settings))
     del timings
@@ -458,12 +459,14 @@ def project_qc_run(*, project: Project, store_flags: bool = True,
     ratings = all_ratings = None
     if project.kind == TaskKind.PLAUSIBILITY:
         # Read once: the worker models with the gold items' ratings, agreement and the worker
-        # flags without them.
-        all_ratings = rating_table(project, with_gold=True)
+        # flags without them; the crowd's means from the same read.
+        crowd = qc_selectors.crowd_ratings(project=project)
+        all_ratings = rating_table(project, with_gold=True, crowd=crowd)
         ratings = without_gold_items(all_ratings, project)
         report["agreement"] = rating_agreement(project, ratings)
         step("aggregation")
-        report["aggregation"] = plausibility_aggregation(project)
+        report["aggregation"] = plausibility_aggregation(project, crowd)
+        del crowd
     elif project.kind == TaskKind.DECONTEXT:
         report["agreement"] = category_agreement(project)
         step("aggregation")
@@ -497,7 +500,12 @@ def project_qc_run(*, project: Project, store_flags: bool = True,
         if leaks:
             report["warnings"] = [describe_cross_split_contexts(leaks)]
     step("flag rules")
-    candidates = flag_candidates(project, settings, ratings)
+    # One pass over the answers for the rest that reads them in bulk (the timing facts, the
+    # dashboard's times, days and per-worker counts): each was a scan of the project's answers
+    # of its own (a second or two at a million). Read after the worker models, which need
+    # the most memory, so that the two are not held at once.
+    answers = qc_selectors.qc_answer_columns(project=project)
+    candidates = flag_candidates(project, settings, ratings, answers)
     del ratings
     report["flags_raised"] = dict(sorted(Counter(c.reason for c in candidates).items()))
     if store_flags:
@@ -507,7 +515,8 @@ def project_qc_run(*, project: Project, store_flags: bool = True,
     # The dashboard's figures that read every answer (selectors.dashboard), after the flags
     # so its worker table counts the flags just stored.
     report["dashboard"] = dashboard_figures(project=project, report=report,
-                                            rating_table=all_ratings, counts=counts)
+                                            rating_table=all_ratings, counts=counts,
+                                            answers=answers)
     if progress is not None:
         progress(len(QC_STEPS), len(QC_STEPS), "done")
     return report

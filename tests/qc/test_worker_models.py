@@ -402,3 +402,22 @@ def test_fractional_ratings_get_the_gaussian_model():
     assert model.spam == {} and model.iterations >= 1
     whole = bias_noise_ratings([(i, w, r + 0.5) for i, w, r in rows])
     assert whole.spam  # whole points of the scale: the ordinal model
+
+
+def test_ordinal_em_stops_when_the_scores_move_less_than_the_tolerance_on_average():
+    """The stop rule is the mean absolute change of the item scores (not the largest one,
+    which a few items flipping between grid points keep high at scale): the run stops at the
+    first iteration whose average move is below the tolerance, not before and not after."""
+    rows, _ = rated_crowd(n_items=300)
+    model = bias_noise_ratings(rows, tolerance=1e-3)
+    stop = model.iterations
+    assert 2 < stop < 50
+
+    def scores(iterations):
+        fitted = bias_noise_ratings(rows, tolerance=0.0, max_iterations=iterations)
+        return np.array([fitted.scores[item] for item in range(300)])
+
+    before, at_stop, last = scores(stop - 2), scores(stop - 1), scores(stop)
+    assert np.abs(last - at_stop).mean() < 1e-3 <= np.abs(at_stop - before).mean()
+    assert np.abs(last - at_stop).max() >= 1e-3  # the largest move alone would go on
+    assert model.scores == bias_noise_ratings(rows, tolerance=0.0, max_iterations=stop).scores

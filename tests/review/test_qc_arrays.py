@@ -56,20 +56,84 @@ def test_timing_arrays_carry_pages_seconds_and_revisions():
     assert timings.revision.tolist() == [False, False, False, True]
 
 
-def test_the_ratings_are_read_once_per_qc_run():
+def test_the_answers_are_read_twice_per_qc_run():
+    """One read of the crowd ratings feeds the rating table and the crowd's means; one bulk
+    read of the answers the timing facts and the dashboard's times, days and per-worker
+    counts: no other statement reads the ratings, the serving times or the durations, none
+    averages the ratings or groups the answers by worker or day."""
     project, items = claire_sample()
     for worker in workers(3):
         for k, item in enumerate(items):
-            annotate(item, worker, rating=1 + (k + worker.pk) % 5)
+            annotate(item, worker, rating=1 + (k + worker.pk) % 5, served_at=T0,
+                     submitted_at=T0 + timedelta(seconds=20), duration_ms=9_000)
     with CaptureQueriesContext(connection) as queries:
         report = project_qc_run(project=project)
-    reads = [query["sql"] for query in queries.captured_queries
-             if '"rating" IS NOT NULL' in query["sql"] and "AVG" not in query["sql"].upper()
-             and "COUNT" not in query["sql"].upper()]
-    assert len(reads) == 1, reads
+    answer_reads = [query["sql"] for query in queries.captured_queries
+                    if "annotation_annotation" in query["sql"]]
+    # (The released means of imported rows are read as they are, with their sentence; the
+    # approved work's time, through the approved assignments.)
+    answer_reads = [sql for sql in answer_reads if "annotation_clozefiller" not in sql
+                    and "annotation_assignment" not in sql]
+    bulk = [sql for sql in answer_reads if '"served_at"' in sql or '"rating"' in sql]
+    assert len(bulk) == 2 and '"served_at"' not in bulk[0] and '"rating"' not in bulk[1], bulk
+    others = [sql for sql in answer_reads if sql not in bulk]
+    assert not [sql for sql in others if any(part in sql for part in (
+        '"duration_ms"', "::date", "django_datetime_cast_date",
+        'GROUP BY "annotation_annotation"."worker_id"'))], others
     assert report["agreement"]["n_ratings"] == 15
     assert report["worker_quality"]["n_items"] == 5
     assert set(report["agreement"]["intervals_by_split"]) == {"dev"}
+    assert report["dashboard"]["answers_by_day"] == [{"day": "2026-11-01", "answers": 15}]
+
+
+def test_the_dashboard_parts_from_the_bulk_read_say_what_their_statements_say():
+    """Per-worker counts, answers per day and the durations from ``qc_answer_columns``, and
+    the crowd's means per filler from ``crowd_ratings``, equal the grouped statements they
+    replace (rejected, imported, superseded and provisional answers among them; days cut at
+    UTC midnight)."""
+    from django.db.models import Avg
+
+    from annotation.selectors import dashboard as dashboard_selectors
+
+    project, items = claire_sample()
+    first, second, third = workers(3)
+    annotate(items[0], first, rating=2, submitted_at=T0.replace(hour=23, minute=59),
+             duration_ms=4_000)
+    annotate(items[0], second, rating=5, submitted_at=T0 + timedelta(days=1, hours=-11),
+             duration_ms=None)
+    annotate(items[1], first, rating=3, submitted_at=T0 + timedelta(days=3))
+    rejected = annotate(items[1], second, rating=1, submitted_at=T0, duration_ms=2_000)
+    Annotation.objects.filter(pk=rejected.pk).update(
+        state=Annotation.State.REJECTED, review_status=Annotation.Review.REJECTED)
+    approved = annotate(items[2], third, rating=4, submitted_at=T0, duration_ms=7_000)
+    Annotation.objects.filter(pk=approved.pk).update(review_status=Annotation.Review.APPROVED)
+    hidden = annotate(items[3], third, rating=1, submitted_at=T0, duration_ms=1)
+    Annotation.objects.filter(pk=hidden.pk).update(state=Annotation.State.PROVISIONAL)
+    annotate(items[4], third, rating=3.5, source=Annotation.Source.IMPORT,
+             submitted_at=T0)
+    answers = qc_selectors.qc_answer_columns(project=project)
+
+    assert dashboard_selectors.answers_by_day(project=project, answers=answers) == \
+        dashboard_selectors.answers_by_day(project=project) == [
+            {"day": "2026-11-01", "answers": 2}, {"day": "2026-11-02", "answers": 1},
+            {"day": "2026-11-04", "answers": 1}]
+    with_columns = dashboard_selectors.worker_figures(
+        project=project, agreement={}, reliability={}, answers=answers)
+    alone = dashboard_selectors.worker_figures(project=project, agreement={}, reliability={})
+    assert with_columns == alone
+    assert [(row["answers"], row["approved"], row["rejected"]) for row in alone] == [
+        (2, 0, 0), (2, 0, 1), (2, 1, 0)]
+    figures = dashboard_selectors.dashboard_figures(project=project, report={},
+                                                    answers=answers)
+    assert figures == dashboard_selectors.dashboard_figures(project=project, report={})
+    item_ids, means = qc_selectors.crowd_rating_means(
+        qc_selectors.crowd_ratings(project=project))
+    expected = (qc_selectors.exportable_annotations(project=project)
+                .filter(rating__isnull=False).exclude(source=Annotation.Source.IMPORT)
+                .values("item_id").annotate(mean=Avg("rating")).order_by("item_id")
+                .values_list("item_id", "mean"))
+    assert list(zip(item_ids.tolist(), means.tolist(), strict=True)) == list(expected)
+    assert [item_id for item_id, _ in expected] == [items[0].pk, items[1].pk, items[2].pk]
 
 
 def test_numeric_columns_keep_the_order_values_list_names():
