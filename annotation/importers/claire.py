@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import math
+from collections.abc import Iterator
 
 from qc.aggregation import plausibility_label
 
@@ -20,10 +21,12 @@ from .base import (
     ImportInputError,
     ItemRecord,
     SourceFile,
+    Stream,
     Where,
     fail,
     fit_key,
     gold_answer_in,
+    parse_chunks,
     progress,
     read_delimited,
     resolve_split,
@@ -65,8 +68,14 @@ def _read_values(file: SourceFile) -> dict[str, tuple[str, Where]]:
     return values
 
 
-def parse(files: list[SourceFile], *, split: str | None, kind: str, quiet: bool) -> Bundle:
-    bundle = Bundle(kind=KIND)
+def stream(files: list[SourceFile], *, split: str | None, kind: str, quiet: bool,
+           size: int) -> tuple[Stream, Iterator[Bundle]]:
+    state = Stream(KIND, size=size)
+    return state, parse_chunks(lambda into: _parse(into, files, split, quiet), state)
+
+
+def _parse(stream: Stream, files: list[SourceFile], split: str | None,
+           quiet: bool) -> Iterator[Bundle]:
     grouped: dict[str, dict[str, SourceFile]] = {}
     for file in files:
         prefix, role = _prefix_and_role(file)
@@ -76,12 +85,15 @@ def parse(files: list[SourceFile], *, split: str | None, kind: str, quiet: bool)
             other = next(iter(roles.values()))
             raise ImportInputError(FORMAT, other.name,
                                    f"no {prefix}_data.tsv among the paths to attach it to")
-        _parse_split(bundle, roles, split, quiet)
-    return bundle
+        yield from _parse_split(stream, roles, split, quiet)
+    yield stream.take()
 
 
-def _parse_split(bundle: Bundle, roles: dict[str, SourceFile], split: str | None,
-                 quiet: bool) -> None:
+def _parse_split(stream: Stream, roles: dict[str, SourceFile], split: str | None,
+                 quiet: bool) -> Iterator[Bundle]:
+    """The data file's rows (clozes, fillers, items), then — once the scores and labels
+    files are checked against them — one annotation per filler. What spans the files is
+    keys: the fillers' ids, and each filler's score and label."""
     data = roles["data"]
     file_split = resolve_split(FORMAT, data, split, None)
     filler_ids: dict[str, tuple[str, int]] = {}
@@ -94,10 +106,12 @@ def _parse_split(bundle: Bundle, roles: dict[str, SourceFile], split: str | None
         cloze_id = row["Id"].strip()
         if not cloze_id:
             raise fail(FORMAT, where, 'column "Id" is empty')
-        if cloze_id in bundle.clozes:
+        if cloze_id in stream.keys:
             raise fail(FORMAT, where, f"Id {cloze_id!r} appears twice")
+        stream.keys.add(cloze_id)
         if "______" not in row["Sentence"]:
             raise fail(FORMAT, where, 'column "Sentence" has no gap "______"')
+        bundle = stream.bundle
         bundle.clozes[cloze_id] = {
             "resolved_pattern": row["Resolved pattern"].strip(),
             "article_title": row["Article title"],
@@ -114,7 +128,7 @@ def _parse_split(bundle: Bundle, roles: dict[str, SourceFile], split: str | None
             external_id = f"{cloze_id}_{position}"
             filler_ids[external_id] = (cloze_id, position)
             gold_column = f"Gold{position}"
-            bundle.add_item(external_id,
+            stream.add_item(external_id,
                             ItemRecord(split=file_split, group_key=fit_key(row["Article title"]),
                                        position=position, source=("filler",
                                                                   (cloze_id, position)),
@@ -122,14 +136,16 @@ def _parse_split(bundle: Bundle, roles: dict[str, SourceFile], split: str | None
                                            FORMAT, where, KIND, row.get(gold_column),
                                            field_name=gold_column)),
                             FORMAT, where)
-    bundle.rows[data.name] = rows
-    bundle.file_splits[data.name] = file_split
+        if stream.full():
+            yield stream.take()
+    stream.rows[data.name] = rows
+    stream.file_splits[data.name] = file_split
     scores = _check_scores(roles["scores"], filler_ids) if "scores" in roles else None
     labels = _check_labels(roles["labels"], filler_ids) if "labels" in roles else None
     for extra, values in (("scores", scores), ("labels", labels)):
         if values is not None:
-            bundle.rows[roles[extra].name] = len(values)
-            bundle.file_splits[roles[extra].name] = file_split
+            stream.rows[roles[extra].name] = len(values)
+            stream.file_splits[roles[extra].name] = file_split
     if scores is None and labels is None:
         return
     for external_id in filler_ids:
@@ -155,9 +171,11 @@ def _parse_split(bundle: Bundle, roles: dict[str, SourceFile], split: str | None
             provenance["labels_file"] = labels[external_id][1].file
             provenance["labels_line"] = labels[external_id][1].line
         fields.update(payload=payload, provenance=provenance)
-        bundle.annotations.append(AnnotationRecord(worker=MEAN_WORKER, item_key=external_id,
-                                                   source="import", fields=fields,
-                                                   where=where))
+        stream.bundle.annotations.append(AnnotationRecord(
+            worker=MEAN_WORKER, item_key=external_id, source="import", fields=fields,
+            where=where))
+        if stream.full():
+            yield stream.take()
 
 
 def _check_complete(file: SourceFile, values: dict, filler_ids: dict) -> None:
