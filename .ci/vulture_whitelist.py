@@ -356,3 +356,4 @@ answers_total  # annotation/api/adjudication.py ItemAdjudicationSerializer field
 _adjudicate  # review command: getattr(self, f"_{action}")
 provider_money  # template filter (batch_detail.html, batch_list.html)
 provider_minor_unit  # template filter (_assignment_actions.html, _approve_and_bonus.html)
+readable  # annotation/importers/base.py _HashingReader: io.RawIOBase's protocol (BufferedReader calls it)

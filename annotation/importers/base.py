@@ -40,7 +40,9 @@ SPLITS = ("train", "dev", "test")
 # Above this many rows a progress bar is worth drawing.
 PROGRESS_MIN_ROWS = 2000
 # Bytes read at a time when a file is checksummed.
-READ_CHUNK = 1024 * 1024
+READ_CHUNK = 256 * 1024
+# The read buffer of a file being parsed (held while it is read: kept small).
+PARSE_BUFFER = 64 * 1024
 # How often (in lines) a reader says how far it has read.
 REPORT_EVERY_LINES = 2000
 
@@ -104,7 +106,7 @@ class SourceFile:
         hash to ``sha256``."""
         with self.path.open("rb", buffering=0) as raw:
             hashing = _HashingReader(raw) if self.verify else None
-            with io.BufferedReader(hashing or raw, READ_CHUNK) as buffered:
+            with io.BufferedReader(hashing or raw, PARSE_BUFFER) as buffered:
                 yield buffered
             if hashing is not None:
                 # What the reader left unread (the buffered bytes are hashed already).
@@ -336,22 +338,6 @@ def parse_chunks(parse: Callable[[Stream], Iterator[Bundle]], stream: Stream) ->
         for _ in parse(again):
             pass
         raise AssertionError("the second reading met no error") from None
-
-
-def whole(chunks: Iterable[Bundle], stream: Stream) -> Bundle:
-    """The bundles of a streamed parse merged into one (for tests and small files)."""
-    bundle = Bundle(kind=stream.kind, items_must_exist=stream.items_must_exist)
-    for chunk in chunks:
-        for name in ("documents", "targets", "dialogues", "clozes", "fillers",
-                     "complex_sentences", "facts", "complex_facts", "items"):
-            getattr(bundle, name).update(getattr(chunk, name))
-        for key, turn in chunk.turns.items():
-            known = bundle.turns.setdefault(key, turn)
-            if turn["answer"]:
-                known["answer"] = turn["answer"]
-        bundle.annotations.extend(chunk.annotations)
-    bundle.rows, bundle.file_splits = stream.rows, stream.file_splits
-    return bundle
 
 
 def progress(iterable: Iterable, *, total: int | None, desc: str, quiet: bool) -> Iterator:

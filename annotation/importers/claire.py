@@ -51,9 +51,10 @@ def _prefix_and_role(file: SourceFile) -> tuple[str, str]:
                            "expected a name ending in _data.tsv, _scores.tsv or _labels.tsv")
 
 
-def _read_values(file: SourceFile) -> dict[str, tuple[str, Where]]:
-    """``<Id>_<n>`` TAB value lines (no header) -> {filler id: (value, where)}."""
-    values: dict[str, tuple[str, Where]] = {}
+def _read_values(file: SourceFile) -> dict[str, tuple[str, int]]:
+    """``<Id>_<n>`` TAB value lines (no header) -> {filler id: (value, line)} (a line number,
+    not a ``Where``: one is kept per filler)."""
+    values: dict[str, tuple[str, int]] = {}
     for number, raw in file.lines(FORMAT):
         if not raw.strip():
             continue
@@ -64,7 +65,7 @@ def _read_values(file: SourceFile) -> dict[str, tuple[str, Where]]:
                                       f"found {len(cells)}")
         if cells[0] in values:
             raise fail(FORMAT, where, f"filler {cells[0]!r} appears twice")
-        values[cells[0]] = (cells[1].strip(), where)
+        values[cells[0]] = (cells[1].strip(), number)
     return values
 
 
@@ -153,12 +154,14 @@ def _parse_split(stream: Stream, roles: dict[str, SourceFile], split: str | None
         fields: dict = {}
         where = Where(data.name)
         if scores is not None:
-            score, where, score_text = scores[external_id]
+            score, score_line, score_text = scores[external_id]
+            where = Where(roles["scores"].name, line=score_line)
             payload["score"] = score
             payload["score_text"] = score_text
             fields["rating"] = score
         if labels is not None:
-            label, label_where = labels[external_id]
+            label, label_line = labels[external_id]
+            label_where = Where(roles["labels"].name, line=label_line)
             if scores is not None and plausibility_label(payload["score"]) != label:
                 raise fail(FORMAT, label_where,
                            f"label {label} of {external_id} contradicts its mean score "
@@ -168,8 +171,8 @@ def _parse_split(stream: Stream, roles: dict[str, SourceFile], split: str | None
             where = label_where if scores is None else where
         provenance = {"file": where.file, "line": where.line, "id": external_id}
         if scores is not None and labels is not None:
-            provenance["labels_file"] = labels[external_id][1].file
-            provenance["labels_line"] = labels[external_id][1].line
+            provenance["labels_file"] = roles["labels"].name
+            provenance["labels_line"] = labels[external_id][1]
         fields.update(payload=payload, provenance=provenance)
         stream.bundle.annotations.append(AnnotationRecord(
             worker=MEAN_WORKER, item_key=external_id, source="import", fields=fields,
@@ -179,20 +182,22 @@ def _parse_split(stream: Stream, roles: dict[str, SourceFile], split: str | None
 
 
 def _check_complete(file: SourceFile, values: dict, filler_ids: dict) -> None:
-    for external_id, (_, where) in values.items():
+    for external_id, (_, line) in values.items():
         if external_id not in filler_ids:
-            raise fail(FORMAT, where, f"{external_id!r} is not a filler of the data file")
+            raise fail(FORMAT, Where(file.name, line=line),
+                       f"{external_id!r} is not a filler of the data file")
     for external_id in filler_ids:
         if external_id not in values:
             raise ImportInputError(FORMAT, file.name, f"no value for filler {external_id!r}")
 
 
 def _check_scores(file: SourceFile,
-                  filler_ids: dict) -> dict[str, tuple[float, Where, str]]:
+                  filler_ids: dict) -> dict[str, tuple[float, int, str]]:
     raw = _read_values(file)
     _check_complete(file, raw, filler_ids)
     scores = {}
-    for external_id, (value, where) in raw.items():
+    for external_id, (value, line) in raw.items():
+        where = Where(file.name, line=line)
         try:
             score = float(value)
         except ValueError:
@@ -200,14 +205,15 @@ def _check_scores(file: SourceFile,
         if not math.isfinite(score) or not 1 <= score <= 5:
             raise fail(FORMAT, where, f"score {value!r} is outside 1..5")
         # The text is kept too, so an export writes "1.0" back as "1.0", not "1".
-        scores[external_id] = (score, where, value.strip())
+        scores[external_id] = (score, line, value.strip())
     return scores
 
 
-def _check_labels(file: SourceFile, filler_ids: dict) -> dict[str, tuple[str, Where]]:
+def _check_labels(file: SourceFile, filler_ids: dict) -> dict[str, tuple[str, int]]:
     labels = _read_values(file)
     _check_complete(file, labels, filler_ids)
-    for value, where in labels.values():
+    for value, line in labels.values():
         if value not in LABELS:
-            raise fail(FORMAT, where, f"label {value!r} is not one of {', '.join(LABELS)}")
+            raise fail(FORMAT, Where(file.name, line=line),
+                       f"label {value!r} is not one of {', '.join(LABELS)}")
     return labels

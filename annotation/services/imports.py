@@ -146,6 +146,7 @@ def import_files(*, fmt: str, paths: Sequence[str | Path], project_slug: str,
         for _ in bundles:
             pass
         rows, file_splits = checked.rows, checked.file_splits
+        del checked, bundles  # its keys: the writing reading gathers them again
     with transaction.atomic():
         try:
             project, created = project_get_or_create(slug=project_slug, kind=kind, name=name)
