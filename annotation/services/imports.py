@@ -188,6 +188,7 @@ def import_files(*, fmt: str, paths: Sequence[str | Path], project_slug: str,
                                          size=STAGED_CHUNK)
             for chunk in bundles:
                 writer.write(chunk)
+            total = sum(file.size for file in files)  # this reading counts bytes
         _report(progress, total, total, "written")
         new_files = [file for file in files if file.sha256 not in done]
         ImportRecord.objects.bulk_create([
