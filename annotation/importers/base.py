@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import ijson
@@ -277,7 +278,7 @@ class Stream:
 
     A message quoting an earlier record's text (a turn whose question differs) needs that
     text: the parse is then run again from the start with ``texts_of`` naming the turn, whose
-    text is kept this time (:func:`parse_chunks` does it; only on that error path)."""
+    text is kept this time (:func:`streamed` does it; only on that error path)."""
 
     def __init__(self, kind: str, *, size: int, items_must_exist: bool = False,
                  texts_of: frozenset = frozenset()):
@@ -327,7 +328,20 @@ class _TextNeeded(Exception):
         self.key = key
 
 
-def parse_chunks(parse: Callable[[Stream], Iterator[Bundle]], stream: Stream) -> Iterator[Bundle]:
+def streamed(importer: ModuleType, files: list[SourceFile], *, split: str | None, kind: str,
+             quiet: bool, size: int) -> tuple[Stream, Iterator[Bundle]]:
+    """An importer's ``parse(stream, files, *, split, kind, quiet)`` as bundles of about
+    ``size`` rows, and the stream (its ``rows`` and ``file_splits`` once they are all read)."""
+    state = Stream(kind, size=size, items_must_exist=getattr(importer, "ITEMS_MUST_EXIST", False))
+
+    def parse(stream: Stream) -> Iterator[Bundle]:
+        return importer.parse(stream, files, split=split, kind=kind, quiet=quiet)
+
+    return state, _with_texts_on_error(parse, state)
+
+
+def _with_texts_on_error(parse: Callable[[Stream], Iterator[Bundle]],
+                         stream: Stream) -> Iterator[Bundle]:
     """``parse(stream)``'s bundles; when a check needs an earlier record's text, the parse
     is run again from the start keeping that text, and raises the check's error."""
     try:

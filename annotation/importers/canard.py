@@ -30,7 +30,6 @@ from .base import (
     fail,
     get_field,
     gold_answer_in,
-    parse_chunks,
     progress,
     read_json_items,
     resolve_split,
@@ -42,14 +41,8 @@ FORMAT = "canard"
 KIND = "rewrite"
 
 
-def stream(files: list[SourceFile], *, split: str | None, kind: str, quiet: bool,
-           size: int) -> tuple[Stream, Iterator[Bundle]]:
-    state = Stream(KIND, size=size)
-    return state, parse_chunks(lambda into: _parse(into, files, split, quiet), state)
-
-
-def _parse(stream: Stream, files: list[SourceFile], split: str | None,
-           quiet: bool) -> Iterator[Bundle]:
+def parse(stream: Stream, files: list[SourceFile], *, split: str | None, kind: str,
+          quiet: bool) -> Iterator[Bundle]:
     for file in files:
         records = read_json_items(FORMAT, file, top=list)
         first = next(records, None)

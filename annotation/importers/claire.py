@@ -26,7 +26,6 @@ from .base import (
     fail,
     fit_key,
     gold_answer_in,
-    parse_chunks,
     progress,
     read_delimited,
     resolve_split,
@@ -69,14 +68,8 @@ def _read_values(file: SourceFile) -> dict[str, tuple[str, int]]:
     return values
 
 
-def stream(files: list[SourceFile], *, split: str | None, kind: str, quiet: bool,
-           size: int) -> tuple[Stream, Iterator[Bundle]]:
-    state = Stream(KIND, size=size)
-    return state, parse_chunks(lambda into: _parse(into, files, split, quiet), state)
-
-
-def _parse(stream: Stream, files: list[SourceFile], split: str | None,
-           quiet: bool) -> Iterator[Bundle]:
+def parse(stream: Stream, files: list[SourceFile], *, split: str | None, kind: str,
+          quiet: bool) -> Iterator[Bundle]:
     grouped: dict[str, dict[str, SourceFile]] = {}
     for file in files:
         prefix, role = _prefix_and_role(file)

@@ -16,7 +16,6 @@ from .base import (
     Where,
     fail,
     get_field,
-    parse_chunks,
     progress,
     read_json_items,
     resolve_split,
@@ -27,14 +26,8 @@ FORMAT = "coqa"
 KIND = "rewrite"
 
 
-def stream(files: list[SourceFile], *, split: str | None, kind: str, quiet: bool,
-           size: int) -> tuple[Stream, Iterator[Bundle]]:
-    state = Stream(KIND, size=size)
-    return state, parse_chunks(lambda into: _parse(into, files, split, quiet), state)
-
-
-def _parse(stream: Stream, files: list[SourceFile], split: str | None,
-           quiet: bool) -> Iterator[Bundle]:
+def parse(stream: Stream, files: list[SourceFile], *, split: str | None, kind: str,
+          quiet: bool) -> Iterator[Bundle]:
     for file in files:
         file_split = resolve_split(FORMAT, file, split, None)
         turns = 0

@@ -35,7 +35,6 @@ from .base import (
     fit_key,
     get_field,
     gold_answer_in,
-    parse_chunks,
     progress,
     read_jsonl,
     resolve_split,
@@ -99,14 +98,8 @@ def changes_from_operations(operations: list[dict]) -> list[dict]:
             for operation in sorted(operations, key=lambda op: (op["start"], op["end"]))]
 
 
-def stream(files: list[SourceFile], *, split: str | None, kind: str, quiet: bool,
-           size: int) -> tuple[Stream, Iterator[Bundle]]:
-    state = Stream(KIND, size=size)
-    return state, parse_chunks(lambda into: _parse(into, files, split, quiet), state)
-
-
-def _parse(stream: Stream, files: list[SourceFile], split: str | None,
-           quiet: bool) -> Iterator[Bundle]:
+def parse(stream: Stream, files: list[SourceFile], *, split: str | None, kind: str,
+          quiet: bool) -> Iterator[Bundle]:
     for file in files:
         file_split = resolve_split(FORMAT, file, split, None)
         rows = 0

@@ -30,7 +30,6 @@ from .base import (
     Stream,
     Where,
     fail,
-    parse_chunks,
     progress,
     read_delimited,
 )
@@ -38,6 +37,7 @@ from .sluice import context_id, is_skip
 
 FORMAT = "mturk-csv"
 KIND = None  # the existing project's kind
+ITEMS_MUST_EXIST = True  # annotates the project's items, makes none
 META = ("HITId", "AssignmentId", "WorkerId", "AssignmentStatus", "AcceptTime", "SubmitTime",
         "WorkTimeInSeconds")
 ANSWERS = {
@@ -119,14 +119,8 @@ def _json_list(where: Where, row: dict, column: str, *, required: bool) -> list:
     return value
 
 
-def stream(files: list[SourceFile], *, split: str | None, kind: str, quiet: bool,
-           size: int) -> tuple[Stream, Iterator[Bundle]]:
-    state = Stream(kind, size=size, items_must_exist=True)
-    return state, parse_chunks(lambda into: _parse(into, files, kind, quiet), state)
-
-
-def _parse(stream: Stream, files: list[SourceFile], kind: str,
-           quiet: bool) -> Iterator[Bundle]:
+def parse(stream: Stream, files: list[SourceFile], *, split: str | None, kind: str,
+          quiet: bool) -> Iterator[Bundle]:
     """The rows as annotations of existing items; what spans rows (assignments, worker and
     item pairs) is kept as keys."""
     by_pair: dict[tuple[str, str], str] = {}

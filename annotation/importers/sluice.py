@@ -43,7 +43,6 @@ from .base import (
     Where,
     fail,
     get_field,
-    parse_chunks,
     progress,
     read_delimited,
     read_json_items,
@@ -94,12 +93,6 @@ def is_train_dev_file(name: str) -> bool:
         "dev" in lowered or "val" in lowered)
 
 
-def stream(files: list[SourceFile], *, split: str | None, kind: str, quiet: bool,
-           size: int) -> tuple[Stream, Iterator[Bundle]]:
-    state = Stream(KIND, size=size)
-    return state, parse_chunks(lambda into: _parse(into, files, split, quiet), state)
-
-
 def _rows(file: SourceFile) -> Iterator[tuple[Where, str, dict]]:
     """(where, row id, row) of a raw CSV or a processed JSON file, read as a stream."""
     if file.name.lower().endswith(".json"):
@@ -108,8 +101,8 @@ def _rows(file: SourceFile) -> Iterator[tuple[Where, str, dict]]:
             for line, row in read_delimited(FORMAT, file, delimiter=",", required=FIELDS))
 
 
-def _parse(stream: Stream, files: list[SourceFile], split: str | None,
-           quiet: bool) -> Iterator[Bundle]:
+def parse(stream: Stream, files: list[SourceFile], *, split: str | None, kind: str,
+          quiet: bool) -> Iterator[Bundle]:
     for file in files:
         if split is None and is_train_dev_file(file.name):
             # The release's split needs the rows up to the 300th kept one: a first reading

@@ -32,7 +32,7 @@ from django.db.transaction import TransactionManagementError
 from django.utils import timezone
 
 from ..importers import FORMATS
-from ..importers.base import Bundle, ImportInputError, SourceFile
+from ..importers.base import Bundle, ImportInputError, SourceFile, streamed
 from ..models import (
     Annotation,
     ClozeFiller,
@@ -141,8 +141,8 @@ def import_files(*, fmt: str, paths: Sequence[str | Path], project_slug: str,
     else:
         # Every row checked first, the bundles thrown away as they come (a bad row anywhere
         # stops the import before it writes); the writing reading comes again below.
-        checked, bundles = importer.stream(files, split=split, kind=kind, quiet=quiet,
-                                           size=STAGED_CHUNK)
+        checked, bundles = streamed(importer, files, split=split, kind=kind, quiet=quiet,
+                                    size=STAGED_CHUNK)
         for _ in bundles:
             pass
         rows, file_splits = checked.rows, checked.file_splits
@@ -184,8 +184,8 @@ def import_files(*, fmt: str, paths: Sequence[str | Path], project_slug: str,
                 file.verify = True  # the bytes written must be the bytes checked
             if progress is not None:
                 _report_reading(files, progress, verb="writing")
-            _, bundles = importer.stream(files, split=split, kind=kind, quiet=True,
-                                         size=STAGED_CHUNK)
+            _, bundles = streamed(importer, files, split=split, kind=kind, quiet=True,
+                                  size=STAGED_CHUNK)
             for chunk in bundles:
                 writer.write(chunk)
             total = sum(file.size for file in files)  # this reading counts bytes
