@@ -385,21 +385,35 @@ class _ChunkWriter:
 
     def write(self, b: Bundle) -> None:
         documents = self._by_external_id(Document, b.documents)
-        targets = self._targets(b, documents) if b.targets else {}
+        if b.targets:
+            self._targets(b, documents)
         dialogues = self._by_external_id(Dialogue, b.dialogues)
-        turns = self._turns(b, dialogues) if b.turns else {}
+        if b.turns:
+            self._turns(b, dialogues)
         clozes = self._clozes(b) if b.clozes else {}
-        fillers = self._fillers(b, clozes) if b.fillers else {}
+        if b.fillers:
+            self._fillers(b, clozes)
         before = ([key for key in b.complex_sentences
                    if key in self._external_ids(ComplexSentence)]
                   if b.complex_sentences else [])
         complexes = self._by_external_id(ComplexSentence, b.complex_sentences)
         if b.complex_facts or b.facts:
             self._facts(b, complexes, before)
-        items, new_items = self._items(b, {"target": targets, "turn": turns,
-                                           "filler": fillers, "complex": complexes})
+        items, new_items = self._items(b)
         if b.annotations:
             self._annotations(b, items, new_items)
+
+    def _source_id(self, kind: str, key) -> int:
+        """The id of an item's source (``ItemRecord.source``), written by this bundle or an
+        earlier one (a turn an earlier record's history revealed), or there before."""
+        ids = self._ids
+        if kind == "turn":
+            return ids[DialogueTurn][(ids[Dialogue][key[0]], key[1])][0]
+        if kind == "target":
+            return ids[TargetSentence][(ids[Document][key[0]], *key[1:])]
+        if kind == "filler":
+            return ids[ClozeFiller][(ids[ClozeItem][key[0]], key[1])]
+        return ids[ComplexSentence][key]
 
     def _insert(self, model, rows: Iterable[dict], *, label: str | None = None,
                 ignore_conflicts: bool = False) -> int:
@@ -449,7 +463,7 @@ class _ChunkWriter:
                                  for key, fields in records.items() if key not in ids), read)
         return ids
 
-    def _targets(self, b: Bundle, documents: dict[str, int]) -> dict[tuple, int]:
+    def _targets(self, b: Bundle, documents: dict[str, int]) -> None:
         def read(rows: models.QuerySet):
             return (((d, p, s, e), pk) for d, p, s, e, pk in rows.filter(
                 document__project=self.project).values_list(
@@ -461,9 +475,8 @@ class _ChunkWriter:
              "start_byte": start, "end_byte": end, **fields}
             for (document, paragraph, start, end), fields in b.targets.items()
             if (documents[document], paragraph, start, end) not in ids), read)
-        return {key: ids[(documents[key[0]], *key[1:])] for key in b.targets}
 
-    def _turns(self, b: Bundle, dialogues: dict[str, int]) -> dict[tuple[str, int], int]:
+    def _turns(self, b: Bundle, dialogues: dict[str, int]) -> None:
         def read(rows: models.QuerySet):
             return (((d, o), (pk, bool(answer))) for d, o, pk, answer in rows.filter(
                 dialogue__project=self.project).values_list("dialogue_id", "order", "id",
@@ -489,7 +502,6 @@ class _ChunkWriter:
                 name = "DialogueTurn answers revealed"
                 self.result.created[name] = self.result.created.get(name, 0) + before
         self._insert_new(DialogueTurn, new, read)
-        return {key: known[(dialogues[key[0]], key[1])][0] for key in b.turns}
 
     def _clozes(self, b: Bundle) -> dict[str, int]:
         ids = self._external_ids(ClozeItem)
@@ -507,7 +519,7 @@ class _ChunkWriter:
                     "into its own project")
         return self._by_external_id(ClozeItem, b.clozes)
 
-    def _fillers(self, b: Bundle, clozes: dict[str, int]) -> dict[tuple[str, int], int]:
+    def _fillers(self, b: Bundle, clozes: dict[str, int]) -> None:
         def read(rows: models.QuerySet):
             return (((c, p), pk) for c, p, pk in rows.filter(
                 cloze__project=self.project).values_list("cloze_id", "position", "id"))
@@ -517,7 +529,6 @@ class _ChunkWriter:
             {"cloze_id": clozes[cloze], "position": position, **fields}
             for (cloze, position), fields in b.fillers.items()
             if (clozes[cloze], position) not in ids), read)
-        return {key: ids[(clozes[key[0]], key[1])] for key in b.fillers}
 
     def _facts(self, b: Bundle, complexes: dict[str, int], before: list[str]) -> None:
         """The bundle's facts (new ones inserted) and its sentences' fact links; links are
@@ -546,7 +557,7 @@ class _ChunkWriter:
 
         self._insert(link, rows(), label="ComplexSentence.facts")
 
-    def _items(self, b: Bundle, sources: dict[str, dict]) -> tuple[dict[str, int], set[int]]:
+    def _items(self, b: Bundle) -> tuple[dict[str, int], set[int]]:
         """External id → id of the items the bundle names (made when new), and the ids of
         those made now."""
         read = self._read_external_ids
@@ -574,7 +585,7 @@ class _ChunkWriter:
             {"project_id": self.project.pk, "external_id": external_id,
              "split": record.split, "group_key": record.group_key,
              "position": record.position,
-             column[record.source[0]]: sources[record.source[0]][record.source[1]],
+             column[record.source[0]]: self._source_id(*record.source),
              "is_gold": record.gold_answer is not None, "gold_answer": record.gold_answer}
             for external_id, record in b.items.items() if external_id not in ids), read)
         return ids, set(new.values())

@@ -348,3 +348,20 @@ def test_a_json_document_with_a_bad_byte_names_its_line(tmp_path):
     with pytest.raises(ImportInputError) as error:
         import_files(fmt="quac", paths=[path], project_slug="bytes")
     assert str(error.value) == "quac bad_dev.json line 2: not valid UTF-8 (byte 0xff at column 13)"
+
+
+def test_an_item_whose_turn_an_earlier_chunk_wrote(tmp_path, monkeypatch):
+    """A CANARD record whose question an earlier record's history already gave (records out
+    of order): its item points at the turn written chunks before."""
+    monkeypatch.setattr(imports, "STAGED_CHUNK", 1)
+    history = ["T", "S", "Who came?", "Ann", "Why?", "To play"]
+    records = [{"History": history, "QuAC_dialog_id": "C_1", "Question": "When?",
+                "Question_no": 3, "Rewrite": "When did Ann come?"},
+               {"History": history[:4], "QuAC_dialog_id": "C_1", "Question": "Why?",
+                "Question_no": 2, "Rewrite": "Why did Ann come?"}]
+    path = tmp_path / "late_dev.json"
+    path.write_text(json.dumps(records))
+    result = import_files(fmt="canard", paths=[path], project_slug="late")
+    assert result.created["Item"] == 2 and result.created["DialogueTurn"] == 3
+    item = Item.objects.select_related("turn").get(external_id="C_1#2")
+    assert (item.turn.order, item.turn.question, item.turn.answer) == (2, "Why?", "To play")
