@@ -4,15 +4,22 @@ An importer is a pure parser: ``parse(files, *, split, kind) -> Bundle``. It rea
 checks every row and returns plain records keyed by natural keys (external ids, turn orders,
 filler positions). It never touches the database; ``annotation.services.imports`` writes the
 bundle in one transaction. Parsing everything first means a bad row at the end of a file is
-reported before a single row is written. Files are read as streams, line by line (only the
-one-JSON-document formats are read whole); what stays in memory is the parsed records — except
-for an importer that also offers ``plan(files, *, split, kind, quiet)`` (WebSplit): its plan's
-``scan()`` checks every line keeping only keys and its ``chunks(size)`` yields small bundles,
-written one after the other in the one transaction.
+reported before a single row is written.
+
+Nothing is held whole: files are read as streams (CSV/TSV and JSONL line by line, the
+one-JSON-document formats — QuAC, CoQA, CANARD, Sluice JSON — record by record with ijson),
+and ``parse`` is a generator of small bundles (:class:`Stream` hands one out every
+``size`` rows) that keeps across bundles only keys and digests for the checks that span
+records (an id twice, a turn whose question differs from an earlier record's). The service
+runs it twice: once to check every row (the bundles thrown away), then again inside the
+transaction to write each bundle as it comes (the files' bytes must hash to the checked ones).
+WebSplit offers ``plan(files, *, split, kind, quiet)`` instead: its item groups need the
+whole file's triple clusters before the first item is written.
 """
 
 from __future__ import annotations
 
+import codecs
 import csv
 import hashlib
 import io
@@ -22,8 +29,10 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
+import ijson
 from tqdm import tqdm
 
 from ..services.gold_items import gold_answer_from_text, gold_answer_validate
@@ -32,7 +41,9 @@ SPLITS = ("train", "dev", "test")
 # Above this many rows a progress bar is worth drawing.
 PROGRESS_MIN_ROWS = 2000
 # Bytes read at a time when a file is checksummed.
-READ_CHUNK = 1024 * 1024
+READ_CHUNK = 256 * 1024
+# The read buffer of a file being parsed (held while it is read: kept small).
+PARSE_BUFFER = 64 * 1024
 # How often (in lines) a reader says how far it has read.
 REPORT_EVERY_LINES = 2000
 
@@ -68,6 +79,9 @@ class SourceFile:
     #: Told the bytes of this file read so far, every ``REPORT_EVERY_LINES`` lines (a job's
     #: or the command's progress; ``annotation.services.imports`` sets it).
     on_read: Callable[[int], None] | None = None
+    #: Set for the second (writing) reading: the bytes read must hash to ``sha256``, the
+    #: checked file's, else ImportInputError ("the file changed while it was being imported").
+    verify: bool = False
 
     @property
     def name(self) -> str:
@@ -87,10 +101,26 @@ class SourceFile:
         return cls(path=path, sha256=digest.hexdigest(), size=size)
 
     @contextmanager
+    def open_binary(self, fmt: str) -> Iterator[io.BufferedReader]:
+        """The file's bytes as a buffered stream; when ``verify`` is set they are hashed as
+        they are read and, once the caller is done, the rest is read too and the whole must
+        hash to ``sha256``."""
+        with self.path.open("rb", buffering=0) as raw:
+            hashing = _HashingReader(raw) if self.verify else None
+            with io.BufferedReader(hashing or raw, PARSE_BUFFER) as buffered:
+                yield buffered
+            if hashing is not None:
+                # What the reader left unread (the buffered bytes are hashed already).
+                while chunk := raw.read(READ_CHUNK):
+                    hashing.digest.update(chunk)
+                if hashing.digest.hexdigest() != self.sha256:
+                    raise changed_error(fmt, self)
+
+    @contextmanager
     def open_text(self, fmt: str) -> Iterator[io.TextIOWrapper]:
         """The file as strict UTF-8 text (a BOM is dropped, newlines left as they are, for
         the csv module); a bad byte met while reading is reported with its line and column."""
-        with self.path.open("rb") as raw, io.TextIOWrapper(
+        with self.open_binary(fmt) as raw, io.TextIOWrapper(
                 raw, encoding="utf-8-sig", errors="strict", newline="") as text:
             try:
                 yield text
@@ -100,6 +130,11 @@ class SourceFile:
     def _decode_error(self, fmt: str) -> ImportInputError:
         """The first undecodable byte's line and column, found by a second pass line by line
         (only on the error path: the text stream's error does not know its line)."""
+        return self.bad_byte(fmt) or ImportInputError(fmt, self.name, "not valid UTF-8")
+
+    def bad_byte(self, fmt: str) -> ImportInputError | None:
+        """The error naming the file's first byte that is not UTF-8 (line and column), or
+        None when every byte decodes."""
         # A UTF-8 character never contains a newline byte, so each line decodes alone.
         with self.path.open("rb") as handle:
             for number, raw in enumerate(handle, start=1):
@@ -109,15 +144,7 @@ class SourceFile:
                     return ImportInputError(
                         fmt, self.name, f"not valid UTF-8 (byte 0x{raw[error.start]:02x} at "
                                         f"column {error.start + 1})", line=number)
-        return ImportInputError(fmt, self.name, "not valid UTF-8")
-
-    def text(self, fmt: str) -> str:
-        """The file decoded whole, for the formats that are one JSON document (QuAC, CoQA,
-        CANARD, Sluice JSON): a JSON document has to be read whole to be parsed."""
-        with self.open_text(fmt) as text:
-            whole = text.read()
-            self.report_read(text)
-            return whole
+        return None
 
     def lines(self, fmt: str) -> Iterator[tuple[int, str]]:
         """(line number, line without its end) for every line, read as they are needed."""
@@ -132,6 +159,32 @@ class SourceFile:
         """Tell ``on_read`` how far the reader is (the underlying file's position)."""
         if self.on_read is not None:
             self.on_read(text.buffer.tell())
+
+
+class _HashingReader(io.RawIOBase):
+    """A raw binary file that hashes the bytes read through it."""
+
+    def __init__(self, raw: io.RawIOBase) -> None:
+        self.raw = raw
+        self.digest = hashlib.sha256()
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        count = self.raw.readinto(buffer)
+        if count:
+            self.digest.update(memoryview(buffer)[:count])
+        return count
+
+    def tell(self) -> int:
+        return self.raw.tell()
+
+
+def changed_error(fmt: str, file: SourceFile) -> ImportInputError:
+    """The file's bytes at the writing reading are not the ones checked."""
+    return ImportInputError(fmt, file.name, "the file changed while it was being imported; "
+                                            "import it again")
 
 
 @dataclass
@@ -212,6 +265,93 @@ class Bundle:
                 line=where.line, record=where.record,
             )
         self.items[external_id] = record
+
+
+class Stream:
+    """A streamed parse's state: the bundle being filled (``bundle``), handed out by
+    ``take()`` every ``size`` rows (``full()``), and what outlives the bundles — rows and
+    split per file, and what the checks spanning records need, kept as keys and digests
+    (Python's ``hash`` of the text: the process compares, nothing stores them), not text:
+    items by external id (a digest of the record), dialogues (title, section, digest),
+    turns (digests of question and answer), and ``keys`` for a format's own "appears
+    twice" checks.
+
+    A message quoting an earlier record's text (a turn whose question differs) needs that
+    text: the parse is then run again from the start with ``texts_of`` naming the turn, whose
+    text is kept this time (:func:`streamed` does it; only on that error path)."""
+
+    def __init__(self, kind: str, *, size: int, items_must_exist: bool = False,
+                 texts_of: frozenset = frozenset()):
+        self.kind, self.size, self.items_must_exist = kind, size, items_must_exist
+        self.texts_of = texts_of
+        self.bundle = Bundle(kind=kind, items_must_exist=items_must_exist)
+        self.rows: dict[str, int] = {}
+        self.file_splits: dict[str, str] = {}
+        self.items: dict[str, int] = {}
+        self.dialogues: dict[str, tuple[str, str, int]] = {}
+        self.turns: dict[tuple[str, int], tuple[Any, Any]] = {}
+        self.keys: set = set()
+
+    def full(self) -> bool:
+        return len(self.bundle.items) + len(self.bundle.annotations) >= self.size
+
+    def take(self) -> Bundle:
+        """The bundle filled so far (a new one is started)."""
+        bundle = self.bundle
+        self.bundle = Bundle(kind=self.kind, items_must_exist=self.items_must_exist)
+        return bundle
+
+    def add_item(self, external_id: str, record: ItemRecord, fmt: str, where: Where) -> None:
+        digest = hash(repr(record))
+        known = self.items.setdefault(external_id, digest)
+        if known != digest:
+            raise ImportInputError(
+                fmt, where.file, f"item {external_id!r} appears twice with different content",
+                line=where.line, record=where.record,
+            )
+        if external_id not in self.bundle.items:
+            self.bundle.items[external_id] = record
+
+    def text(self, key: tuple[str, int], value: str | None) -> Any:
+        """What ``turns`` keeps of a turn's question or answer: the text itself for the
+        turns named by ``texts_of``, else its digest."""
+        if value is None:
+            return None
+        return value if key in self.texts_of else hash(value)
+
+
+class _TextNeeded(Exception):
+    """A turn's check failed and its message needs the earlier record's text."""
+
+    def __init__(self, key: tuple[str, int]) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def streamed(importer: ModuleType, files: list[SourceFile], *, split: str | None, kind: str,
+             quiet: bool, size: int) -> tuple[Stream, Iterator[Bundle]]:
+    """An importer's ``parse(stream, files, *, split, kind, quiet)`` as bundles of about
+    ``size`` rows, and the stream (its ``rows`` and ``file_splits`` once they are all read)."""
+    state = Stream(kind, size=size, items_must_exist=getattr(importer, "ITEMS_MUST_EXIST", False))
+
+    def parse(stream: Stream) -> Iterator[Bundle]:
+        return importer.parse(stream, files, split=split, kind=kind, quiet=quiet)
+
+    return state, _with_texts_on_error(parse, state)
+
+
+def _with_texts_on_error(parse: Callable[[Stream], Iterator[Bundle]],
+                         stream: Stream) -> Iterator[Bundle]:
+    """``parse(stream)``'s bundles; when a check needs an earlier record's text, the parse
+    is run again from the start keeping that text, and raises the check's error."""
+    try:
+        yield from parse(stream)
+    except _TextNeeded as needed:
+        again = Stream(stream.kind, size=2**62, items_must_exist=stream.items_must_exist,
+                       texts_of=frozenset({needed.key}))
+        for _ in parse(again):
+            pass
+        raise AssertionError("the second reading met no error") from None
 
 
 def progress(iterable: Iterable, *, total: int | None, desc: str, quiet: bool) -> Iterator:
@@ -298,22 +438,108 @@ def _read_delimited_rows(fmt: str, file: SourceFile, text: io.TextIOWrapper, *,
         line = reader.line_num + 1
 
 
-def read_json(fmt: str, file: SourceFile) -> Any:
-    text = file.text(fmt)
+class _ReportingReader:
+    """What ijson reads from: the file's bytes (a leading BOM dropped, as ``utf-8-sig``
+    does), telling ``SourceFile.on_read`` how far it has read every ``REPORT_EVERY_BYTES``."""
+
+    def __init__(self, raw: io.BufferedReader, file: SourceFile, *, report: bool = True):
+        self.raw, self.file, self.reported, self.report = raw, file, 0, report
+        if raw.peek(len(codecs.BOM_UTF8))[:len(codecs.BOM_UTF8)] == codecs.BOM_UTF8:
+            raw.read(len(codecs.BOM_UTF8))
+
+    def read(self, size: int = -1) -> bytes:
+        data = self.raw.read(size)
+        if not self.report or self.file.on_read is None:
+            return data
+        position = self.raw.tell()
+        if not data or position - self.reported >= REPORT_EVERY_BYTES:
+            self.reported = position
+            self.file.on_read(position)
+        return data
+
+
+#: How often (in bytes) a JSON document's reader says how far it has read.
+REPORT_EVERY_BYTES = 256 * 1024
+
+
+def _broken_json(fmt: str, file: SourceFile, error: Exception) -> ImportInputError:
+    """The error for a document ijson could not parse, worded as before (Python's json
+    names the line and column): a bad UTF-8 byte is named by :meth:`SourceFile.bad_byte`
+    line by line; a syntax error is located by ``json.loads`` of the text — only on this
+    error path, where the import stops anyway, is the file read whole."""
+    bad = file.bad_byte(fmt)
+    if bad is not None:
+        return bad
     try:
-        return json.loads(text)
-    except json.JSONDecodeError as error:
-        raise ImportInputError(fmt, file.name, f"broken JSON: {error.msg} (column {error.colno})",
-                               line=error.lineno) from None
+        json.loads(file.path.read_text(encoding="utf-8-sig"))
+    except json.JSONDecodeError as decode:
+        return ImportInputError(fmt, file.name, f"broken JSON: {decode.msg} "
+                                                f"(column {decode.colno})", line=decode.lineno)
+    return ImportInputError(fmt, file.name, "broken JSON: "
+                            + str(error).strip().splitlines()[0])
 
 
-def read_json_data_list(fmt: str, file: SourceFile) -> list:
-    """The ``data`` list of a ``{"data": [...]}`` JSON file (QuAC's and CoQA's layout)."""
-    document = read_json(fmt, file)
-    top = Where(file.name)
-    if not isinstance(document, dict):
-        raise fail(fmt, top, 'expected a JSON object with a "data" list')
-    return get_field(fmt, top, document, "data", list)
+_JSON_ERRORS = (ijson.JSONError, UnicodeDecodeError)
+
+
+def _json_events(fmt: str, file: SourceFile, source) -> Iterator[tuple[str, str, Any]]:
+    try:
+        yield from ijson.parse(source, use_float=True)
+    except _JSON_ERRORS as error:
+        raise _broken_json(fmt, file, error) from None
+
+
+_TOP_TYPES = {"start_map": dict, "start_array": list}
+
+
+def read_json_items(fmt: str, file: SourceFile, *, top: type,
+                    data: bool = False) -> Iterator[Any]:
+    """The records of a one-JSON-document file, one at a time (ijson: the document is never
+    held whole). ``top`` is the document's expected type: for ``list`` the array's entries,
+    for ``dict`` the object's ``(key, value)`` pairs, or with ``data=True`` the entries of
+    its ``"data"`` list (QuAC's and CoQA's layout). Errors are worded as the whole-document
+    reading worded them."""
+    where = Where(file.name)
+    with file.path.open("rb") as raw:  # the layout check reads only the document's start
+        events = _json_events(fmt, file, _ReportingReader(raw, file, report=False))
+        first = next(events, None)
+        if first is None:
+            raise _broken_json(fmt, file, ValueError("no JSON document"))
+        if _TOP_TYPES.get(first[1]) is not top:
+            if top is list:
+                raise fail(fmt, where, "expected a JSON array of records")
+            raise fail(fmt, where, 'expected a JSON object with a "data" list' if data else
+                       "expected a JSON object keyed by row number")
+        if data:
+            _find_data_list(fmt, where, events)
+    if data:
+        prefix, reader = "data.item", ijson.items
+    else:
+        prefix, reader = ("item", ijson.items) if top is list else ("", ijson.kvitems)
+    with file.open_binary(fmt) as raw:
+        try:
+            yield from reader(_ReportingReader(raw, file), prefix, use_float=True)
+        except _JSON_ERRORS as error:
+            raise _broken_json(fmt, file, error) from None
+
+
+_EVENT_TYPES = {"start_map": "dict", "start_array": "list", "string": "str",
+                "boolean": "bool"}
+
+
+def _find_data_list(fmt: str, where: Where, events: Iterator[tuple[str, str, Any]]) -> None:
+    """Check that the document has a ``"data"`` list, reading only as far as its start."""
+    for prefix, event, value in events:
+        if prefix == "data" and event != "map_key":
+            if event == "start_array":
+                return
+            if event == "null":
+                break  # null is a missing field, as get_field reads it
+            found = _EVENT_TYPES.get(event) or type(value).__name__
+            raise fail(fmt, where, f'field "data" must be a list, not {found}')
+        if prefix == "" and event == "end_map":
+            break
+    raise fail(fmt, where, 'field "data" is missing')
 
 
 def read_jsonl(fmt: str, file: SourceFile) -> Iterator[tuple[int, dict]]:

@@ -17,18 +17,21 @@ Its split defaults to test; ``evaluate SLUG --human`` scores it.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from .base import (
     GOLD_FIELD,
     AnnotationRecord,
     Bundle,
     ItemRecord,
     SourceFile,
+    Stream,
     Where,
     fail,
     get_field,
     gold_answer_in,
     progress,
-    read_json,
+    read_json_items,
     resolve_split,
     stable_id,
 )
@@ -38,30 +41,42 @@ FORMAT = "canard"
 KIND = "rewrite"
 
 
-def parse(files: list[SourceFile], *, split: str | None, kind: str, quiet: bool) -> Bundle:
-    bundle = Bundle(kind=KIND)
+def parse(stream: Stream, files: list[SourceFile], *, split: str | None, kind: str,
+          quiet: bool) -> Iterator[Bundle]:
     for file in files:
-        records = read_json(FORMAT, file)
-        if not isinstance(records, list):
-            raise fail(FORMAT, Where(file.name), "expected a JSON array of records")
-        if records and all(isinstance(record, list) for record in records):
-            file_split = resolve_split(FORMAT, file, split, "test")
-            for index, pair in enumerate(records):
-                _parse_rewrite_pair(bundle, Where(file.name, record=str(index)), index, pair,
-                                    file_split)
-            bundle.rows[file.name] = len(records)
-            bundle.file_splits[file.name] = file_split
-            continue
-        file_split = resolve_split(FORMAT, file, split, None)
-        for index, record in progress(enumerate(records), total=len(records), desc=file.name,
-                                      quiet=quiet):
-            _parse_record(bundle, Where(file.name, record=str(index)), record, file_split)
-        bundle.rows[file.name] = len(records)
-        bundle.file_splits[file.name] = file_split
-    return bundle
+        records = read_json_items(FORMAT, file, top=list)
+        first = next(records, None)
+        # multiple_refs.json is an array of pairs: told by its first record (a list record
+        # in an array of objects fails as record 0, as a whole reading of it did).
+        pairs = isinstance(first, list)
+        file_split = resolve_split(FORMAT, file, split, "test" if pairs else None)
+        count = 0
+        for index, record in progress(enumerate(_with_first(first, records)), total=None,
+                                      desc=file.name, quiet=quiet):
+            where = Where(file.name, record=str(index))
+            if pairs and not isinstance(record, list):
+                raise fail(FORMAT, Where(file.name, record="0"),
+                           "each record must be a JSON object")
+            if pairs:
+                _parse_rewrite_pair(stream, where, index, record, file_split)
+            else:
+                _parse_record(stream, where, record, file_split)
+            count += 1
+            if stream.full():
+                yield stream.take()
+        stream.rows[file.name] = count
+        stream.file_splits[file.name] = file_split
+    yield stream.take()
 
 
-def _parse_record(bundle: Bundle, where: Where, record, split: str) -> None:
+def _with_first(first, rest: Iterator) -> Iterator:
+    """``first`` (unless the array was empty) then ``rest``."""
+    if first is not None:
+        yield first
+    yield from rest
+
+
+def _parse_record(stream: Stream, where: Where, record, split: str) -> None:
     if not isinstance(record, dict):
         raise fail(FORMAT, where, "each record must be a JSON object")
     history = get_field(FORMAT, where, record, "History", list)
@@ -79,23 +94,23 @@ def _parse_record(bundle: Bundle, where: Where, record, split: str) -> None:
     for position, entry in enumerate(history):
         if not isinstance(entry, str):
             raise fail(FORMAT, where, f'field "History" entry {position} must be a string')
-    put_dialogue(bundle, FORMAT, where, dialogue_id,
+    put_dialogue(stream, FORMAT, where, dialogue_id,
                  {"title": history[0], "section_title": history[1], "background": "",
                   "source": "canard", "source_split": split})
     for order in range(1, number):
-        put_turn(bundle, FORMAT, where, dialogue_id, order,
+        put_turn(stream, FORMAT, where, dialogue_id, order,
                  history[2 * order], history[2 * order + 1])
-    put_turn(bundle, FORMAT, where, dialogue_id, number, question, None)
+    put_turn(stream, FORMAT, where, dialogue_id, number, question, None)
     external_id = f"{dialogue_id}#{number}"
-    if external_id in bundle.items:
+    if external_id in stream.items:
         raise fail(FORMAT, where, f"question {number} of {dialogue_id!r} appears twice")
-    bundle.add_item(external_id, ItemRecord(split=split, group_key=dialogue_id,
+    stream.add_item(external_id, ItemRecord(split=split, group_key=dialogue_id,
                                             position=number,
                                             source=("turn", (dialogue_id, number)),
                                             gold_answer=gold_answer_in(
                                                 FORMAT, where, KIND, record.get(GOLD_FIELD))),
                     FORMAT, where)
-    bundle.annotations.append(AnnotationRecord(
+    stream.bundle.annotations.append(AnnotationRecord(
         worker=("import", stable_id(dialogue_id, prefix="canard-")),
         item_key=external_id, source="import",
         fields={"payload": {"rewrite": rewrite}, "text": rewrite,
@@ -105,22 +120,22 @@ def _parse_record(bundle: Bundle, where: Where, record, split: str) -> None:
     ))
 
 
-def _parse_rewrite_pair(bundle: Bundle, where: Where, index: int, pair: list,
+def _parse_rewrite_pair(stream: Stream, where: Where, index: int, pair: list,
                         split: str) -> None:
     """One pair of ``multiple_refs.json``: a question-less item with two rewrites."""
     if len(pair) != 2 or not all(isinstance(rewrite, str) and rewrite.strip()
                                  for rewrite in pair):
         raise fail(FORMAT, where, "a multiple_refs pair must be two non-empty rewrites")
     dialogue_id = f"multiple_refs-{index}"
-    put_dialogue(bundle, FORMAT, where, dialogue_id,
+    put_dialogue(stream, FORMAT, where, dialogue_id,
                  {"title": "", "section_title": "", "background": "", "source": "canard",
                   "source_split": split})
-    put_turn(bundle, FORMAT, where, dialogue_id, 1, "", None)
+    put_turn(stream, FORMAT, where, dialogue_id, 1, "", None)
     external_id = f"{dialogue_id}#1"
-    bundle.add_item(external_id, ItemRecord(split=split, group_key=dialogue_id, position=1,
+    stream.add_item(external_id, ItemRecord(split=split, group_key=dialogue_id, position=1,
                                             source=("turn", (dialogue_id, 1))), FORMAT, where)
     for worker, rewrite in enumerate(pair, start=1):
-        bundle.annotations.append(AnnotationRecord(
+        stream.bundle.annotations.append(AnnotationRecord(
             worker=("import", stable_id(dialogue_id, str(worker), prefix="canard-")),
             item_key=external_id, source="import",
             fields={"payload": {"rewrite": rewrite}, "text": rewrite,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import math
+from collections.abc import Iterator
 
 from qc.aggregation import plausibility_label
 
@@ -20,6 +21,7 @@ from .base import (
     ImportInputError,
     ItemRecord,
     SourceFile,
+    Stream,
     Where,
     fail,
     fit_key,
@@ -48,9 +50,10 @@ def _prefix_and_role(file: SourceFile) -> tuple[str, str]:
                            "expected a name ending in _data.tsv, _scores.tsv or _labels.tsv")
 
 
-def _read_values(file: SourceFile) -> dict[str, tuple[str, Where]]:
-    """``<Id>_<n>`` TAB value lines (no header) -> {filler id: (value, where)}."""
-    values: dict[str, tuple[str, Where]] = {}
+def _read_values(file: SourceFile) -> dict[str, tuple[str, int]]:
+    """``<Id>_<n>`` TAB value lines (no header) -> {filler id: (value, line)} (a line number,
+    not a ``Where``: one is kept per filler)."""
+    values: dict[str, tuple[str, int]] = {}
     for number, raw in file.lines(FORMAT):
         if not raw.strip():
             continue
@@ -61,12 +64,12 @@ def _read_values(file: SourceFile) -> dict[str, tuple[str, Where]]:
                                       f"found {len(cells)}")
         if cells[0] in values:
             raise fail(FORMAT, where, f"filler {cells[0]!r} appears twice")
-        values[cells[0]] = (cells[1].strip(), where)
+        values[cells[0]] = (cells[1].strip(), number)
     return values
 
 
-def parse(files: list[SourceFile], *, split: str | None, kind: str, quiet: bool) -> Bundle:
-    bundle = Bundle(kind=KIND)
+def parse(stream: Stream, files: list[SourceFile], *, split: str | None, kind: str,
+          quiet: bool) -> Iterator[Bundle]:
     grouped: dict[str, dict[str, SourceFile]] = {}
     for file in files:
         prefix, role = _prefix_and_role(file)
@@ -76,12 +79,15 @@ def parse(files: list[SourceFile], *, split: str | None, kind: str, quiet: bool)
             other = next(iter(roles.values()))
             raise ImportInputError(FORMAT, other.name,
                                    f"no {prefix}_data.tsv among the paths to attach it to")
-        _parse_split(bundle, roles, split, quiet)
-    return bundle
+        yield from _parse_split(stream, roles, split, quiet)
+    yield stream.take()
 
 
-def _parse_split(bundle: Bundle, roles: dict[str, SourceFile], split: str | None,
-                 quiet: bool) -> None:
+def _parse_split(stream: Stream, roles: dict[str, SourceFile], split: str | None,
+                 quiet: bool) -> Iterator[Bundle]:
+    """The data file's rows (clozes, fillers, items), then — once the scores and labels
+    files are checked against them — one annotation per filler. What spans the files is
+    keys: the fillers' ids, and each filler's score and label."""
     data = roles["data"]
     file_split = resolve_split(FORMAT, data, split, None)
     filler_ids: dict[str, tuple[str, int]] = {}
@@ -94,10 +100,12 @@ def _parse_split(bundle: Bundle, roles: dict[str, SourceFile], split: str | None
         cloze_id = row["Id"].strip()
         if not cloze_id:
             raise fail(FORMAT, where, 'column "Id" is empty')
-        if cloze_id in bundle.clozes:
+        if cloze_id in stream.keys:
             raise fail(FORMAT, where, f"Id {cloze_id!r} appears twice")
+        stream.keys.add(cloze_id)
         if "______" not in row["Sentence"]:
             raise fail(FORMAT, where, 'column "Sentence" has no gap "______"')
+        bundle = stream.bundle
         bundle.clozes[cloze_id] = {
             "resolved_pattern": row["Resolved pattern"].strip(),
             "article_title": row["Article title"],
@@ -114,7 +122,7 @@ def _parse_split(bundle: Bundle, roles: dict[str, SourceFile], split: str | None
             external_id = f"{cloze_id}_{position}"
             filler_ids[external_id] = (cloze_id, position)
             gold_column = f"Gold{position}"
-            bundle.add_item(external_id,
+            stream.add_item(external_id,
                             ItemRecord(split=file_split, group_key=fit_key(row["Article title"]),
                                        position=position, source=("filler",
                                                                   (cloze_id, position)),
@@ -122,14 +130,16 @@ def _parse_split(bundle: Bundle, roles: dict[str, SourceFile], split: str | None
                                            FORMAT, where, KIND, row.get(gold_column),
                                            field_name=gold_column)),
                             FORMAT, where)
-    bundle.rows[data.name] = rows
-    bundle.file_splits[data.name] = file_split
+        if stream.full():
+            yield stream.take()
+    stream.rows[data.name] = rows
+    stream.file_splits[data.name] = file_split
     scores = _check_scores(roles["scores"], filler_ids) if "scores" in roles else None
     labels = _check_labels(roles["labels"], filler_ids) if "labels" in roles else None
     for extra, values in (("scores", scores), ("labels", labels)):
         if values is not None:
-            bundle.rows[roles[extra].name] = len(values)
-            bundle.file_splits[roles[extra].name] = file_split
+            stream.rows[roles[extra].name] = len(values)
+            stream.file_splits[roles[extra].name] = file_split
     if scores is None and labels is None:
         return
     for external_id in filler_ids:
@@ -137,12 +147,14 @@ def _parse_split(bundle: Bundle, roles: dict[str, SourceFile], split: str | None
         fields: dict = {}
         where = Where(data.name)
         if scores is not None:
-            score, where, score_text = scores[external_id]
+            score, score_line, score_text = scores[external_id]
+            where = Where(roles["scores"].name, line=score_line)
             payload["score"] = score
             payload["score_text"] = score_text
             fields["rating"] = score
         if labels is not None:
-            label, label_where = labels[external_id]
+            label, label_line = labels[external_id]
+            label_where = Where(roles["labels"].name, line=label_line)
             if scores is not None and plausibility_label(payload["score"]) != label:
                 raise fail(FORMAT, label_where,
                            f"label {label} of {external_id} contradicts its mean score "
@@ -152,29 +164,33 @@ def _parse_split(bundle: Bundle, roles: dict[str, SourceFile], split: str | None
             where = label_where if scores is None else where
         provenance = {"file": where.file, "line": where.line, "id": external_id}
         if scores is not None and labels is not None:
-            provenance["labels_file"] = labels[external_id][1].file
-            provenance["labels_line"] = labels[external_id][1].line
+            provenance["labels_file"] = roles["labels"].name
+            provenance["labels_line"] = labels[external_id][1]
         fields.update(payload=payload, provenance=provenance)
-        bundle.annotations.append(AnnotationRecord(worker=MEAN_WORKER, item_key=external_id,
-                                                   source="import", fields=fields,
-                                                   where=where))
+        stream.bundle.annotations.append(AnnotationRecord(
+            worker=MEAN_WORKER, item_key=external_id, source="import", fields=fields,
+            where=where))
+        if stream.full():
+            yield stream.take()
 
 
 def _check_complete(file: SourceFile, values: dict, filler_ids: dict) -> None:
-    for external_id, (_, where) in values.items():
+    for external_id, (_, line) in values.items():
         if external_id not in filler_ids:
-            raise fail(FORMAT, where, f"{external_id!r} is not a filler of the data file")
+            raise fail(FORMAT, Where(file.name, line=line),
+                       f"{external_id!r} is not a filler of the data file")
     for external_id in filler_ids:
         if external_id not in values:
             raise ImportInputError(FORMAT, file.name, f"no value for filler {external_id!r}")
 
 
 def _check_scores(file: SourceFile,
-                  filler_ids: dict) -> dict[str, tuple[float, Where, str]]:
+                  filler_ids: dict) -> dict[str, tuple[float, int, str]]:
     raw = _read_values(file)
     _check_complete(file, raw, filler_ids)
     scores = {}
-    for external_id, (value, where) in raw.items():
+    for external_id, (value, line) in raw.items():
+        where = Where(file.name, line=line)
         try:
             score = float(value)
         except ValueError:
@@ -182,14 +198,15 @@ def _check_scores(file: SourceFile,
         if not math.isfinite(score) or not 1 <= score <= 5:
             raise fail(FORMAT, where, f"score {value!r} is outside 1..5")
         # The text is kept too, so an export writes "1.0" back as "1.0", not "1".
-        scores[external_id] = (score, where, value.strip())
+        scores[external_id] = (score, line, value.strip())
     return scores
 
 
-def _check_labels(file: SourceFile, filler_ids: dict) -> dict[str, tuple[str, Where]]:
+def _check_labels(file: SourceFile, filler_ids: dict) -> dict[str, tuple[str, int]]:
     labels = _read_values(file)
     _check_complete(file, labels, filler_ids)
-    for value, where in labels.values():
+    for value, line in labels.values():
         if value not in LABELS:
-            raise fail(FORMAT, where, f"label {value!r} is not one of {', '.join(LABELS)}")
+            raise fail(FORMAT, Where(file.name, line=line),
+                       f"label {value!r} is not one of {', '.join(LABELS)}")
     return labels

@@ -6,15 +6,18 @@ One dialogue per story (external id = CoQA ``id``; background = the story; title
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from .base import (
     Bundle,
     ItemRecord,
     SourceFile,
+    Stream,
     Where,
     fail,
     get_field,
     progress,
-    read_json_data_list,
+    read_json_items,
     resolve_split,
 )
 from .dialogues import put_dialogue, put_turn
@@ -23,19 +26,21 @@ FORMAT = "coqa"
 KIND = "rewrite"
 
 
-def parse(files: list[SourceFile], *, split: str | None, kind: str, quiet: bool) -> Bundle:
-    bundle = Bundle(kind=KIND)
+def parse(stream: Stream, files: list[SourceFile], *, split: str | None, kind: str,
+          quiet: bool) -> Iterator[Bundle]:
     for file in files:
         file_split = resolve_split(FORMAT, file, split, None)
-        stories = read_json_data_list(FORMAT, file)
         turns = 0
-        for index, story in progress(enumerate(stories), total=len(stories), desc=file.name,
-                                     quiet=quiet):
-            turns += _parse_story(bundle, Where(file.name, record=f"data[{index}]"), story,
+        for index, entry in progress(enumerate(read_json_items(FORMAT, file, top=dict,
+                                                                data=True)),
+                                     total=None, desc=file.name, quiet=quiet):
+            turns += _parse_story(stream, Where(file.name, record=f"data[{index}]"), entry,
                                   file_split)
-        bundle.rows[file.name] = turns
-        bundle.file_splits[file.name] = file_split
-    return bundle
+            if stream.full():
+                yield stream.take()
+        stream.rows[file.name] = turns
+        stream.file_splits[file.name] = file_split
+    yield stream.take()
 
 
 def _turns_by_id(where: Where, story: dict, name: str) -> dict[int, str]:
@@ -52,7 +57,7 @@ def _turns_by_id(where: Where, story: dict, name: str) -> dict[int, str]:
     return found
 
 
-def _parse_story(bundle: Bundle, where: Where, story, split: str) -> int:
+def _parse_story(stream: Stream, where: Where, story, split: str) -> int:
     if not isinstance(story, dict):
         raise fail(FORMAT, where, "each entry of data must be an object")
     dialogue_id = get_field(FORMAT, where, story, "id", str)
@@ -64,12 +69,12 @@ def _parse_story(bundle: Bundle, where: Where, story, split: str) -> int:
     if set(questions) != set(answers):
         unmatched = sorted(set(questions) ^ set(answers))
         raise fail(FORMAT, where, f"questions and answers differ in turn_id {unmatched}")
-    put_dialogue(bundle, FORMAT, where, dialogue_id,
+    put_dialogue(stream, FORMAT, where, dialogue_id,
                  {"title": title or dialogue_id, "section_title": source, "background": text,
                   "source": "coqa", "source_split": split})
     for order in sorted(questions):
-        put_turn(bundle, FORMAT, where, dialogue_id, order, questions[order], answers[order])
-        bundle.add_item(f"{dialogue_id}#{order}",
+        put_turn(stream, FORMAT, where, dialogue_id, order, questions[order], answers[order])
+        stream.add_item(f"{dialogue_id}#{order}",
                         ItemRecord(split=split, group_key=dialogue_id, position=order,
                                    source=("turn", (dialogue_id, order))),
                         FORMAT, where)

@@ -20,6 +20,8 @@ export writes back as ``changes``.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from .base import (
     GOLD_FIELD,
     AnnotationRecord,
@@ -27,6 +29,7 @@ from .base import (
     ImportInputError,
     ItemRecord,
     SourceFile,
+    Stream,
     Where,
     fail,
     fit_key,
@@ -95,21 +98,23 @@ def changes_from_operations(operations: list[dict]) -> list[dict]:
             for operation in sorted(operations, key=lambda op: (op["start"], op["end"]))]
 
 
-def parse(files: list[SourceFile], *, split: str | None, kind: str, quiet: bool) -> Bundle:
-    bundle = Bundle(kind=KIND)
+def parse(stream: Stream, files: list[SourceFile], *, split: str | None, kind: str,
+          quiet: bool) -> Iterator[Bundle]:
     for file in files:
         file_split = resolve_split(FORMAT, file, split, None)
         rows = 0
         for number, record in progress(read_jsonl(FORMAT, file), total=None, desc=file.name,
                                        quiet=quiet):
             rows += 1
-            _parse_example(bundle, Where(file.name, line=number), record, file_split)
-        bundle.rows[file.name] = rows
-        bundle.file_splits[file.name] = file_split
-    return bundle
+            _parse_example(stream, Where(file.name, line=number), record, file_split)
+            if stream.full():
+                yield stream.take()
+        stream.rows[file.name] = rows
+        stream.file_splits[file.name] = file_split
+    yield stream.take()
 
 
-def _parse_example(bundle: Bundle, where: Where, record: dict, split: str) -> None:
+def _parse_example(stream: Stream, where: Where, record: dict, split: str) -> None:
     example_id = get_field(FORMAT, where, record, "example_id", int)
     sentence = get_field(FORMAT, where, record, "original_sentence", str)
     page_title = get_field(FORMAT, where, record, "page_title", str)
@@ -126,14 +131,15 @@ def _parse_example(bundle: Bundle, where: Where, record: dict, split: str) -> No
     paragraph_record = {"section": sections, "text": paragraph}
     if inclusive:
         paragraph_record[END_INCLUSIVE] = True
+    bundle = stream.bundle
     bundle.documents[document_id] = {"title": page_title, "url": url,
                                      "paragraphs": [paragraph_record]}
     target_key = (document_id, 0, start, end)
     bundle.targets[target_key] = {"text": sentence}
     external_id = str(example_id)
-    if external_id in bundle.items:
+    if external_id in stream.items:
         raise fail(FORMAT, where, f"example_id {example_id} appears twice")
-    bundle.add_item(external_id, ItemRecord(
+    stream.add_item(external_id, ItemRecord(
         split=split, group_key=fit_key(page_key), position=start, source=("target", target_key),
         gold_answer=gold_answer_in(FORMAT, where, KIND, record.get(GOLD_FIELD))), FORMAT, where)
     annotations = get_field(FORMAT, where, record, "annotations", list, required=False,

@@ -20,13 +20,24 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta, timezone
 
-from .base import AnnotationRecord, Bundle, SourceFile, Where, fail, progress, read_delimited
+from .base import (
+    AnnotationRecord,
+    Bundle,
+    SourceFile,
+    Stream,
+    Where,
+    fail,
+    progress,
+    read_delimited,
+)
 from .sluice import context_id, is_skip
 
 FORMAT = "mturk-csv"
 KIND = None  # the existing project's kind
+ITEMS_MUST_EXIST = True  # annotates the project's items, makes none
 META = ("HITId", "AssignmentId", "WorkerId", "AssignmentStatus", "AcceptTime", "SubmitTime",
         "WorkTimeInSeconds")
 ANSWERS = {
@@ -108,8 +119,10 @@ def _json_list(where: Where, row: dict, column: str, *, required: bool) -> list:
     return value
 
 
-def parse(files: list[SourceFile], *, split: str | None, kind: str, quiet: bool) -> Bundle:
-    bundle = Bundle(kind=kind, items_must_exist=True)
+def parse(stream: Stream, files: list[SourceFile], *, split: str | None, kind: str,
+          quiet: bool) -> Iterator[Bundle]:
+    """The rows as annotations of existing items; what spans rows (assignments, worker and
+    item pairs) is kept as keys."""
     by_pair: dict[tuple[str, str], str] = {}
     assignments: set[str] = set()
     for file in files:
@@ -146,11 +159,13 @@ def parse(files: list[SourceFile], *, split: str | None, kind: str, quiet: bool)
                 provenance={**where.provenance(),
                             **{column: row[column] for column in META if column != "WorkerId"}},
             )
-            bundle.annotations.append(AnnotationRecord(
+            stream.bundle.annotations.append(AnnotationRecord(
                 worker=("mturk", worker), item_key=item_key, source="mturk", fields=fields,
                 where=where))
-        bundle.rows[file.name] = rows
-    return bundle
+            if stream.full():
+                yield stream.take()
+        stream.rows[file.name] = rows
+    yield stream.take()
 
 
 def _item_key(kind: str, where: Where, row: dict) -> str:

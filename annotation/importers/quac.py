@@ -7,15 +7,18 @@ uses, so CANARD rewrites imported later attach to the same turns). The answer is
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from .base import (
     Bundle,
     ItemRecord,
     SourceFile,
+    Stream,
     Where,
     fail,
     get_field,
     progress,
-    read_json_data_list,
+    read_json_items,
     resolve_split,
 )
 from .dialogues import put_dialogue, put_turn
@@ -24,21 +27,23 @@ FORMAT = "quac"
 KIND = "rewrite"
 
 
-def parse(files: list[SourceFile], *, split: str | None, kind: str, quiet: bool) -> Bundle:
-    bundle = Bundle(kind=KIND)
+def parse(stream: Stream, files: list[SourceFile], *, split: str | None, kind: str,
+          quiet: bool) -> Iterator[Bundle]:
     for file in files:
         file_split = resolve_split(FORMAT, file, split, None)
-        articles = read_json_data_list(FORMAT, file)
         turns = 0
-        for article_index, article in progress(enumerate(articles), total=len(articles),
-                                               desc=file.name, quiet=quiet):
-            turns += _parse_article(bundle, file.name, article_index, article, file_split)
-        bundle.rows[file.name] = turns
-        bundle.file_splits[file.name] = file_split
-    return bundle
+        for index, entry in progress(enumerate(read_json_items(FORMAT, file, top=dict,
+                                                                data=True)),
+                                     total=None, desc=file.name, quiet=quiet):
+            turns += _parse_article(stream, file.name, index, entry, file_split)
+            if stream.full():
+                yield stream.take()
+        stream.rows[file.name] = turns
+        stream.file_splits[file.name] = file_split
+    yield stream.take()
 
 
-def _parse_article(bundle: Bundle, name: str, index: int, article, split: str) -> int:
+def _parse_article(stream: Stream, name: str, index: int, article, split: str) -> int:
     where = Where(name, record=f"data[{index}]")
     if not isinstance(article, dict):
         raise fail(FORMAT, where, "each entry of data must be an object")
@@ -55,7 +60,7 @@ def _parse_article(bundle: Bundle, name: str, index: int, article, split: str) -
             raise fail(FORMAT, p_where, "each paragraph must be an object")
         dialogue_id = get_field(FORMAT, p_where, paragraph, "id", str)
         qas = get_field(FORMAT, p_where, paragraph, "qas", list)
-        put_dialogue(bundle, FORMAT, p_where, dialogue_id,
+        put_dialogue(stream, FORMAT, p_where, dialogue_id,
                      {"title": title, "section_title": section, "background": background,
                       "source": "quac", "source_split": split})
         for order, qa in enumerate(qas, start=1):
@@ -64,9 +69,9 @@ def _parse_article(bundle: Bundle, name: str, index: int, article, split: str) -
                 raise fail(FORMAT, q_where, "each qa must be an object")
             question = get_field(FORMAT, q_where, qa, "question", str)
             get_field(FORMAT, q_where, qa, "id", str)
-            put_turn(bundle, FORMAT, q_where, dialogue_id, order, question,
+            put_turn(stream, FORMAT, q_where, dialogue_id, order, question,
                      _answer(q_where, qa))
-            bundle.add_item(f"{dialogue_id}#{order}",
+            stream.add_item(f"{dialogue_id}#{order}",
                             ItemRecord(split=split, group_key=dialogue_id, position=order,
                                        source=("turn", (dialogue_id, order))),
                             FORMAT, q_where)

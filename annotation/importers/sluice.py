@@ -30,6 +30,7 @@ without the asterisks); such rows are stored with ``skipped=True``.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from qc.cleaning import train_dev_splits
 
@@ -38,12 +39,13 @@ from .base import (
     Bundle,
     ItemRecord,
     SourceFile,
+    Stream,
     Where,
     fail,
     get_field,
     progress,
     read_delimited,
-    read_json,
+    read_json_items,
     resolve_split,
     split_from_name,
     stable_id,
@@ -65,14 +67,16 @@ def context_id(question_1: str, answer_1: str, question_2: str) -> str:
     return stable_id(question_1, answer_1, question_2, prefix="sluice-")
 
 
-def add_context(bundle: Bundle, where: Where, fields: dict, split: str) -> tuple[str, str]:
-    """Dialogue, two turns and the Item of one context in one split; returns the context id
-    and their key."""
+def add_context(stream: Stream, fields: dict, split: str) -> tuple[str, str]:
+    """Dialogue, two turns and the Item of one context in one split (the first time the
+    stream meets it); returns the context id and their key."""
     question_1, answer_1 = fields["Input.question_1"], fields["Input.answer_1"]
     question_2 = fields["Input.question_2"]
     context = context_id(question_1, answer_1, question_2)
     key = f"{context}-{split}"
-    if key not in bundle.dialogues:
+    if key not in stream.keys:
+        stream.keys.add(key)
+        bundle = stream.bundle
         bundle.dialogues[key] = {"title": "", "section_title": "", "background": "",
                                  "source": "sluice", "source_split": split}
         bundle.turns[(key, 1)] = {"question": question_1, "answer": answer_1}
@@ -89,32 +93,38 @@ def is_train_dev_file(name: str) -> bool:
         "dev" in lowered or "val" in lowered)
 
 
-def parse(files: list[SourceFile], *, split: str | None, kind: str, quiet: bool) -> Bundle:
-    bundle = Bundle(kind=KIND)
+def _rows(file: SourceFile) -> Iterator[tuple[Where, str, dict]]:
+    """(where, row id, row) of a raw CSV or a processed JSON file, read as a stream."""
+    if file.name.lower().endswith(".json"):
+        return _json_rows(file)
+    return ((Where(file.name, line=line), row.get("", ""), row)
+            for line, row in read_delimited(FORMAT, file, delimiter=",", required=FIELDS))
+
+
+def parse(stream: Stream, files: list[SourceFile], *, split: str | None, kind: str,
+          quiet: bool) -> Iterator[Bundle]:
     for file in files:
-        if file.name.lower().endswith(".json"):
-            rows = list(_json_rows(file))
-        else:
-            rows = [(Where(file.name, line=line), row.get("", ""), row)
-                    for line, row in read_delimited(FORMAT, file, delimiter=",",
-                                                    required=FIELDS)]
         if split is None and is_train_dev_file(file.name):
-            row_splits = train_dev_splits([row for _, _, row in rows])
+            # The release's split needs the rows up to the 300th kept one: a first reading
+            # gives each row's split (a short string per row), the second the rows.
+            row_splits = iter(train_dev_splits(row for _, _, row in _rows(file)))
             file_split = ""  # several: the ImportRecord names none
         else:
             file_split = resolve_split(FORMAT, file, split, "train")
-            row_splits = [file_split] * len(rows)
-        seen: dict[tuple[str, str], int] = {}
-        for (where, row_id, row), row_split in progress(
-                zip(rows, row_splits, strict=True), total=len(rows), desc=file.name,
-                quiet=quiet):
+            row_splits = None
+        seen: dict[tuple[str, int], int] = {}
+        count = 0
+        for where, row_id, row in progress(_rows(file), total=None, desc=file.name,
+                                           quiet=quiet):
+            row_split = file_split if row_splits is None else next(row_splits)
             if not row["Input.question_2"].strip():
                 raise fail(FORMAT, where, 'column "Input.question_2" is empty')
-            context, item_key = add_context(bundle, where, row, row_split)
+            context, item_key = add_context(stream, row, row_split)
             answer = row["Answer.full_question"]
-            occurrence = seen.get((item_key, answer), 0)
-            seen[(item_key, answer)] = occurrence + 1
-            bundle.annotations.append(AnnotationRecord(
+            # How many identical answers to this item came before (a digest: not the text).
+            occurrence = seen.get((item_key, hash(answer)), 0)
+            seen[(item_key, hash(answer))] = occurrence + 1
+            stream.bundle.annotations.append(AnnotationRecord(
                 worker=("import", stable_id(row_split, context, answer, str(occurrence),
                                             prefix="sluice-")),
                 item_key=item_key, source="import",
@@ -123,16 +133,16 @@ def parse(files: list[SourceFile], *, split: str | None, kind: str, quiet: bool)
                         "provenance": {**where.provenance(), "row": row_id}},
                 where=where,
             ))
-        bundle.rows[file.name] = len(rows)
-        bundle.file_splits[file.name] = file_split
-    return bundle
+            count += 1
+            if stream.full():
+                yield stream.take()
+        stream.rows[file.name] = count
+        stream.file_splits[file.name] = file_split
+    yield stream.take()
 
 
-def _json_rows(file: SourceFile):
-    document = read_json(FORMAT, file)
-    if not isinstance(document, dict):
-        raise fail(FORMAT, Where(file.name), "expected a JSON object keyed by row number")
-    for key, value in document.items():
+def _json_rows(file: SourceFile) -> Iterator[tuple[Where, str, dict]]:
+    for key, value in read_json_items(FORMAT, file, top=dict):
         where = Where(file.name, record=key)
         if not isinstance(value, dict):
             raise fail(FORMAT, where, "each row must be an object")

@@ -1,7 +1,7 @@
-"""Import source files into a project: check everything first, then write it in one
-transaction with bulk inserts — the whole parsed bundle at once, or, for an importer with a
-``plan`` (WebSplit), a chunk of lines at a time after a first reading that kept only keys
-(:class:`_StagedWriter`).
+"""Import source files into a project: check everything first (a reading that keeps only
+keys), then read the files again and write them in one transaction with bulk inserts,
+``STAGED_CHUNK`` rows at a time (:class:`_ChunkWriter`): memory does not grow with the files'
+text, only with their keys.
 
 Contract of :func:`import_files`:
 - all-or-nothing: any bad input raises :class:`ImportInputError` before or during the
@@ -10,10 +10,11 @@ Contract of :func:`import_files`:
   imported again, and every row is matched on its natural key (external ids, turn order,
   filler position, triple, worker + item), so overlapping files never duplicate anything;
 - bounded queries: each model costs one read of the existing keys, one bulk insert per
-  ``BATCH_SIZE`` rows (a COPY on PostgreSQL), and one read of the new ids — never a query per
-  row. Inserts go through :class:`_RowInserter` rather than ``bulk_create``: building and
-  compiling 60,000 model instances cost Django ~4 s for CLAIRE train (SQLite), plain tuples
-  through executemany/COPY a fraction of that (docs/importing.md has the figures).
+  ``BATCH_SIZE`` rows (a COPY on PostgreSQL), and one read of the new ids per chunk — never
+  a query per row. Inserts go through :class:`_RowInserter` rather than ``bulk_create``:
+  building and compiling 60,000 model instances cost Django ~4 s for CLAIRE train (SQLite),
+  plain tuples through executemany/COPY a fraction of that (docs/importing.md has the
+  figures).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from django.db.transaction import TransactionManagementError
 from django.utils import timezone
 
 from ..importers import FORMATS
-from ..importers.base import Bundle, ImportInputError, SourceFile
+from ..importers.base import Bundle, ImportInputError, SourceFile, streamed
 from ..models import (
     Annotation,
     ClozeFiller,
@@ -131,16 +132,21 @@ def import_files(*, fmt: str, paths: Sequence[str | Path], project_slug: str,
         ).values_list("sha256", flat=True))
     if all(file.sha256 in done for file in files):
         return ImportResult(project=project, files_skipped=[file.name for file in files])
-    staged = bundle = None
     if hasattr(importer, "plan"):
-        # A staged import: every line checked first keeping only keys, then written
-        # STAGED_CHUNK lines at a time (memory flat in the file's text).
+        # WebSplit: every line checked first keeping only keys (its item groups are the
+        # whole file's triple clusters), then written STAGED_CHUNK lines at a time.
         staged = importer.plan(files, split=split, kind=kind, quiet=quiet)
         staged.scan()
         rows, file_splits = staged.rows, staged.file_splits
     else:
-        bundle = importer.parse(files, split=split, kind=kind, quiet=quiet)
-        rows, file_splits = bundle.rows, bundle.file_splits
+        # Every row checked first, the bundles thrown away as they come (a bad row anywhere
+        # stops the import before it writes); the writing reading comes again below.
+        checked, bundles = streamed(importer, files, split=split, kind=kind, quiet=quiet,
+                                    size=STAGED_CHUNK)
+        for _ in bundles:
+            pass
+        rows, file_splits = checked.rows, checked.file_splits
+        del checked, bundles  # its keys: the writing reading gathers them again
     with transaction.atomic():
         try:
             project, created = project_get_or_create(slug=project_slug, kind=kind, name=name)
@@ -161,13 +167,29 @@ def import_files(*, fmt: str, paths: Sequence[str | Path], project_slug: str,
         result = ImportResult(project=project, project_created=created, dry_run=dry_run)
         if dry_run:
             result.existing_items_per_split = _items_per_split(project)
-        file_label = ", ".join(file.name for file in files)
-        if staged is not None:
-            _StagedWriter(project, staged, fmt, result, file_label=file_label,
-                          progress=progress).write()
+        writer = _ChunkWriter(project, fmt, result,
+                              file_label=", ".join(file.name for file in files))
+        total = sum(rows.values())
+        if hasattr(importer, "plan"):
+            for file in files:
+                file.on_read = None  # the second reading is the writing's progress
+            _report(progress, 0, total, "writing rows")
+            written = 0
+            for chunk in staged.chunks(STAGED_CHUNK):
+                writer.write(chunk)
+                written += len(chunk.complex_sentences)
+                _report(progress, written, total, "writing rows")
         else:
-            _BundleWriter(project, bundle, fmt, result, file_label=file_label,
-                          progress=progress).write()
+            for file in files:
+                file.verify = True  # the bytes written must be the bytes checked
+            if progress is not None:
+                _report_reading(files, progress, verb="writing")
+            _, bundles = streamed(importer, files, split=split, kind=kind, quiet=True,
+                                  size=STAGED_CHUNK)
+            for chunk in bundles:
+                writer.write(chunk)
+            total = sum(file.size for file in files)  # this reading counts bytes
+        _report(progress, total, total, "written")
         new_files = [file for file in files if file.sha256 not in done]
         ImportRecord.objects.bulk_create([
             ImportRecord(project=project, format=fmt, path=str(file.path)[:500],
@@ -195,15 +217,22 @@ def import_files(*, fmt: str, paths: Sequence[str | Path], project_slug: str,
     return result
 
 
-def _report_reading(files: list[SourceFile], progress: ImportProgress) -> None:
+def _report(progress: ImportProgress | None, done: int, total: int, message: str) -> None:
+    if progress is not None:
+        progress(done, total, message)
+
+
+def _report_reading(files: list[SourceFile], progress: ImportProgress, *,
+                    verb: str = "reading") -> None:
     """Have every file tell ``progress`` the bytes read of all the files so far (importers
-    may read them in any order: CLAIRE reads a split's data file before its labels)."""
+    may read them in any order: CLAIRE reads a split's data file before its labels);
+    ``verb``: "reading" (the checking reading) or "writing" (the writing one)."""
     total = sum(file.size for file in files)
     read: dict[int, int] = {}
     for index, file in enumerate(files):
         def on_read(position: int, *, index: int = index, file: SourceFile = file) -> None:
             read[index] = min(position, file.size)
-            progress(sum(read.values()), total, f"reading {file.name}")
+            progress(sum(read.values()), total, f"{verb} {file.name}")
 
         file.on_read = on_read
 
@@ -333,51 +362,58 @@ def _sqlite_items_insert(inserter: _RowInserter, rows: Iterable[dict], *,
     return count
 
 
-class _BundleWriter:
-    """Writes one parsed bundle; each step maps natural keys to database ids."""
+class _ChunkWriter:
+    """Writes an import's bundles one after the other inside its one transaction (a whole
+    file's records are never in memory at once: the importers hand them out
+    ``STAGED_CHUNK`` rows at a time). Across bundles it keeps keys only: per model the
+    natural key → id of what the project holds (read once, at the first bundle that needs
+    it, then grown with each bundle's new rows), so "already exists" holds across bundles
+    and imports. A bundle's new rows are read back by id (above the last id seen: the
+    project row is locked, so only this import adds to the project meanwhile), one query
+    per model per bundle; existing answers are looked up for the bundle's items only.
+    """
 
-    #: The writing steps, in order, as ``progress`` names them.
-    STEPS = ("documents", "target sentences", "dialogues", "dialogue turns", "clozes",
-             "cloze fillers", "complex sentences", "facts", "items", "annotations")
-
-    def __init__(self, project: Project, bundle: Bundle, fmt: str, result: ImportResult, *,
-                 file_label: str, progress: ImportProgress | None = None):
-        self.project, self.bundle, self.fmt, self.result = project, bundle, fmt, result
+    def __init__(self, project: Project, fmt: str, result: ImportResult, *,
+                 file_label: str):
+        self.project, self.fmt, self.result = project, fmt, result
         self.file_label = file_label
-        self.progress = progress
+        self._ids: dict[type, dict] = {}
+        self._marks: dict[type, int] = {}
+        self._first_turn = None  # the last turn id before this import (its reveals count)
+        self._workers: dict[tuple[str, str], int] = {}
+        self._sluice_groups: dict[str, list[int]] | None = None
 
-    def _step(self, name: str) -> None:
-        if self.progress is not None:
-            index = self.STEPS.index(name)
-            self.progress(index, len(self.STEPS), f"writing {name}")
-
-    def write(self) -> None:
-        b = self.bundle
-        self._step("documents")
+    def write(self, b: Bundle) -> None:
         documents = self._by_external_id(Document, b.documents)
-        self._step("target sentences")
-        targets = self._targets(documents) if b.targets else {}
-        self._step("dialogues")
+        if b.targets:
+            self._targets(b, documents)
         dialogues = self._by_external_id(Dialogue, b.dialogues)
-        self._step("dialogue turns")
-        turns = self._turns(dialogues) if b.turns else {}
-        self._step("clozes")
-        clozes = self._clozes() if b.clozes else {}
-        self._step("cloze fillers")
-        fillers = self._fillers(clozes) if b.fillers else {}
-        self._step("complex sentences")
+        if b.turns:
+            self._turns(b, dialogues)
+        clozes = self._clozes(b) if b.clozes else {}
+        if b.fillers:
+            self._fillers(b, clozes)
+        before = ([key for key in b.complex_sentences
+                   if key in self._external_ids(ComplexSentence)]
+                  if b.complex_sentences else [])
         complexes = self._by_external_id(ComplexSentence, b.complex_sentences)
-        self._step("facts")
-        if b.facts:
-            self._facts(complexes)
-        self._step("items")
-        items = self._items({"target": targets, "turn": turns, "filler": fillers,
-                             "complex": complexes})
-        self._step("annotations")
+        if b.complex_facts or b.facts:
+            self._facts(b, complexes, before)
+        items, new_items = self._items(b)
         if b.annotations:
-            self._annotations(items)
-        if self.progress is not None:
-            self.progress(len(self.STEPS), len(self.STEPS), "written")
+            self._annotations(b, items, new_items)
+
+    def _source_id(self, kind: str, key) -> int:
+        """The id of an item's source (``ItemRecord.source``), written by this bundle or an
+        earlier one (a turn an earlier record's history revealed), or there before."""
+        ids = self._ids
+        if kind == "turn":
+            return ids[DialogueTurn][(ids[Dialogue][key[0]], key[1])][0]
+        if kind == "target":
+            return ids[TargetSentence][(ids[Document][key[0]], *key[1:])]
+        if kind == "filler":
+            return ids[ClozeFiller][(ids[ClozeItem][key[0]], key[1])]
+        return ids[ComplexSentence][key]
 
     def _insert(self, model, rows: Iterable[dict], *, label: str | None = None,
                 ignore_conflicts: bool = False) -> int:
@@ -391,97 +427,129 @@ class _BundleWriter:
             self.result.created[name] = self.result.created.get(name, 0) + count
         return count
 
+    def _known(self, model, read: Callable[[models.QuerySet], Iterable[tuple]]) -> dict:
+        """The project's ``model`` rows as natural key → id, read at the first need (and the
+        last id before anything is inserted)."""
+        if model not in self._ids:
+            self._marks[model] = model.objects.aggregate(last=Max("id"))["last"] or 0
+            self._ids[model] = dict(read(model.objects.all()))
+        return self._ids[model]
+
+    def _insert_new(self, model, rows: Iterable[dict],
+                    read: Callable[[models.QuerySet], Iterable[tuple]]) -> dict:
+        """Insert ``rows`` of ``model`` (after ``_known``); the key → id of those inserted,
+        added to the known ones."""
+        if not self._insert(model, rows):
+            return {}
+        new = dict(read(model.objects.filter(id__gt=self._marks[model])))
+        self._marks[model] = max(value if isinstance(value, int) else value[0]
+                                 for value in new.values())
+        self._ids[model].update(new)
+        return new
+
+    def _external_ids(self, model) -> dict[str, int]:
+        """The project's ``model`` rows by external id (``_known``)."""
+        return self._known(model, self._read_external_ids)
+
+    def _read_external_ids(self, rows: models.QuerySet):
+        return rows.filter(project=self.project).values_list("external_id", "id")
+
     def _by_external_id(self, model, records: dict[str, dict]) -> dict[str, int]:
         if not records:
-            return {}
+            return self._ids.get(model, {})
+        read = self._read_external_ids
+        ids = self._external_ids(model)
+        self._insert_new(model, ({"project_id": self.project.pk, "external_id": key, **fields}
+                                 for key, fields in records.items() if key not in ids), read)
+        return ids
 
-        def read() -> dict[str, int]:
-            return dict(model.objects.filter(project=self.project)
-                        .values_list("external_id", "id"))
-
-        ids = read()
-        new = ({"project_id": self.project.pk, "external_id": key, **fields}
-               for key, fields in records.items() if key not in ids)
-        return read() if self._insert(model, new) else ids
-
-    def _targets(self, documents: dict[str, int]) -> dict[tuple, int]:
-        def read() -> dict:
-            return {(d, p, s, e): pk for d, p, s, e, pk in TargetSentence.objects.filter(
+    def _targets(self, b: Bundle, documents: dict[str, int]) -> None:
+        def read(rows: models.QuerySet):
+            return (((d, p, s, e), pk) for d, p, s, e, pk in rows.filter(
                 document__project=self.project).values_list(
-                "document_id", "paragraph_index", "start_byte", "end_byte", "id")}
+                "document_id", "paragraph_index", "start_byte", "end_byte", "id"))
 
-        ids = read()
-        new = ({"document_id": documents[document], "paragraph_index": paragraph,
-                "start_byte": start, "end_byte": end, **fields}
-               for (document, paragraph, start, end), fields in self.bundle.targets.items()
-               if (documents[document], paragraph, start, end) not in ids)
-        if self._insert(TargetSentence, new):
-            ids = read()
-        return {key: ids[(documents[key[0]], *key[1:])] for key in self.bundle.targets}
+        ids = self._known(TargetSentence, read)
+        self._insert_new(TargetSentence, (
+            {"document_id": documents[document], "paragraph_index": paragraph,
+             "start_byte": start, "end_byte": end, **fields}
+            for (document, paragraph, start, end), fields in b.targets.items()
+            if (documents[document], paragraph, start, end) not in ids), read)
 
-    def _turns(self, dialogues: dict[str, int]) -> dict[tuple[str, int], int]:
-        def read() -> dict:
-            return {(d, o): (pk, answer) for d, o, pk, answer in DialogueTurn.objects.filter(
+    def _turns(self, b: Bundle, dialogues: dict[str, int]) -> None:
+        def read(rows: models.QuerySet):
+            return (((d, o), (pk, bool(answer))) for d, o, pk, answer in rows.filter(
                 dialogue__project=self.project).values_list("dialogue_id", "order", "id",
-                                                            "answer")}
+                                                            "answer"))
 
-        existing = read()
+        known = self._known(DialogueTurn, read)
+        if self._first_turn is None:
+            self._first_turn = self._marks[DialogueTurn]
         new, revealed = [], []
-        for (dialogue, order), fields in self.bundle.turns.items():
-            known = existing.get((dialogues[dialogue], order))
-            if known is None:
-                new.append({"dialogue_id": dialogues[dialogue], "order": order, **fields})
-            elif not known[1] and fields["answer"]:
-                # A later file revealed the answer a previous import could not know.
-                revealed.append(DialogueTurn(pk=known[0], answer=fields["answer"]))
+        for (dialogue, order), fields in b.turns.items():
+            found = known.get((dialogues[dialogue], order))
+            if found is None:
+                new.append({"dialogue_id": dialogues[dialogue], "order": order,
+                            "question": fields["question"], "answer": fields["answer"]})
+            elif not found[1] and fields["answer"]:
+                # A later record (or file) revealed the answer an earlier one could not know.
+                revealed.append(DialogueTurn(pk=found[0], answer=fields["answer"]))
+                known[(dialogues[dialogue], order)] = (found[0], True)
         if revealed:
             DialogueTurn.objects.bulk_update(revealed, ["answer"], batch_size=BATCH_SIZE)
-            self.result.created["DialogueTurn answers revealed"] = len(revealed)
-        if self._insert(DialogueTurn, new):
-            existing = read()
-        return {key: existing[(dialogues[key[0]], key[1])][0] for key in self.bundle.turns}
+            before = sum(1 for turn in revealed if turn.pk <= self._first_turn)
+            if before:  # the turns this import made are not "revealed" ones
+                name = "DialogueTurn answers revealed"
+                self.result.created[name] = self.result.created.get(name, 0) + before
+        self._insert_new(DialogueTurn, new, read)
 
-    def _clozes(self) -> dict[str, int]:
-        existing = dict(ClozeItem.objects.filter(project=self.project)
-                        .values_list("external_id", "sentence"))
-        for key, fields in self.bundle.clozes.items():
-            if key in existing and existing[key] != fields["sentence"]:
+    def _clozes(self, b: Bundle) -> dict[str, int]:
+        ids = self._external_ids(ClozeItem)
+        old = [ids[key] for key in b.clozes if key in ids]
+        stored: dict[str, str] = {}
+        for part in _chunks(old, LOOKUP_CHUNK):
+            stored.update(ClozeItem.objects.filter(id__in=part)
+                          .values_list("external_id", "sentence"))
+        for key, fields in b.clozes.items():
+            if key in stored and stored[key] != fields["sentence"]:
                 # CLAIRE Ids restart at 0 in every split: a clash means another instance.
                 raise ImportInputError(
                     self.fmt, self.file_label, f"Id {key!r} is already in project "
                     f"{self.project.slug!r} with another sentence; import each CLAIRE split "
                     "into its own project")
-        return self._by_external_id(ClozeItem, self.bundle.clozes)
+        return self._by_external_id(ClozeItem, b.clozes)
 
-    def _fillers(self, clozes: dict[str, int]) -> dict[tuple[str, int], int]:
-        def read() -> dict:
-            return {(c, p): pk for c, p, pk in ClozeFiller.objects.filter(
-                cloze__project=self.project).values_list("cloze_id", "position", "id")}
+    def _fillers(self, b: Bundle, clozes: dict[str, int]) -> None:
+        def read(rows: models.QuerySet):
+            return (((c, p), pk) for c, p, pk in rows.filter(
+                cloze__project=self.project).values_list("cloze_id", "position", "id"))
 
-        ids = read()
-        new = ({"cloze_id": clozes[cloze], "position": position, **fields}
-               for (cloze, position), fields in self.bundle.fillers.items()
-               if (clozes[cloze], position) not in ids)
-        if self._insert(ClozeFiller, new):
-            ids = read()
-        return {key: ids[(clozes[key[0]], key[1])] for key in self.bundle.fillers}
+        ids = self._known(ClozeFiller, read)
+        self._insert_new(ClozeFiller, (
+            {"cloze_id": clozes[cloze], "position": position, **fields}
+            for (cloze, position), fields in b.fillers.items()
+            if (clozes[cloze], position) not in ids), read)
 
-    def _facts(self, complexes: dict[str, int]) -> None:
-        def read() -> dict:
-            return {(s, p, o): pk for s, p, o, pk in Fact.objects.filter(
-                project=self.project).values_list("subject", "property", "object", "id")}
+    def _facts(self, b: Bundle, complexes: dict[str, int], before: list[str]) -> None:
+        """The bundle's facts (new ones inserted) and its sentences' fact links; links are
+        looked up for the sentences stored before this bundle only."""
+        def read(rows: models.QuerySet):
+            return (((s, p, o), pk) for s, p, o, pk in rows.filter(
+                project=self.project).values_list("subject", "property", "object", "id"))
 
-        ids = read()
-        new = ({"project_id": self.project.pk, "subject": s, "property": p, "object": o}
-               for (s, p, o) in self.bundle.facts if (s, p, o) not in ids)
-        if self._insert(Fact, new):
-            ids = read()
+        ids = self._known(Fact, read)
+        wanted = dict.fromkeys(chain(b.facts, (fact for _, fact in b.complex_facts)))
+        self._insert_new(Fact, ({"project_id": self.project.pk, "subject": s, "property": p,
+                                 "object": o} for (s, p, o) in wanted if (s, p, o) not in ids),
+                         read)
         link = ComplexSentence.facts.through
-        linked = set(link.objects.filter(complexsentence__project=self.project)
-                     .values_list("complexsentence_id", "fact_id"))
+        linked: set[tuple[int, int]] = set()
+        for part in _chunks([complexes[key] for key in before], LOOKUP_CHUNK):
+            linked.update(link.objects.filter(complexsentence_id__in=part)
+                          .values_list("complexsentence_id", "fact_id"))
 
         def rows():
-            for sentence, fact in self.bundle.complex_facts:
+            for sentence, fact in b.complex_facts:
                 pair = (complexes[sentence], ids[fact])
                 if pair not in linked:
                     linked.add(pair)
@@ -489,18 +557,19 @@ class _BundleWriter:
 
         self._insert(link, rows(), label="ComplexSentence.facts")
 
-    def _items(self, sources: dict[str, dict]) -> dict[str, int]:
-        def read() -> dict[str, int]:
-            return dict(Item.objects.filter(project=self.project)
-                        .values_list("external_id", "id"))
-
-        ids = read()
-        if self.bundle.items_must_exist:
-            groups = self._sluice_items_by_context() if self.project.kind == "sluice" else {}
-            for record in self.bundle.annotations:
+    def _items(self, b: Bundle) -> tuple[dict[str, int], set[int]]:
+        """External id → id of the items the bundle names (made when new), and the ids of
+        those made now."""
+        read = self._read_external_ids
+        ids = self._external_ids(Item)
+        if b.items_must_exist:
+            for record in b.annotations:
                 if record.item_key in ids:
                     continue
-                found = groups.get(record.item_key, [])
+                if self._sluice_groups is None:
+                    self._sluice_groups = (self._sluice_items_by_context()
+                                           if self.project.kind == "sluice" else {})
+                found = self._sluice_groups.get(record.item_key, [])
                 if len(found) != 1:
                     problem = (f"context {record.item_key!r} is in several splits; name the "
                                "item with Input.item_id" if found else
@@ -508,29 +577,24 @@ class _BundleWriter:
                     raise ImportInputError(self.fmt, record.where.file, problem,
                                            line=record.where.line, record=record.where.record)
                 ids[record.item_key] = found[0]
-            return ids
+            return ids, set()
         column = {"target": "target_sentence_id", "turn": "turn_id", "filler": "filler_id",
                   "complex": "complex_sentence_id"}
+        self._gold_of_existing(b, ids)
+        new = self._insert_new(Item, (
+            {"project_id": self.project.pk, "external_id": external_id,
+             "split": record.split, "group_key": record.group_key,
+             "position": record.position,
+             column[record.source[0]]: self._source_id(*record.source),
+             "is_gold": record.gold_answer is not None, "gold_answer": record.gold_answer}
+            for external_id, record in b.items.items() if external_id not in ids), read)
+        return ids, set(new.values())
 
-        def new():
-            for external_id, record in self.bundle.items.items():
-                if external_id in ids:
-                    continue
-                kind, key = record.source
-                yield {"project_id": self.project.pk, "external_id": external_id,
-                       "split": record.split, "group_key": record.group_key,
-                       "position": record.position, column[kind]: sources[kind][key],
-                       "is_gold": record.gold_answer is not None,
-                       "gold_answer": record.gold_answer}
-
-        self._gold_of_existing(ids)
-        return read() if self._insert(Item, new()) else ids
-
-    def _gold_of_existing(self, ids: dict[str, int]) -> None:
+    def _gold_of_existing(self, b: Bundle, ids: dict[str, int]) -> None:
         """Items already in the project that the file marks gold get the file's answer (an
         item the file does not mark keeps what it is)."""
         marked = {ids[external_id]: record.gold_answer
-                  for external_id, record in self.bundle.items.items()
+                  for external_id, record in b.items.items()
                   if external_id in ids and record.gold_answer is not None}
         if not marked:
             return
@@ -547,11 +611,13 @@ class _BundleWriter:
             items.setdefault(group_key, []).append(item_id)
         return items
 
-    def _workers(self) -> dict[tuple[str, str], int]:
+    def _workers_of(self, b: Bundle) -> dict[tuple[str, str], int]:
+        """The bundle's workers' ids (made when new; kept across bundles)."""
+        ids = self._workers
         wanted: dict[str, dict[str, None]] = {}
-        for record in self.bundle.annotations:
-            wanted.setdefault(record.worker[0], {})[record.worker[1]] = None
-        ids: dict[tuple[str, str], int] = {}
+        for record in b.annotations:
+            if record.worker not in ids:
+                wanted.setdefault(record.worker[0], {})[record.worker[1]] = None
 
         def read(provider: str, external_ids: list[str]) -> None:
             for chunk in _chunks(external_ids, LOOKUP_CHUNK):
@@ -569,18 +635,16 @@ class _BundleWriter:
                 read(provider, missing)
         return ids
 
-    def _annotations(self, items: dict[str, int]) -> None:
-        workers = self._workers()
-        taken = set(Annotation.objects.filter(project=self.project, assignment__isnull=True)
-                    .values_list("worker_id", "item_id"))
-        self._insert_answers(self.bundle.annotations, workers, items, taken)
-
-    def _insert_answers(self, records, workers: dict, items: dict[str, int],
-                        taken: set[tuple[int, int]]) -> None:
-        """Insert the answers of ``records`` not stored yet (``taken``: the (worker id, item
-        id) pairs already there; it grows with each one added)."""
+    def _annotations(self, b: Bundle, items: dict[str, int], new_items: set[int]) -> None:
+        workers = self._workers_of(b)
+        old = {items[record.item_key] for record in b.annotations} - new_items
+        taken: set[tuple[int, int]] = set()
+        for part in _chunks(sorted(old), LOOKUP_CHUNK):  # items made now have no answers
+            taken.update(Annotation.objects.filter(
+                project=self.project, assignment__isnull=True, item_id__in=part)
+                .values_list("worker_id", "item_id"))
         new = []
-        for record in records:
+        for record in b.annotations:
             pair = (workers[record.worker], items[record.item_key])
             if pair in taken:
                 continue
@@ -593,118 +657,3 @@ class _BundleWriter:
         with item_filled_marks_kept(row["item_id"] for row in new
                                     if row["state"] == Annotation.State.COUNTED):
             self._insert(Annotation, new)
-
-
-class _StagedWriter:
-    """Writes a staged import (an importer's ``plan``: checked keys first, then the lines
-    again in chunks) inside the import's one transaction, ``STAGED_CHUNK`` lines at a time:
-    the plan's facts once, then per chunk its complex sentences, their fact links, their
-    items and their references. What stays in memory is keys: the project's existing
-    sentence and item ids (what already exists) and the facts' ids; a chunk's new rows are
-    read back by id (``id`` above the last one seen: the project row is locked, so only this
-    import adds to the project meanwhile), one query per model per chunk. A bad line makes
-    ``scan`` fail before anything is written; any later failure rolls the transaction back.
-    """
-
-    def __init__(self, project: Project, plan, fmt: str, result: ImportResult, *,
-                 file_label: str, progress: ImportProgress | None = None):
-        self.project, self.plan, self.fmt, self.result = project, plan, fmt, result
-        self.file_label, self.progress = file_label, progress
-
-    def _writer(self, chunk: Bundle) -> _BundleWriter:
-        return _BundleWriter(self.project, chunk, self.fmt, self.result,
-                             file_label=self.file_label)
-
-    def write(self) -> None:
-        for file in self.plan.files:
-            file.on_read = None  # the second reading is the writing's progress
-        total = sum(self.plan.rows.values())
-        if self.progress is not None:
-            self.progress(0, total, "writing rows")
-        facts = self._facts()
-        sentences = dict(ComplexSentence.objects.filter(project=self.project)
-                         .values_list("external_id", "id"))
-        items = dict(Item.objects.filter(project=self.project)
-                     .values_list("external_id", "id"))
-        marks = {model: model.objects.aggregate(last=Max("id"))["last"] or 0
-                 for model in (ComplexSentence, Item)}
-        done = 0
-        for chunk in self.plan.chunks(STAGED_CHUNK):
-            new_sentences = self._new_rows(ComplexSentence, marks, (
-                {"project_id": self.project.pk, "external_id": key, **fields}
-                for key, fields in chunk.complex_sentences.items() if key not in sentences))
-            self._links(chunk, sentences, new_sentences, facts)
-            chunk_items = self._items(chunk, items, new_sentences, sentences, marks)
-            if chunk.annotations:
-                self._annotations(chunk, chunk_items, items)
-            done += len(chunk.complex_sentences)
-            if self.progress is not None:
-                self.progress(done, total, "writing rows")
-        if self.progress is not None:
-            self.progress(total, total, "written")
-
-    def _new_rows(self, model, marks: dict, rows: Iterable[dict]) -> dict[str, int]:
-        """Insert ``rows`` of ``model``; the external id → id of those inserted."""
-        if not self._writer(Bundle(kind=""))._insert(model, rows):
-            return {}
-        new = dict(model.objects.filter(project=self.project, id__gt=marks[model])
-                   .values_list("external_id", "id"))
-        marks[model] = max(new.values())
-        return new
-
-    def _facts(self) -> dict[tuple[str, str, str], int]:
-        def read() -> dict:
-            return {(s, p, o): pk for s, p, o, pk in Fact.objects.filter(
-                project=self.project).values_list("subject", "property", "object", "id")}
-
-        ids = read()
-        new = ({"project_id": self.project.pk, "subject": s, "property": p, "object": o}
-               for (s, p, o) in self.plan.facts if (s, p, o) not in ids)
-        if self._writer(Bundle(kind=""))._insert(Fact, new):
-            ids = read()
-        return ids
-
-    def _links(self, chunk: Bundle, sentences: dict[str, int], new: dict[str, int],
-               facts: dict) -> None:
-        link = ComplexSentence.facts.through
-        old = [sentences[key] for key in chunk.complex_sentences if key in sentences]
-        linked: set[tuple[int, int]] = set()
-        for part in _chunks(old, LOOKUP_CHUNK):  # only sentences imported before
-            linked.update(link.objects.filter(complexsentence_id__in=part)
-                          .values_list("complexsentence_id", "fact_id"))
-
-        def rows():
-            for sentence, fact in chunk.complex_facts:
-                pair = (new.get(sentence) or sentences[sentence], facts[fact])
-                if pair not in linked:
-                    linked.add(pair)
-                    yield {"complexsentence_id": pair[0], "fact_id": pair[1]}
-
-        self._writer(chunk)._insert(link, rows(), label="ComplexSentence.facts")
-
-    def _items(self, chunk: Bundle, items: dict[str, int], new_sentences: dict[str, int],
-               sentences: dict[str, int], marks: dict) -> dict[str, int]:
-        """The chunk's items (existing ones kept, gold marks applied; new ones inserted):
-        external id → id."""
-        existing = {key: items[key] for key in chunk.items if key in items}
-        self._writer(chunk)._gold_of_existing(existing)
-        new = self._new_rows(Item, marks, (
-            {"project_id": self.project.pk, "external_id": key, "split": record.split,
-             "group_key": record.group_key, "position": record.position,
-             "complex_sentence_id": new_sentences.get(record.source[1])
-             or sentences[record.source[1]],
-             "is_gold": record.gold_answer is not None, "gold_answer": record.gold_answer}
-            for key, record in chunk.items.items() if key not in items))
-        return {**existing, **new}
-
-    def _annotations(self, chunk: Bundle, chunk_items: dict[str, int],
-                     items: dict[str, int]) -> None:
-        writer = self._writer(chunk)
-        workers = writer._workers()
-        old = [chunk_items[key] for key in chunk.items if key in items]
-        taken: set[tuple[int, int]] = set()
-        for part in _chunks(old, LOOKUP_CHUNK):  # new items have no answers yet
-            taken.update(Annotation.objects.filter(
-                project=self.project, assignment__isnull=True, item_id__in=part)
-                .values_list("worker_id", "item_id"))
-        writer._insert_answers(chunk.annotations, workers, chunk_items, taken)

@@ -201,7 +201,7 @@ def test_the_schema_documents_the_202_and_the_job(staff_client):
     assert "202" in commit and "/api/jobs/{job_id}/" in schema["paths"]
 
 
-def test_import_files_reports_bytes_read_then_the_writing_steps(tmp_path):
+def test_import_files_reports_bytes_read_then_the_bytes_written(tmp_path):
     reports: list[tuple[int, int | None, str]] = []
     import_files(fmt="claire", paths=[CLAIRE / name for name in NAMES],
                  project_slug="claire-progress",
@@ -212,7 +212,9 @@ def test_import_files_reports_bytes_read_then_the_writing_steps(tmp_path):
     assert reading and all(total == sizes for _, total, _ in reading)
     assert max(done for done, _, _ in reading) == sizes  # every byte of every file read
     assert [done for done, _, _ in reading] == sorted(done for done, _, _ in reading)
-    assert writing[-1] == (10, 10, "written") and writing[0][2] == "writing documents"
+    # The writing reading reports the bytes again, then the end.
+    assert writing[-1] == (sizes, sizes, "written") and writing[0][2] == "writing dev_data.tsv"
+    assert max(done for done, _, _ in writing) == sizes
 
 
 def test_the_csv_reader_streams_and_still_names_the_bad_line(tmp_path):

@@ -100,10 +100,10 @@ def test_bad_file_fails_cleanly_with_nothing_written(target_project, fmt, names,
 def test_failure_while_writing_rolls_everything_back(monkeypatch):
     """Documents, targets and items are written before the annotations fail: all undone."""
 
-    def broken(self, items):
+    def broken(self, bundle, items, new_items):
         raise imports.ImportInputError("decontext", "decontext_dev.jsonl", "simulated failure")
 
-    monkeypatch.setattr(imports._BundleWriter, "_annotations", broken)
+    monkeypatch.setattr(imports._ChunkWriter, "_annotations", broken)
     before = row_counts()
     with pytest.raises(CommandError, match="simulated failure"):
         run_import("decontext", FIXTURES / "decontext_dev.jsonl", project="fresh")

@@ -39,13 +39,13 @@ def write(path, n, *, bad_last: bool = False):
 def test_the_lines_are_written_a_chunk_at_a_time(tmp_path, monkeypatch):
     monkeypatch.setattr(imports, "STAGED_CHUNK", 4)
     seen: list[int] = []
-    links = imports._StagedWriter._links
+    facts = imports._ChunkWriter._facts
 
     def counting(self, chunk, *args):
         seen.append(ComplexSentence.objects.count())  # inside the import's transaction
-        return links(self, chunk, *args)
+        return facts(self, chunk, *args)
 
-    monkeypatch.setattr(imports._StagedWriter, "_links", counting)
+    monkeypatch.setattr(imports._ChunkWriter, "_facts", counting)
     path = write(tmp_path / "ws_train.jsonl", 10)
     result = import_files(fmt="websplit", paths=[path], project_slug="staged")
     assert seen == [4, 8, 10]
@@ -60,7 +60,7 @@ def test_the_lines_are_written_a_chunk_at_a_time(tmp_path, monkeypatch):
 def test_a_failure_in_a_later_chunk_leaves_nothing(tmp_path, monkeypatch):
     monkeypatch.setattr(imports, "STAGED_CHUNK", 4)
     before = row_counts()
-    items = imports._StagedWriter._items
+    items = imports._ChunkWriter._items
     calls = []
 
     def failing_third(self, *args):
@@ -69,7 +69,7 @@ def test_a_failure_in_a_later_chunk_leaves_nothing(tmp_path, monkeypatch):
             raise ImportInputError("websplit", "ws_train.jsonl", "stop", line=9)
         return items(self, *args)
 
-    monkeypatch.setattr(imports._StagedWriter, "_items", failing_third)
+    monkeypatch.setattr(imports._ChunkWriter, "_items", failing_third)
     path = write(tmp_path / "ws_train.jsonl", 10)
     with pytest.raises(ImportInputError):
         import_files(fmt="websplit", paths=[path], project_slug="staged")
