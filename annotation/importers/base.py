@@ -256,6 +256,9 @@ class Bundle:
     rows: dict[str, int] = field(default_factory=dict)
     # file name -> split stored on its ImportRecord
     file_splits: dict[str, str] = field(default_factory=dict)
+    # No later bundle of this import names this bundle's complex sentences or items again (the
+    # importer refused an id twice), so the writer can forget their keys once it is written.
+    names_once: bool = False
 
     def add_item(self, external_id: str, record: ItemRecord, fmt: str, where: Where) -> None:
         known = self.items.get(external_id)

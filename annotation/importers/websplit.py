@@ -136,7 +136,7 @@ class Plan:
     def chunks(self, size: int) -> Iterator[Bundle]:
         """The files read again, ``size`` lines at a time, as bundles of complex sentences,
         their fact links, their items and their references (annotations)."""
-        bundle = Bundle(kind=KIND)
+        bundle = Bundle(kind=KIND, names_once=True)  # scan() refused an id twice
         count = 0
         for line in self._lines_again():
             sentence_id, file_split = line.sentence_id, line.split
@@ -152,7 +152,7 @@ class Plan:
             count += 1
             if count == size:
                 yield bundle
-                bundle, count = Bundle(kind=KIND), 0
+                bundle, count = Bundle(kind=KIND, names_once=True), 0
         if count:
             yield bundle
 

@@ -402,6 +402,18 @@ class _ChunkWriter:
         items, new_items = self._items(b)
         if b.annotations:
             self._annotations(b, items, new_items)
+        if b.names_once:
+            self._forget(ComplexSentence, b.complex_sentences)
+            self._forget(Item, b.items)
+
+    def _forget(self, model, keys: Iterable) -> None:
+        """Drop keys no later bundle names (``Bundle.names_once``): what the writer keeps
+        across bundles is then the keys they share (WebSplit's facts) and the rows there
+        before, not one key per row of the file."""
+        known = self._ids.get(model)
+        if known is not None:
+            for key in keys:
+                known.pop(key, None)
 
     def _source_id(self, kind: str, key) -> int:
         """The id of an item's source (``ItemRecord.source``), written by this bundle or an

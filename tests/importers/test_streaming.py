@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from annotation.importers.base import ImportInputError
-from annotation.models import Annotation, DialogueTurn, Item, Project
+from annotation.models import Annotation, ComplexSentence, DialogueTurn, Item, Project
 from annotation.services import imports
 from annotation.services.imports import import_files
 
@@ -365,3 +365,25 @@ def test_an_item_whose_turn_an_earlier_chunk_wrote(tmp_path, monkeypatch):
     assert result.created["Item"] == 2 and result.created["DialogueTurn"] == 3
     item = Item.objects.select_related("turn").get(external_id="C_1#2")
     assert (item.turn.order, item.turn.question, item.turn.answer) == (2, "Why?", "To play")
+
+
+def test_the_writer_keeps_no_key_per_websplit_row(tmp_path, monkeypatch):
+    """WebSplit names each sentence once (an id twice is refused), so across chunks the writer
+    keeps the facts they share, not a key per sentence and item: at most a chunk's worth."""
+    paths, _ = write_websplit(tmp_path)
+    monkeypatch.setattr(imports, "STAGED_CHUNK", CHUNK)
+    held: list[int] = []
+    write = imports._ChunkWriter.write
+
+    def write_and_measure(writer, bundle):
+        write(writer, bundle)
+        held.append(max(len(writer._ids.get(model, ())) for model in (Item, ComplexSentence)))
+
+    monkeypatch.setattr(imports._ChunkWriter, "write", write_and_measure)
+    result = import_files(fmt="websplit", paths=paths, project_slug="few-keys")
+    assert result.created["Item"] > 3 * CHUNK and len(held) > 3
+    assert max(held) <= CHUNK
+    # ... and a second import of the same file still finds every row already there.
+    monkeypatch.setattr(imports._ChunkWriter, "write", write)
+    again = import_files(fmt="websplit", paths=paths, project_slug="few-keys")
+    assert again.created.get("Item", 0) == 0 and again.created.get("ComplexSentence", 0) == 0
