@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import time
@@ -29,6 +30,9 @@ def test_demo_loads_five_kinds_with_visible_splits_and_is_idempotent():
     call_command("demo", no_serve=True, stdout=out)
     assert "http://127.0.0.1:8000/" in out.getvalue()
     assert "researcher / researcher" in out.getvalue()
+    raised = re.findall(r"QC raised (\d+) (flags?) ", out.getvalue())
+    assert len(raised) == 5
+    assert all((count == "1") == (noun == "flag") for count, noun in raised), raised
     projects = {p.slug: p for p in Project.objects.all()}
     assert {p.kind for p in projects.values()} == {
         "decontext", "plausibility", "rewrite", "split_rephrase", "sluice"}
@@ -40,6 +44,13 @@ def test_demo_loads_five_kinds_with_visible_splits_and_is_idempotent():
     assert projects["demo-claire"].items.count() == 100
     assert projects["demo-sluice"].annotations.filter(source="import").count() == 30
     assert projects["demo-canard"].items.count() == 22
+    # The samples' licences and sources, as ATTRIBUTION.md states them, go to the dataset card.
+    assert {slug: p.licence for slug, p in projects.items()} == {
+        "demo-claire": "CC BY-NC-SA 3.0", "demo-canard": "CC BY-SA 4.0",
+        "demo-sluice": "GPL-3.0", "demo-decontext": "", "demo-websplit": ""}
+    assert "github.com/acidAnn/claire" in projects["demo-claire"].attribution
+    assert all("Hand-made for the Unpack demo" in projects[slug].attribution
+               for slug in ("demo-decontext", "demo-websplit"))
     assert authenticate(username="researcher", password="researcher").is_staff
     assert not authenticate(username="annotator", password="annotator").is_staff
     before = row_counts()

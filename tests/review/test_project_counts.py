@@ -68,7 +68,16 @@ def test_the_home_page_and_the_review_list_show_the_totals(staff_client,
     for url in ("/", "/staff/review/"):
         page = staff_client.get(url).content.decode()
         assert re.search(r"<td[^>]*>5</td><td[^>]*>2</td>", page), page
+        # A researcher starts a project from either list (not only from the empty state).
+        assert 'id="new-project" href="/staff/projects/new/"' in page
     # session, user, the projects with their totals (+ on the home page: the user's own
     # progress, one statement per project)
     with django_assert_num_queries(3):
         staff_client.get("/staff/review/")
+
+
+def test_only_those_who_may_create_projects_see_new_project(annotator_client):
+    claire_sample()
+    page = annotator_client.get("/").content.decode()
+    assert "Annotate" in page
+    assert "new-project" not in page

@@ -42,6 +42,31 @@ DEMO_PROJECTS = [
      [("test", "sluice/conv_sluice_test.csv")]),
 ]
 
+# project slug → (licence, attribution) of its sample, as annotation/demo_data/ATTRIBUTION.md
+# states them: stored on the project with its import, so the Hugging Face export's dataset card
+# carries them. The hand-made samples were written for Unpack and carry no third-party licence.
+DEMO_SOURCES = {
+    "demo-decontext": ("", "Hand-made for the Unpack demo in the format of Choi, Palomaki, Lamm, "
+                           "Kwiatkowski, Das, Collins. Decontextualization: Making Sentences "
+                           "Stand-Alone. TACL 2021."),
+    "demo-claire": ("CC BY-NC-SA 3.0",
+                    "The first 20 instances of CLAIRE's dev_data.tsv "
+                    "(https://github.com/acidAnn/claire): Roth, Anthonio, Sauer. SemEval-2022 "
+                    "Task 7: Identifying Plausible Clarifications of Implicit and Underspecified "
+                    "Phrases in Instructional Texts. SemEval 2022."),
+    "demo-canard": ("CC BY-SA 4.0",
+                    "The first 3 dialogues of CANARD's dev.json "
+                    "(https://github.com/aagohary/canard): Elgohary, Peskov, Boyd-Graber. Can "
+                    "You Unpack That? Learning to Rewrite Questions-in-Context. EMNLP 2019."),
+    "demo-websplit": ("", "Hand-made for the Unpack demo in the format of Aharoni, Goldberg. "
+                          "Split and Rephrase: Better Evaluation and a Stronger Baseline. "
+                          "ACL 2018."),
+    "demo-sluice": ("GPL-3.0",
+                    "The first 30 rows of raw/conv_sluice_test.csv "
+                    "(https://github.com/vpetren/conv_sluice_resolution): Hansen, Søgaard. What "
+                    "Do You Mean 'Why?': Resolving Sluices in Conversations. AAAI 2020."),
+}
+
 # username, password, is_staff
 DEMO_USERS = [("researcher", "researcher", True), ("annotator", "annotator", False)]
 
@@ -99,11 +124,13 @@ class Command(BaseCommand):
         # check above recognises as the demo's.
         created = demo_users_ensure()
         for slug, name, fmt, files in DEMO_PROJECTS:
+            licence, attribution = DEMO_SOURCES[slug]
             for split in dict.fromkeys(split for split, _ in files):
                 paths = [DEMO_DATA / path for file_split, path in files if file_split == split]
                 try:
                     result = import_files(fmt=fmt, paths=paths, project_slug=slug, split=split,
-                                          name=name, quiet=True)
+                                          name=name, quiet=True, licence=licence or None,
+                                          attribution=attribution)
                 except ImportInputError as error:
                     raise CommandError(f"demo data is broken: {error}") from None
                 if result.files_imported:
@@ -113,7 +140,8 @@ class Command(BaseCommand):
             stored = crowd.qc["flags_stored"]
             self.stdout.write(
                 f"{crowd.project}: simulated crowd submitted {crowd.submitted} answers"
-                f" ({crowd.already_there} already there); QC raised {raised} flags"
+                f" ({crowd.already_there} already there); QC raised {raised}"
+                f" flag{'' if raised == 1 else 's'}"
                 f" ({stored['created']} new)")
         if created:
             self.stdout.write(f"created demo users: {', '.join(created)}")
