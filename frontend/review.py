@@ -24,7 +24,6 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_POST
 
-from annotation.exporters import EXPORTERS
 from annotation.models import Annotation, Assignment, DialogueTurn, Flag, Job, Project, Worker
 from annotation.roles import page_requires
 from annotation.selectors import batches as review_selectors
@@ -644,23 +643,18 @@ def dashboard(request, slug: str):
 
 @page_requires("see_work")
 def export(request, slug: str):
-    """GET: the formats this project exports to. POST with ``format``: start the export as a
-    job (``services.staff_jobs``, kind ``export``: what ``manage.py export_data`` writes, as
-    one zip on disk) and go to the job's page, which offers the download when it is done."""
+    """GET: the project's export page (``staff:exports``: one page lists the formats, the
+    latest export of each and its warnings). POST with ``format``: start the export as a job
+    (``services.staff_jobs``, kind ``export``: what ``manage.py export_data`` writes, as one zip
+    on disk) and go to the job's page, which offers the download when it is done."""
     project = get_object_or_404(Project, slug=slug)
-    formats = [exporter for exporter in EXPORTERS.values()
-               if not exporter.kinds or project.kind in exporter.kinds]
     if request.method != "POST":
-        # Plain values: a template would call the exporter classes, not read them.
-        return render(request, "frontend/review/export.html", {
-            "project": project,
-            "formats": [{"name": exporter.format_name, "every_kind": not exporter.kinds}
-                        for exporter in formats]})
+        return redirect("staff:exports", slug=project.slug)
     job, refused = _start_job(request, kind=Job.Kind.EXPORT, project=project,
                               params={"format": request.POST.get("format", "")})
     if job is None:
         messages.error(request, refused)
-        return redirect("review:export", slug=slug)
+        return redirect("staff:exports", slug=slug)
     return redirect("staff_jobs:detail", job_id=job.pk)
 
 

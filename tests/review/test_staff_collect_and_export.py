@@ -60,7 +60,9 @@ def test_export_page_offers_the_projects_formats_and_downloads_a_zip(staff_clien
     project, items = claire_sample()
     (worker,) = workers(1)
     annotate(items[0], worker, rating=4, review_status="approved")
-    page = staff_client.get(f"/staff/review/{project.slug}/export/").content.decode()
+    old_address = staff_client.get(f"/staff/review/{project.slug}/export/")
+    assert old_address["Location"] == f"/staff/projects/{project.slug}/export/"
+    page = staff_client.get(old_address["Location"]).content.decode()
     assert 'data-format="claire"' in page and 'data-format="jsonl"' in page
     assert 'data-format="canard"' not in page  # another kind's format is not offered
     # The export runs as a job (inline here: no broker); its page offers the zip.

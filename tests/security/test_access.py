@@ -204,8 +204,9 @@ TABLE: dict[str, list[Row]] = {
     "staff/review/<slug:slug>/dashboard/": [
         Row("GET", "/staff/review/{slug}/dashboard/", LOGIN, NO, 200)],
     "staff/review/<slug:slug>/export/": [
-        Row("GET", "/staff/review/{slug}/export/", LOGIN, NO, 200),
-        Row("GET", "/staff/review/{slug}/export/?format=jsonl", LOGIN, NO, 200),
+        # The console's export page (staff/projects/<slug>/export/) is the one export page.
+        Row("GET", "/staff/review/{slug}/export/", LOGIN, NO, 302),
+        Row("GET", "/staff/review/{slug}/export/?format=jsonl", LOGIN, NO, 302),
         Row("GET", "/staff/review/nope/export/", LOGIN, NO, 404),
         # Starts an export job (inline here) and goes to its page.
         Row("POST", "/staff/review/{slug}/export/", LOGIN, NO, 302, data={"format": "jsonl"})],
