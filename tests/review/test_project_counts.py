@@ -81,3 +81,30 @@ def test_only_those_who_may_create_projects_see_new_project(annotator_client):
     page = annotator_client.get("/").content.decode()
     assert "Annotate" in page
     assert "new-project" not in page
+
+
+@pytest.mark.parametrize(("group", "shown", "hidden"), [
+    ("reviewer", {"Dashboard", "Review", "Answers", "Export"},
+     {"Settings", "Team", "Import", "Splits", "Gold"}),
+    ("researcher", {"Settings", "Team", "Import", "Splits", "Gold", "Dashboard", "Review",
+                    "Answers", "Export"}, set()),
+])
+def test_the_project_bar_shows_the_pages_the_role_opens(client, django_user_model, group,
+                                                        shown, hidden):
+    from django.contrib.auth.models import Group
+
+    project, _ = claire_sample()
+    user = django_user_model.objects.create_user("member", password="pw-member-1",
+                                                 is_staff=True)
+    user.groups.add(Group.objects.get(name=group))
+    client.force_login(user)
+    for url in (f"/staff/review/{project.slug}/dashboard/", f"/staff/review/{project.slug}/",
+                f"/staff/projects/{project.slug}/export/"):
+        page = client.get(url).content.decode()
+        bar = page[page.index('<nav class="console-nav"'):]
+        bar = bar[:bar.index("</nav>")]
+        links = set(re.findall(r">([A-Z][a-z]+)</a>", bar)) - {"Projects"}
+        assert shown <= links and not (hidden & links), (url, links)
+        for label in links:  # every page the bar offers opens for this role
+            href = re.search(rf'href="([^"]+)">{label}</a>', bar).group(1)
+            assert client.get(href.replace("&amp;", "&")).status_code == 200, (label, href)
