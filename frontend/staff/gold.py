@@ -71,6 +71,7 @@ def _page(request, project: Project, *, settings_form=None, mark_form=None, stat
         **context,
         "max_failure_rate": threshold.max_gold_failure_rate,
         "min_gold_items": threshold.min_gold_items,
+        "gold_first": threshold.gold_first,
         # Percentages as the docs and the advice word them (1.1%, 87%).
         "guidance": [{"gold_items": row.gold_items, "min_failures": row.min_failures,
                       "false_flags": f"{row.false_flag_rate:.1%}", "recall": f"{row.recall:.0%}"}

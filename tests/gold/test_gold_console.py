@@ -91,3 +91,13 @@ def test_admin_and_api_refuse_a_bad_rate_with_the_same_message(staff_client):
     assert response.status_code == 400 and message in response.content.decode()
     project.refresh_from_db()
     assert (project.gold_rate, project.gold_failures_stop) == (0.0, False)
+
+
+def test_the_page_says_whether_a_workers_first_items_are_gold(staff_client):
+    project = plausibility_project(items=3)
+    page = staff_client.get(url(project)).content.decode()
+    assert "Every worker's gold items are spread over their work at the rate" in page
+    project.flag_settings = {**(project.flag_settings or {}), "gold_first": 3}
+    project.save(update_fields=["flag_settings"])
+    page = staff_client.get(url(project)).content.decode()
+    assert "serves each worker's first 3 items from the gold items" in page
