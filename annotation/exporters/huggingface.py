@@ -40,13 +40,63 @@ SCHEMA = pa.schema([
     ("n_annotations", pa.int32()),
 ])
 
-AGREEMENT_SHOWN = ("n_ratings", "n_annotations", "n_items", "n_workers",
-                   "krippendorff_alpha_ordinal", "krippendorff_alpha_interval", "fleiss_kappa",
-                   "observed_agreement", "binary_fleiss_kappa", "binary_agreement",
-                   "mean_item_exact_agreement",
-                   # written answers (rewrite, sluice, split-and-rephrase; decontext's edits)
-                   "n_pairs", "bleu", "gleu", "chrf",
-                   "edit_n_pairs", "edit_bleu", "edit_gleu", "edit_chrf")
+#: The QC report's agreement figures the card shows, and what each one is.
+AGREEMENT_SHOWN = {
+    "n_ratings": "crowd ratings the figures are computed from",
+    "n_annotations": "answers with a category the figures are computed from",
+    "n_items": "items with at least one of those ratings",
+    "n_workers": "workers who gave those ratings",
+    "krippendorff_alpha_ordinal": "Krippendorff's alpha, ordinal distance",
+    "krippendorff_alpha_interval": "Krippendorff's alpha, interval distance",
+    "fleiss_kappa": "Fleiss' kappa",
+    "observed_agreement": "observed agreement (share of agreeing pairs)",
+    "binary_fleiss_kappa": "Fleiss' kappa, feasible vs infeasible",
+    "binary_agreement": "observed agreement, feasible vs infeasible",
+    "mean_item_exact_agreement": "mean share of an item's rating pairs that are equal",
+    # written answers (rewrite, sluice, split-and-rephrase; decontext's edits)
+    "n_pairs": "items with two written answers (the first two compared)",
+    "bleu": "corpus BLEU of the first answer against the second",
+    "gleu": "corpus GLEU of the first answer against the second",
+    "chrf": "corpus chrF of the first answer against the second",
+    "edit_n_pairs": "items with two edited sentences (the first two compared)",
+    "edit_bleu": "corpus BLEU of the first edited sentence against the second",
+    "edit_gleu": "corpus GLEU of the first edited sentence against the second",
+    "edit_chrf": "corpus chrF of the first edited sentence against the second",
+}
+
+#: The Hugging Face Hub's identifiers of the licences datasets use most (the card's
+#: ``license`` metadata takes one of the Hub's identifiers; any other licence is ``other``
+#: with its name in ``license_name``).
+HF_LICENSES = frozenset((
+    "apache-2.0", "mit", "bsd", "bsd-2-clause", "bsd-3-clause", "cc", "cc0-1.0", "cc-by-2.0",
+    "cc-by-2.5", "cc-by-3.0", "cc-by-4.0", "cc-by-sa-3.0", "cc-by-sa-4.0", "cc-by-nc-2.0",
+    "cc-by-nc-3.0", "cc-by-nc-4.0", "cc-by-nd-4.0", "cc-by-nc-nd-3.0", "cc-by-nc-nd-4.0",
+    "cc-by-nc-sa-2.0", "cc-by-nc-sa-3.0", "cc-by-nc-sa-4.0", "cdla-sharing-1.0",
+    "cdla-permissive-1.0", "cdla-permissive-2.0", "gfdl", "gpl", "gpl-2.0", "gpl-3.0",
+    "lgpl", "lgpl-2.1", "lgpl-3.0", "agpl-3.0", "mpl-2.0", "odc-by", "odbl", "pddl",
+    "unlicense", "wtfpl", "unknown", "other"))
+
+
+def hf_license(licence: str) -> tuple[str, str]:
+    """The card's ``license`` identifier for the licence recorded on a project, and the name
+    to give as ``license_name`` ("" when the identifier says it all): "CC BY-SA 4.0" is
+    ``cc-by-sa-4.0``; an empty licence ``unknown``; one the Hub does not know ``other``."""
+    name = licence.strip()
+    if not name:
+        return "unknown", ""
+    identifier = "-".join(name.lower().replace("_", " ").split())
+    if identifier in HF_LICENSES:
+        return identifier, ""
+    return "other", name
+
+
+def card_figure(value) -> str:
+    """A figure as the card prints it: counts whole, the rest to three decimals."""
+    if value is None:
+        return "n/a"
+    if isinstance(value, bool) or not isinstance(value, float):
+        return str(value)
+    return f"{value:.3f}"
 
 
 class HuggingFaceExporter(Exporter):
@@ -181,10 +231,12 @@ class HuggingFaceExporter(Exporter):
         else:
             figures = {key: value for key, value in report.get("agreement", {}).items()
                        if key in AGREEMENT_SHOWN}
+            imported = ("; ratings: the crowd's, the imported mean scores left out"
+                        if "n_ratings" in figures else "")
             return figures, (f"From the project's QC report (job {job.pk}, "
                              f"{job.finished_at:%Y-%m-%d %H:%M} UTC), computed from the "
                              "project's answers as they are now (rejected ones included, "
-                             "gold items' left out).")
+                             f"gold items' left out{imported}).")
         self.note(f"README.md: no agreement figures: {why}; run QC (\"Run QC now\" on the "
                   "review page) and export again")
         return {}, (f"Not included: {why}. Run QC (\"Run QC now\" on the project's review "
@@ -193,13 +245,17 @@ class HuggingFaceExporter(Exporter):
     def _card(self, counts: dict[str, int], annotators: int) -> str:
         project = self.project
         licence = project.licence.strip() or "unknown"
+        license_id, license_name = hf_license(project.licence)
+        license_lines = f"license: {license_id}" + (
+            f"\nlicense_name: {json.dumps(license_name)}" if license_name else "")
         hf_names = {"train": "train", "dev": "validation", "test": "test"}
         split_rows = "\n".join(f"| {hf_names[split]} (`{split}.parquet`) | {n} |"
                                for split, n in counts.items())
         agreement, agreement_source = self._agreement()
-        agreement_rows = "\n".join(f"| {key} | {value} |" for key, value in agreement.items())
+        agreement_rows = "\n".join(f"| {key} | {card_figure(value)} | {AGREEMENT_SHOWN[key]} |"
+                                   for key, value in agreement.items())
         return f"""---
-license: {json.dumps(licence)}
+{license_lines}
 pretty_name: {json.dumps(project.name)}
 ---
 
@@ -223,15 +279,15 @@ Items without an exported answer are not included.
 
 ## Annotators
 
-{annotators} annotator(s) (pseudonymous ids).
+{annotators} annotator{"" if annotators == 1 else "s"} gave the exported answers (pseudonymous ids).
 
 ## Agreement
 
 {agreement_source}
 
-| figure | value |
-|---|---|
-{agreement_rows or "| (none) | |"}
+| figure | value | what it is |
+|---|---|---|
+{agreement_rows or "| (none) | | |"}
 
 ## Licence and attribution
 

@@ -197,7 +197,8 @@ def test_the_hugging_face_export_loads_with_datasets(staff_client, tmp_path):
     card = (tmp_path / "hf" / "README.md").read_text()
     assert "CC BY-SA 4.0" in card and "Roth et al. (2022), CLAIRE." in card
     assert "| train (`train.parquet`) | 3 |" in card
-    assert "2 annotator(s)" in card
+    assert "2 annotators gave the exported answers" in card
+    assert card.startswith("---\nlicense: cc-by-sa-4.0\n")  # the Hub's identifier
     assert "krippendorff_alpha_ordinal" in card
     assert "Data statement" in card
 

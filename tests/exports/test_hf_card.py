@@ -10,6 +10,7 @@ import pytest
 from django.core.management import call_command
 
 from annotation.exporters import export_project, export_warnings
+from annotation.exporters.huggingface import card_figure, hf_license
 from annotation.models import Item, Job
 from annotation.services import qc as qc_services
 from annotation.services.qc import project_qc_run
@@ -35,7 +36,7 @@ def _card(project, out) -> tuple[str, list[str]]:
 
 def _figures(card: str) -> dict[str, str]:
     agreement = card.split("## Agreement", 1)[1].split("## Licence", 1)[0]
-    rows = re.findall(r"^\| (\w+) \| (\S+) \|$", agreement, flags=re.MULTILINE)
+    rows = re.findall(r"^\| (\w+) \| (\S+) \| [^|]+ \|$", agreement, flags=re.MULTILINE)
     return {key: value for key, value in rows if key != "figure"}  # not the header
 
 
@@ -54,10 +55,10 @@ def test_the_cards_figures_are_the_stored_reports_and_the_export_runs_no_qc(
     shown = _figures(card)
     stored = job.result["agreement"]
     assert {"krippendorff_alpha_ordinal", "fleiss_kappa", "n_ratings"} <= set(shown)
-    assert shown == {key: str(stored[key]) for key in shown}
+    assert shown == {key: card_figure(stored[key]) for key in shown}
     # ... and they are what QC computes from these answers now.
     fresh = project_qc_run(project=project, store_flags=False)["agreement"]
-    assert shown == {key: str(fresh[key]) for key in shown}
+    assert shown == {key: card_figure(fresh[key]) for key in shown}
     assert f"From the project's QC report (job {job.pk}, " in card
     assert not [warning for warning in warnings if "agreement" in warning]
 
@@ -105,7 +106,7 @@ def test_a_text_projects_card_shows_its_text_agreement(staff_client, tmp_path):
     stored = Job.objects.get(kind="qc", project=project, state="done").result["agreement"]
     shown = _figures(_card(project, tmp_path)[0])
     assert set(shown) == {"n_pairs", "bleu", "gleu", "chrf"}
-    assert shown == {key: str(stored[key]) for key in shown}
+    assert shown == {key: card_figure(stored[key]) for key in shown}
 
 
 @pytest.mark.parametrize("make", ["decontext", "canard", "claire", "websplit"])
@@ -159,6 +160,29 @@ def test_qc_report_on_the_command_line_is_the_report_the_card_and_dashboard_show
     assert f"From the project's QC report (job {job.pk}, " in card
     assert not [warning for warning in warnings if "agreement" in warning]
     shown = _figures(card)
-    assert shown and shown == {key: str(job.result["agreement"][key]) for key in shown}
+    assert shown and shown == {key: card_figure(job.result["agreement"][key]) for key in shown}
     dashboard = staff_client.get(f"/staff/review/{project.slug}/dashboard/").content.decode()
     assert f"QC job {job.pk}</a>, computed" in dashboard
+
+
+@pytest.mark.parametrize(("recorded", "expected"), [
+    ("CC BY-SA 4.0", ("cc-by-sa-4.0", "")), ("CC BY-NC-SA 3.0", ("cc-by-nc-sa-3.0", "")),
+    ("GPL-3.0", ("gpl-3.0", "")), ("MIT", ("mit", "")), ("  ", ("unknown", "")),
+    ("Wikipedia terms of use", ("other", "Wikipedia terms of use")),
+])
+def test_the_cards_licence_is_the_hubs_identifier(recorded, expected):
+    assert hf_license(recorded) == expected
+
+
+def test_a_licence_the_hub_does_not_know_is_other_with_its_name(tmp_path):
+    project = _rated_project()
+    project.licence = 'LDC "User Agreement"'
+    project.save(update_fields=["licence"])
+    card, _ = _card(project, tmp_path)
+    assert card.startswith('---\nlicense: other\nlicense_name: "LDC \\"User Agreement\\""\n')
+    assert 'Licence: LDC "User Agreement"' in card
+
+
+def test_figures_print_counts_whole_and_the_rest_to_three_decimals():
+    assert [card_figure(value) for value in (13, 0.6891413557434745, None, 1.0)] == [
+        "13", "0.689", "n/a", "1.000"]
