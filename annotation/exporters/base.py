@@ -28,6 +28,12 @@ PROGRESS_EVERY_RECORDS = 10_000
 EXPORT_FILE_MODE = 0o644
 
 
+
+def files_and_records(files: int, records: int) -> str:
+    """"2 files, 1,000 records": an export's size, as its job and its page say it."""
+    return (f"{files} file{'' if files == 1 else 's'}, "
+            f"{records:,} record{'' if records == 1 else 's'}")
+
 class ExportError(Exception):
     """The project cannot be exported in the requested format."""
 
@@ -103,7 +109,7 @@ class Exporter:
             written.append(WrittenFile(path, size, self.records - before,
                                        notes=self.notes[notes_before:]))
         if progress is not None:
-            progress(len(files), len(files), f"{len(files)} file(s), {self.records:,} records")
+            progress(len(files), len(files), files_and_records(len(files), self.records))
         return written
 
 

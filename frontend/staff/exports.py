@@ -16,6 +16,7 @@ from django.urls import path
 from django.views.decorators.http import require_http_methods
 
 from annotation.exporters import EXPORTERS
+from annotation.exporters.base import files_and_records
 from annotation.models import Job, Project
 from annotation.roles import page_requires
 from annotation.selectors import staff_jobs as job_selectors
@@ -34,8 +35,8 @@ def export_done_message(job: Job) -> str:
     """What the page says once an export job has finished (the figures of its result)."""
     files = job.result.get("files", [])
     records = sum(file["records"] for file in files)
-    return (f"Export {job.params['format']} done (job {job.pk}): {len(files)} file(s), "
-            f"{records:,} records; the download is below.")
+    return (f"Export {job.params['format']} done (job {job.pk}): "
+            f"{files_and_records(len(files), records)}; the download is below.")
 
 
 @require_http_methods(["GET", "POST"])

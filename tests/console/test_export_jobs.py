@@ -36,7 +36,7 @@ def test_inline_the_export_is_done_when_the_page_comes_back(staff_client):
     job = Job.objects.get(kind="export")
     assert job.state == "done" and job.params == {"format": "jsonl"}
     page = response.content.decode()
-    assert (f"Export jsonl done (job {job.pk}): 1 file(s), 10 records; the download is "
+    assert (f"Export jsonl done (job {job.pk}): 1 file, 10 records; the download is "
             "below.") in page
     assert f'href="/staff/jobs/{job.pk}/download/"' in page
     assert "annotations.jsonl" in page and "No warnings." in page
