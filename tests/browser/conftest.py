@@ -35,15 +35,38 @@ def browser():
         chromium.close()
 
 
+def requests_in_flight(context) -> set:
+    """The context's requests not yet answered, kept up to date from its events."""
+    in_flight: set = set()
+    context.on("request", lambda request: in_flight.add(request))
+    context.on("requestfinished", lambda request: in_flight.discard(request))
+    context.on("requestfailed", lambda request: in_flight.discard(request))
+    return in_flight
+
+
+def settle(page, in_flight: set, *, seconds: float = 3.0) -> None:
+    """Wait (at most ``seconds``) until the page's requests are answered before the context
+    closes: a request the page sent last (a lease, a prefetch) otherwise still runs in the live
+    server while the test's teardown empties the database, and on a loaded machine the two
+    collide ("couldn't be flushed")."""
+    waited = 0.0
+    while in_flight and waited < seconds:
+        page.wait_for_timeout(50)
+        waited += 0.05
+
+
 @pytest.fixture
 def page(browser):
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     context.set_default_timeout(8000)
+    in_flight = requests_in_flight(context)
     page = context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
     page.js_errors = errors
     yield page
+    if not page.is_closed():
+        settle(page, in_flight)
     context.close()
     assert not errors, f"JavaScript errors on the page: {errors}"
 
@@ -99,10 +122,13 @@ def phone(browser):
     context = browser.new_context(viewport={"width": WIDTH, "height": 844}, has_touch=True,
                                   is_mobile=True, device_scale_factor=3)
     context.set_default_timeout(8000)
+    in_flight = requests_in_flight(context)
     page = context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
     yield page
+    if not page.is_closed():
+        settle(page, in_flight)
     context.close()
     assert not errors, errors
 
