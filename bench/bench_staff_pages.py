@@ -18,6 +18,15 @@ reported as such, not waited for.
     DATABASE_URL=postgres://…/unpack_bench python3 bench/bench_staff_pages.py \
         --answers 100000 --build
 
+``--slug`` times an existing project instead (``staff-bench`` of ``bench/bench_staff.py``; no
+build), and ``--port N`` serves the checkout with gunicorn (``gunicorn.conf.py``) and times every
+staff page and API list a user can reach over HTTP (``every_page``: the pages above plus the
+dashboard, data browser sorts and searches, worker, batch, job, gold, splits and console pages,
+every admin changelist with and without ``?q=``, the API lists), as the user meets them:
+
+    DATABASE_URL=postgres://…/unpack_bench_copy python3 bench/bench_staff_pages.py \
+        --slug staff-bench --port 8343 --no-splits
+
 The same script runs on an older checkout (copy it into its bench/): the pages it cannot
 find there (e.g. a queue grouping or an API cursor it lacks) are reported as such.
 """
@@ -204,15 +213,161 @@ def pages(project, deep: dict) -> list[tuple[str, str]]:
     ]
 
 
+def _first(model, **filters):
+    row = model.objects.filter(**filters).order_by("pk").values_list("pk", flat=True).first()
+    return row
+
+
+def every_page(project, deep: dict) -> list[tuple[str, str]]:
+    """``pages`` and every other staff page and API list, with ids found in the database (a
+    page whose id the database lacks, e.g. a batch in a project of local answers, is left
+    out and said so)."""
+    from annotation.models import (
+        Annotation,
+        Assignment,
+        Batch,
+        Flag,
+        Item,
+        Job,
+        SplitManifest,
+        Worker,
+    )
+
+    slug = project.slug
+    found = {
+        "batch": _first(Batch, project=project),
+        "assignment": _first(Assignment, hit__batch__project=project),
+        "job": _first(Job),
+        "manifest": _first(SplitManifest, project=project),
+        "flagged_item": Flag.objects.filter(project=project, annotation__isnull=False)
+        .values_list("annotation__item_id", flat=True).first(),
+        "item": _first(Item, project=project),
+    }
+    busiest = (Annotation.objects.filter(project=project, item_id=found["item"])
+               .values_list("worker_id", flat=True).first())
+    worker = Worker.objects.filter(pk=busiest).first() if busiest else None
+    early = (Annotation.objects.filter(project=project).order_by("pk")
+             .values_list("pk", flat=True)[deep["annotation_count"] // 10])
+    listed = [
+        *pages(project, deep),
+        ("dashboard", f"/staff/review/{slug}/dashboard/"),
+        ("queue by worker, one worker", f"/staff/review/{slug}/?by=worker&worker={busiest}"),
+        ("queue deep page (by worker)", f"/staff/review/{slug}/?by=worker&after=0.1:0"),
+        ("review export page", f"/staff/review/{slug}/export/"),
+        ("data browser (newest)", f"/staff/projects/{slug}/answers/"),
+        ("data browser by worker", f"/staff/projects/{slug}/answers/?sort=worker"),
+        ("data browser by item", f"/staff/projects/{slug}/answers/?sort=item"),
+        ("data browser oldest", f"/staff/projects/{slug}/answers/?sort=oldest"),
+        ("data browser deep (newest, 90%)", f"/staff/projects/{slug}/answers/?after={early}"),
+        ("data browser one worker",
+         f"/staff/projects/{slug}/answers/?worker={worker.external_id if worker else ''}"),
+        ("data browser flagged", f"/staff/projects/{slug}/answers/?flag=too_fast"),
+        ("data browser item text", f"/staff/projects/{slug}/answers/?text=thing"),
+        ("data browser state", f"/staff/projects/{slug}/answers/?state=counted&split=dev"),
+        ("adjudicate (a flagged item)",
+         f"/staff/projects/{slug}/items/{found['flagged_item']}/adjudicate/"),
+        ("held-back work", f"/staff/projects/{slug}/held/"),
+        ("gold", f"/staff/projects/{slug}/gold/"),
+        ("splits", f"/staff/projects/{slug}/splits/"),
+        ("console export", f"/staff/projects/{slug}/export/"),
+        ("settings", f"/staff/projects/{slug}/settings/"),
+        ("team (project)", f"/staff/projects/{slug}/team/"),
+        ("team", "/staff/team/"),
+        ("invites", "/staff/team/invites/"),
+        ("import", f"/staff/projects/{slug}/import/"),
+        ("new project", "/staff/projects/new/"),
+        ("batches", "/staff/batches/"),
+        ("new batch", f"/staff/batches/new/?project={slug}"),
+        ("worker page", f"/staff/workers/{busiest}/"),
+        ("worker block (confirm)", f"/staff/workers/{busiest}/block/?project={slug}"),
+        ("API projects", "/api/projects/"),
+        ("API project", f"/api/projects/{slug}/"),
+        ("API counts", f"/api/projects/{slug}/counts/"),
+        ("API items limit=1000", f"/api/items/?project={slug}&limit=1000"),
+        ("API annotations limit=1000", f"/api/annotations/?project={slug}&limit=1000"),
+        ("API annotations limit=1000 offset 10000 (deepest offset)",
+         f"/api/annotations/?project={slug}&limit=1000&offset=10000"),
+        ("API items limit=1000 offset 10000", f"/api/items/?project={slug}&limit=1000"
+         "&offset=10000"),
+        ("API batches", "/api/batches/"),
+        ("API adjudication (a flagged item)",
+         f"/api/projects/{slug}/items/{found['flagged_item']}/adjudication/"),
+    ]
+    if found["batch"]:
+        listed += [("batch page", f"/staff/batches/{found['batch']}/"),
+                   ("batch manage", f"/staff/batches/{found['batch']}/manage/"),
+                   ("API batch", f"/api/batches/{found['batch']}/")]
+    if found["job"]:
+        listed += [("job page", f"/staff/jobs/{found['job']}/"),
+                   ("API job", f"/api/jobs/{found['job']}/")]
+    if found["manifest"]:
+        listed.append(("split manifest", f"/staff/projects/{slug}/splits/{found['manifest']}/"))
+    missing = [name for name in ("batch", "job", "manifest") if not found[name]]
+    if missing:
+        print(f"no {', '.join(missing)} in the database: their pages are not timed", flush=True)
+    from django.contrib import admin
+
+    for model in admin.site._registry:
+        meta = model._meta
+        url = f"/admin/{meta.app_label}/{meta.model_name}/"
+        listed.append((f"admin {meta.verbose_name_plural}", url))
+        if admin.site._registry[model].search_fields:
+            term = {"annotation": "BENCH", "worker": "BENCH"}.get(meta.model_name, "bench")
+            listed.append((f"admin {meta.verbose_name_plural} ?q=", f"{url}?q={term}"))
+    return listed
+
+
+class Http:
+    """gunicorn serving this checkout, and a session of ``user`` (its cookie from a test
+    client's login: the session is in the database or the shared cache, as the server's)."""
+
+    def __init__(self, port: int, user) -> None:
+        import subprocess
+
+        import requests
+        from django.conf import settings
+        from django.test import Client
+
+        self.base = f"http://127.0.0.1:{port}"
+        self.web = subprocess.Popen(
+            [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py", "-b",
+             f"127.0.0.1:{port}", "annotation.wsgi"], cwd=Path(__file__).resolve().parents[1],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        client = Client()
+        client.force_login(user)
+        self.http = requests.Session()
+        self.http.cookies.set(settings.SESSION_COOKIE_NAME,
+                              client.cookies[settings.SESSION_COOKIE_NAME].value)
+        for _ in range(300):
+            try:
+                self.http.get(f"{self.base}/accounts/login/", timeout=30)
+                break
+            except requests.RequestException:
+                time.sleep(0.2)
+
+    def get(self, url: str):
+        response = self.http.get(self.base + url, allow_redirects=False)
+        return response.status_code, response.content
+
+    def close(self) -> None:
+        self.web.terminate()
+        self.web.wait(timeout=60)
+
+
 def measure(client, url: str, repeat: int) -> tuple[float, int, int]:
     """(median seconds, status, bytes) of ``repeat`` GETs."""
     times, status, size = [], 0, 0
     for _ in range(repeat):
         started = time.perf_counter()
-        response = client.get(url)
-        body = b"".join(response.streaming_content) if response.streaming else response.content
+        if isinstance(client, Http):
+            status, body = client.get(url)
+        else:
+            response = client.get(url)
+            status = response.status_code
+            body = (b"".join(response.streaming_content) if response.streaming
+                    else response.content)
         times.append(time.perf_counter() - started)
-        status, size = response.status_code, len(body)
+        size = len(body)
     return statistics.median(times), status, size
 
 
@@ -224,6 +379,10 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=20.0,
                         help="statement_timeout in seconds")
     parser.add_argument("--no-splits", action="store_true", help="skip make_splits")
+    parser.add_argument("--slug", default=SLUG,
+                        help="time this existing project (no build unless it is the default)")
+    parser.add_argument("--port", type=int,
+                        help="serve with gunicorn on this port and time every page over HTTP")
     args = parser.parse_args()
     if not os.environ.get("DATABASE_URL", "").startswith("postgres"):
         sys.exit("set DATABASE_URL to a PostgreSQL database for the bench (it is rebuilt)")
@@ -244,22 +403,30 @@ def main() -> None:
     from annotation.models import Project
 
     setup_test_environment()  # the test Client's ALLOWED_HOSTS, no debug toolbar
-    if args.build or not Project.objects.filter(slug=SLUG).exists():
+    if args.slug == SLUG and (args.build or not Project.objects.filter(slug=SLUG).exists()):
         started = time.perf_counter()
         build(args.answers)
         print(f"built in {time.perf_counter() - started:.0f} s", flush=True)
-    project = Project.objects.get(slug=SLUG)
+    project = Project.objects.get(slug=args.slug)
     deep = _deep_values(project)
-    print(f"project {SLUG}: {deep['annotation_count']} answers, {deep['open_flags']} open "
+    print(f"project {args.slug}: {deep['annotation_count']} answers, {deep['open_flags']} open "
           f"flags", flush=True)
     user, _ = get_user_model().objects.get_or_create(
         username="bench-staff", defaults={"is_staff": True, "is_superuser": True})
-    client = Client(raise_request_exception=False)
-    client.force_login(user)
+    if args.port:
+        client, listed = Http(args.port, user), every_page(project, deep)
+    else:
+        client, listed = Client(raise_request_exception=False), pages(project, deep)
+        client.force_login(user)
     print("| page | median s | status | KB |\n|---|---|---|---|")
-    for name, url in pages(project, deep):
-        seconds, status, size = measure(client, url, args.repeat)
-        print(f"| {name} | {seconds:.3f} | {status} | {size / 1024:.0f} |", flush=True)
+    try:
+        for name, url in listed:
+            measure(client, url, 1)  # warm: the process's imports, connections and caches
+            seconds, status, size = measure(client, url, args.repeat)
+            print(f"| {name} | {seconds:.3f} | {status} | {size / 1024:.0f} |", flush=True)
+    finally:
+        if args.port:
+            client.close()
     if not args.no_splits:
         from annotation.services.splits import project_split
 

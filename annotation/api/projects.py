@@ -68,6 +68,16 @@ class ProjectViewSet(viewsets.ModelViewSet):
 PROJECT_FILTER = OpenApiParameter("project", str, description="only this project's (a slug)")
 
 
+def _project_id(slug: str) -> int | None:
+    """The id of the project ``slug`` names (None: no such project, and so an empty list).
+
+    Lists filter on the id, not on a join to the slug: joined, the planner estimated the rows
+    of an unknown project (3,333 of 200,000 items), sorted every item of the project and
+    spilled to disk for ``?offset=10000`` (1.5 s at 1,000,000 answers, issue 21); with the id,
+    it walks the primary key to the page."""
+    return Project.objects.filter(slug=slug).values_list("pk", flat=True).first()
+
+
 @extend_schema_view(list=extend_schema(parameters=[
     PROJECT_FILTER,
     OpenApiParameter("split", str, description="only items of this split (train, dev, test)")]))
@@ -86,7 +96,7 @@ class ItemViewSet(viewsets.ReadOnlyModelViewSet):
         items = project_selectors.item_list(split=self.request.query_params.get("split"))
         project = self.request.query_params.get("project")
         if project:
-            items = items.filter(project__slug=project)
+            items = items.filter(project_id=_project_id(project))
         return items
 
 
@@ -109,7 +119,7 @@ class AnnotationViewSet(viewsets.ReadOnlyModelViewSet):
             annotations = annotations.filter(Q(worker__user=user))
         project = self.request.query_params.get("project")
         if project:
-            annotations = annotations.filter(project__slug=project)
+            annotations = annotations.filter(project_id=_project_id(project))
         return annotations
 
     def list(self, request, *args, **kwargs):
