@@ -139,7 +139,7 @@ class RatingModel:
 #: The ordinal model's grids: true scores every ``ORDINAL_STEP`` points of the scale; worker
 #: biases every quarter point up to half the number of scale points either way; noise from
 #: 0.25 to 3/4 of the scale's span (log-spaced); random-answer shares.
-ORDINAL_STEP = 0.05
+ORDINAL_STEP = 0.1
 ORDINAL_NOISE_STEPS = 14
 ORDINAL_SPAM_SHARES = (0.0, 0.05, 0.15, 0.3, 0.5, 0.75, 1.0)
 #: Items per block of the ordinal model's E step (a block's posterior fits the cache).
