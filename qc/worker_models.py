@@ -250,7 +250,11 @@ def _ordinal_bias_noise(table, values, low: int, high: int, *, max_iterations: i
         posterior[start:stop] = np.exp(
             -0.5 * ((grid[None, :] - mean[item_order[start:stop], None]) / 0.5) ** 2)
     posterior /= posterior.sum(axis=1, keepdims=True)
-    scores = posterior.astype(np.float64) @ grid
+    # Scores in float64 a block at a time (the whole posterior in float64 would be twice its
+    # size again).
+    scores = np.empty(n_items)
+    for start, stop in blocks:
+        scores[start:stop] = posterior[start:stop] @ grid
     chosen = np.zeros(n_workers, dtype=np.int64)
     iterations = 0
     for iterations in range(1, max_iterations + 1):  # noqa: B007 (reported)
