@@ -252,8 +252,13 @@ def worker_consensus_agreement(ratings) -> WorkerAgreement:
     n_i = np.bincount(table.item_codes, minlength=len(table.items))[table.item_codes]
     # How many ratings of the same item share this rating's label (itself included).
     pair_codes = table.item_codes * max(len(table.labels), 1) + table.label_codes
-    _, pair_inverse, pair_counts = np.unique(pair_codes, return_inverse=True, return_counts=True)
-    same_label = pair_counts[pair_inverse.ravel()]
+    if len(table.items) * max(len(table.labels), 1) <= 4 * max(len(pair_codes), 1):
+        # Few enough (item, label) cells to count them all: a count, not a sort.
+        same_label = np.bincount(pair_codes)[pair_codes]
+    else:  # free text: nearly every label its own, the cells far outnumber the ratings
+        _, pair_inverse, pair_counts = np.unique(pair_codes, return_inverse=True,
+                                                 return_counts=True)
+        same_label = pair_counts[pair_inverse.ravel()]
     comparable = n_i >= 2
     others = np.maximum(n_i - 1, 1)
     rating_agreement = (same_label - 1) / others

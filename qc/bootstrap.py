@@ -82,12 +82,12 @@ def bootstrap_interval(ratings, statistic: Callable[[RatingTable], float], *,
 
 # --- fast paths: the same resamples as weights on per-item contributions ---------------------
 #
-# A resample is a vector of how often each item was drawn (the same generator calls as
-# :func:`resample_items`, so the same draws); Fleiss' kappa and Krippendorff's alpha (nominal,
-# ordinal) are sums of per-item terms, so each resample's statistic is a weighted sum. Those
-# terms depend only on an item's label counts, and items share a few count patterns (five
-# ratings on a 1-5 scale make at most 126), so the draws are tallied per pattern: a resample
-# costs its draws and a product over patterns, not over every item.
+# Fleiss' kappa and Krippendorff's alpha (nominal, ordinal) are sums of per-item terms, so a
+# resample's statistic is a sum weighted by how often each item was drawn. Those terms depend
+# only on an item's label counts, and items share a few count patterns (five ratings on a 1-5
+# scale make at most 126), so a resample is how many drawn items have each pattern: a
+# multinomial draw over the patterns (the distribution of :func:`resample_items`' draws
+# tallied per pattern), costing a draw and a product per pattern, not per item.
 
 #: Weights held at once (resamples x patterns): about 16 MB of float64.
 BLOCK_CELLS = 2_000_000
@@ -113,30 +113,44 @@ def _count_patterns(table: RatingTable) -> tuple[np.ndarray, np.ndarray]:
 
 def _weight_blocks(table: RatingTable, n_resamples: int, seed: int):
     """``(patterns, blocks)``: the table's count patterns and, block by block, per resample
-    how many drawn items have each pattern (resamples x patterns): the draws of
-    :func:`resample_items` for ``seed``, tallied. Several statistics computed from the same
-    blocks share one set of draws (the draws are most of an interval's cost)."""
+    how many drawn items have each pattern (resamples x patterns, ``_draw_pattern_weights``).
+    Several statistics computed from the same blocks share one set of draws."""
     patterns, pattern_of_item = _count_patterns(table)
     rng = np.random.default_rng(seed)
     block = max(1, BLOCK_CELLS // len(patterns))
 
     def blocks():
         for start in range(0, n_resamples, block):
-            yield _draw_weights(rng, pattern_of_item, len(patterns),
-                                min(block, n_resamples - start))
+            yield _draw_pattern_weights(rng, pattern_of_item, len(patterns),
+                                        min(block, n_resamples - start))
 
     return patterns, blocks()
 
 
 def _draw_weights(rng: np.random.Generator, pattern_of_item: np.ndarray, n_patterns: int,
                   n_resamples: int) -> np.ndarray:
-    """Per resample, how many drawn items have each pattern (resamples x patterns)."""
+    """Per resample, how many drawn items have each pattern (resamples x patterns), from
+    :func:`resample_items`' draws (item by item: the same random numbers)."""
     n_items = len(pattern_of_item)
     weights = np.empty((n_resamples, n_patterns))
     for k in range(n_resamples):
         weights[k] = np.bincount(pattern_of_item[rng.integers(0, n_items, n_items)],
                                  minlength=n_patterns)
     return weights
+
+
+def _draw_pattern_weights(rng: np.random.Generator, pattern_of_item: np.ndarray,
+                          n_patterns: int, n_resamples: int) -> np.ndarray:
+    """Per resample, how many drawn items have each pattern (resamples x patterns).
+
+    Drawing ``n`` items uniformly with replacement and counting them per pattern is a
+    multinomial draw of ``n`` over the patterns with each pattern's share of the items as its
+    probability: drawn as that, a resample costs a binomial draw per pattern, not ``n`` draws
+    and a tally (200,000 items x 1,000 resamples was 3 s a QC run). The resamples have the
+    same distribution as :func:`resample_items`' (not the same random numbers)."""
+    n_items = len(pattern_of_item)
+    shares = np.bincount(pattern_of_item, minlength=n_patterns) / n_items
+    return rng.multinomial(n_items, shares, size=n_resamples).astype(np.float64)
 
 
 def _percentile_interval(estimate: float, values: np.ndarray, confidence: float) -> Interval:
@@ -239,7 +253,8 @@ def agreement_intervals(ratings, level: str = "ordinal", *, n_resamples: int = 1
 
 def fleiss_kappa_interval(ratings, *, n_resamples: int = 1000, confidence: float = 0.95,
                           seed: int = 0) -> Interval:
-    """:func:`bootstrap_interval` of Fleiss' kappa (same draws, computed as weighted sums)."""
+    """:func:`bootstrap_interval` of Fleiss' kappa (resamples of the same distribution, drawn
+    per count pattern and computed as weighted sums)."""
     table = as_table(ratings)
     estimate = fleiss_kappa(table).kappa
     if len(table.items) == 0:
@@ -255,7 +270,8 @@ def fleiss_kappa_interval(ratings, *, n_resamples: int = 1000, confidence: float
 def krippendorff_alpha_interval(ratings, level: str = "ordinal", *, n_resamples: int = 1000,
                                 confidence: float = 0.95, seed: int = 0) -> Interval:
     """:func:`bootstrap_interval` of Krippendorff's alpha at ``level`` (nominal and ordinal:
-    same draws, computed as weighted sums of per-item coincidences)."""
+    resamples of the same distribution, drawn per count pattern and computed as weighted sums
+    of per-item coincidences)."""
     table = as_table(ratings)
     if level == "interval" or len(table.items) == 0:
         return bootstrap_interval(table, lambda t: krippendorff_alpha(t, level),

@@ -139,9 +139,11 @@ class RatingModel:
 #: The ordinal model's grids: true scores every ``ORDINAL_STEP`` points of the scale; worker
 #: biases every quarter point up to half the number of scale points either way; noise from
 #: 0.25 to 3/4 of the scale's span (log-spaced); random-answer shares.
-ORDINAL_STEP = 0.05
+ORDINAL_STEP = 0.1
 ORDINAL_NOISE_STEPS = 14
 ORDINAL_SPAM_SHARES = (0.0, 0.05, 0.15, 0.3, 0.5, 0.75, 1.0)
+#: Items per block of the ordinal model's E step (a block's posterior fits the cache).
+ORDINAL_BLOCK = 2048
 
 
 def bias_noise_ratings(rows, *, scale: tuple[float, float] = (1.0, 5.0),
@@ -212,25 +214,47 @@ def _ordinal_bias_noise(table, values, low: int, high: int, *, max_iterations: i
     log_probability = np.log(np.maximum(probability, 1e-12)).reshape(len(bias), -1).astype(
         np.float32)
     log_parameter_prior = -0.5 * (bias / bias_sd) ** 2
-    # Sparse counts of ratings per (item, worker-answer cell), and its transpose: no
-    # ratings x grid array is ever built (a million ratings would make it 650 MB).
-    cell = workers * n_points + answer
-    item_cells = sparse.csr_matrix((np.ones(n, dtype=np.float32), (items, cell)),
-                                   shape=(n_items, n_workers * n_points))
-    cell_items = item_cells.T.tocsr()
+    # The E step's ratings by item: an item's log-likelihood is the sum of its ratings' rows
+    # of a table with one row per (parameter point some worker chose, answer) -- a few hundred
+    # rows that stay in the cache, where a row per (worker, answer) did not. Items are taken
+    # in order of their number of ratings, so that a run of items with k ratings each is a
+    # (items x k) array of rows: k gathers and k - 1 additions, with no per-item loop.
     per_item = np.bincount(items, minlength=n_items)
+    item_order = np.argsort(per_item, kind="stable")
+    position = np.empty(n_items, dtype=np.int64)
+    position[item_order] = np.arange(n_items)
+    by_position = np.argsort(position[items], kind="stable")
+    rating_worker, rating_answer = workers[by_position], answer[by_position]
+    sorted_counts = per_item[item_order]
+    starts = np.concatenate(([0], np.cumsum(sorted_counts)))
+    # Blocks of at most ORDINAL_BLOCK items with the same number of ratings: every elementwise
+    # step of the E step works on a block that fits the cache instead of streaming the whole
+    # posterior through memory once per step.
+    blocks = []
+    run_edges = np.flatnonzero(np.diff(sorted_counts)) + 1
+    for run_start, run_stop in zip(np.concatenate(([0], run_edges)),
+                                   np.concatenate((run_edges, [n_items])), strict=True):
+        blocks.extend((int(start), int(min(start + ORDINAL_BLOCK, run_stop)))
+                      for start in range(int(run_start), int(run_stop), ORDINAL_BLOCK))
     mean = np.bincount(items, values, minlength=n_items) / np.maximum(per_item, 1)
+    # The M step's sparse counts of ratings per (worker-answer cell, item): no ratings x grid
+    # array is ever built (a million ratings would make it 650 MB).
+    cell = workers * n_points + answer
+    cell_items = sparse.csr_matrix((np.ones(n, dtype=np.float32), (cell, position[items])),
+                                   shape=(n_workers * n_points, n_items))
     # The starting posterior (around each item's mean) computed in float64 a block of items at
     # a time: over all items at once its float64 temporaries were the model's peak memory.
+    # Rows of the posterior (and of ``scores``) are items in ``item_order``.
     posterior = np.empty((n_items, len(grid)), dtype=np.float32)
-    for block in np.array_split(np.arange(n_items), max(1, n_items // 16384)):
-        posterior[block] = np.exp(-0.5 * ((grid[None, :] - mean[block, None]) / 0.5) ** 2)
+    for start, stop in blocks:
+        posterior[start:stop] = np.exp(
+            -0.5 * ((grid[None, :] - mean[item_order[start:stop], None]) / 0.5) ** 2)
     posterior /= posterior.sum(axis=1, keepdims=True)
-    # The scores the loop compares, in float32 as the posterior is: a float64 grid would
-    # make numpy copy the whole posterior to float64 for each product (a fifth of an
-    # iteration at a million ratings). The reported scores are computed in float64 below.
-    grid32 = grid.astype(np.float32)
-    scores = posterior @ grid32
+    # Scores in float64 a block at a time (the whole posterior in float64 would be twice its
+    # size again).
+    scores = np.empty(n_items)
+    for start, stop in blocks:
+        scores[start:stop] = posterior[start:stop] @ grid
     chosen = np.zeros(n_workers, dtype=np.int64)
     iterations = 0
     for iterations in range(1, max_iterations + 1):  # noqa: B007 (reported)
@@ -241,16 +265,24 @@ def _ordinal_bias_noise(table, values, low: int, high: int, *, max_iterations: i
         fit = (counts + prior_ratings * pool[None, :]) @ log_probability.T
         chosen = np.argmax(fit + log_parameter_prior[None, :], axis=1)
         score_prior = posterior.mean(axis=0) + 1e-3 / len(grid)
-        # E step: each item's posterior over true scores (the last one let go first: two at
-        # once would be 130 MB at 200,000 items).
-        del posterior
-        posterior = item_cells @ log_probability[chosen].reshape(n_workers * n_points,
-                                                                   len(grid))
-        posterior += np.log(score_prior / score_prior.sum()).astype(np.float32)[None, :]
-        posterior -= posterior.max(axis=1, keepdims=True)
-        np.exp(posterior, out=posterior)
-        posterior /= posterior.sum(axis=1, keepdims=True)
-        new_scores = posterior @ grid32
+        log_score_prior = np.log(score_prior / score_prior.sum()).astype(np.float32)
+        # E step: each item's posterior over true scores, written over the last one.
+        points, slot = np.unique(chosen, return_inverse=True)
+        table_rows = log_probability[points].reshape(len(points) * n_points, len(grid))
+        row = slot[rating_worker] * n_points + rating_answer
+        new_scores = np.empty(n_items)
+        for start, stop in blocks:
+            rows_of = row[starts[start]:starts[stop]].reshape(
+                stop - start, -1)  # items x their k ratings
+            block = table_rows[rows_of[:, 0]]
+            for k in range(1, rows_of.shape[1]):
+                block += table_rows[rows_of[:, k]]
+            block += log_score_prior[None, :]
+            block -= block.max(axis=1, keepdims=True)
+            np.exp(block, out=block)
+            block /= block.sum(axis=1, keepdims=True)
+            posterior[start:stop] = block
+            new_scores[start:stop] = block @ grid
         # Converged when the scores moved by less than ``tolerance`` on average. Not the
         # largest move: at a million ratings a few items jump by a grid step whenever one of
         # their workers' parameters flips to a neighbouring grid point, which kept the largest
@@ -260,15 +292,13 @@ def _ordinal_bias_noise(table, values, low: int, high: int, *, max_iterations: i
         scores = new_scores
         if change < tolerance:
             break
-    # The reported scores in float64, a block of items at a time (the whole posterior in
-    # float64 would be twice its size again: 130 MB at 200,000 items).
-    scores = np.concatenate([block.astype(np.float64) @ grid
-                             for block in np.array_split(posterior, max(1, n_items // 16384))])
+    item_scores = np.empty(n_items)
+    item_scores[item_order] = scores
     weight = (1.0 - spam[chosen]) / noise[chosen] ** 2
     typical = float(np.median(weight))
     worker_ids = table.workers.tolist()
     return RatingModel(
-        scores=dict(zip(table.items.tolist(), scores.tolist(), strict=True)),
+        scores=dict(zip(table.items.tolist(), item_scores.tolist(), strict=True)),
         bias=dict(zip(worker_ids, bias[chosen].tolist(), strict=True)),
         noise=dict(zip(worker_ids, noise[chosen].tolist(), strict=True)),
         reliability=dict(zip(worker_ids, np.minimum(weight / max(typical, 1e-12), 1.0)

@@ -443,6 +443,10 @@ def project_qc_run(*, project: Project, store_flags: bool = True,
     except ValueError as error:
         raise ValueError(f"project {project.slug}: flag_settings: {error}") from None
     step("counting")
+    # The answers' columns (the flag rules' timing facts, the dashboard's figures), read by
+    # the database while the statistics below are computed (PostgreSQL, outside a
+    # transaction: ``answer_columns_reader``).
+    answer_columns = qc_selectors.answer_columns_reader(project=project)
     counts = answer_counts(project=project)  # read once: the report's and the dashboard's
     report: dict = {
         "project": project.slug,
@@ -502,9 +506,8 @@ def project_qc_run(*, project: Project, store_flags: bool = True,
     step("flag rules")
     # One pass over the answers for the rest that reads them in bulk (the timing facts, the
     # dashboard's times, days and per-worker counts): each was a scan of the project's answers
-    # of its own (a second or two at a million). Read after the worker models, which need
-    # the most memory, so that the two are not held at once.
-    answers = qc_selectors.qc_answer_columns(project=project)
+    # of its own (a second or two at a million).
+    answers = answer_columns()
     candidates = flag_candidates(project, settings, ratings, answers)
     del ratings
     report["flags_raised"] = dict(sorted(Counter(c.reason for c in candidates).items()))

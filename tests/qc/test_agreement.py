@@ -1,6 +1,7 @@
 """Agreement statistics cross-checked against statsmodels and the krippendorff package."""
 
 import math
+from collections import defaultdict
 
 import krippendorff
 import numpy as np
@@ -153,6 +154,26 @@ def test_worker_consensus_spots_the_contrarian():
     assert result.mean_abs_deviation[bad] == pytest.approx(abs(1 - 13 / 3))
     assert result.mean_abs_deviation[good] == pytest.approx(abs(4 - 10 / 3))
     assert all(result.n_compared == 20)
+
+
+@pytest.mark.parametrize("distinct_labels", [3, 400])
+def test_worker_consensus_agreement_equals_the_pairs_counted_by_hand(distinct_labels):
+    """Few labels (their (item, label) cells counted) and many (free text: found by a sort)
+    give each worker's share of agreeing co-raters, counted pair by pair."""
+    rng = np.random.default_rng(5)
+    rows = [(item, worker, f"label {rng.integers(0, distinct_labels)}")
+            for item in range(100) for worker in rng.choice(12, int(rng.integers(1, 6)),
+                                                            replace=False).tolist()]
+    result = worker_consensus_agreement(rows)
+    shares = defaultdict(list)
+    for item, worker, label in rows:
+        others = [other for i, w, other in rows if i == item and w != worker]
+        if others:
+            shares[worker].append(sum(other == label for other in others) / len(others))
+    for k, worker in enumerate(result.workers.tolist()):
+        assert result.n_compared[k] == len(shares[worker])
+        if shares[worker]:
+            assert result.agreement[k] == pytest.approx(np.mean(shares[worker]))
 
 
 def test_leave_one_out_deviation_nan_for_lonely_ratings():

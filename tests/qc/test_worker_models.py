@@ -14,7 +14,10 @@ import pytest
 
 from qc.agreement import RatingTable, fleiss_kappa, krippendorff_alpha
 from qc.bootstrap import (
+    _alpha_of_weights,
     _count_patterns,
+    _draw_pattern_weights,
+    _fleiss_of_weights,
     agreement_intervals,
     bootstrap_interval,
     fleiss_kappa_interval,
@@ -249,15 +252,18 @@ def test_bootstrap_intervals_cover_the_estimate_and_match_a_naive_resampling():
     alpha = krippendorff_alpha_interval(rows, "ordinal", n_resamples=200, seed=3)
     assert alpha.low < alpha.estimate < alpha.high
     assert alpha.estimate == pytest.approx(krippendorff_alpha(rows, "ordinal"))
-    # The same draws through plain rows: every rating of each drawn item, renamed per draw.
+    # Resampling through plain rows (every rating of each drawn item, renamed per draw)
+    # gives the same interval up to the resamples' own noise: the fast path draws resamples
+    # of the same distribution per count pattern (not the same random numbers).
     draws = np.random.default_rng(3)
     naive = []
-    for _ in range(200):
+    for _ in range(1000):
         picked = draws.integers(0, 80, 80)
         naive.append(fleiss_kappa([(n, w, label) for n, item in enumerate(picked)
                                    for (i, w, label) in rows if i == item]).kappa)
-    assert kappa.low == pytest.approx(np.percentile(naive, 2.5))
-    assert kappa.high == pytest.approx(np.percentile(naive, 97.5))
+    many = fleiss_kappa_interval(rows, n_resamples=1000, seed=3)
+    assert many.low == pytest.approx(np.percentile(naive, 2.5), abs=0.02)
+    assert many.high == pytest.approx(np.percentile(naive, 97.5), abs=0.02)
     assert fleiss_kappa_interval(rows, n_resamples=50, seed=3) == \
         fleiss_kappa_interval(rows, n_resamples=50, seed=3)
     undefined = bootstrap_interval([(1, 1, "a"), (1, 2, "a")], lambda t: float("nan"),
@@ -266,19 +272,50 @@ def test_bootstrap_intervals_cover_the_estimate_and_match_a_naive_resampling():
 
 
 @pytest.mark.parametrize("level", ["nominal", "ordinal"])
-def test_fast_intervals_equal_the_generic_resampling(level):
-    """The weighted-sum paths draw the same resamples as ``resample_items`` and give the same
-    intervals (unequal raters per item, items with a single rating)."""
+def test_fast_statistics_of_pattern_weights_equal_the_rebuilt_resample(level):
+    """The weighted-sum paths give, for a resample's per-pattern counts, exactly the statistic
+    of the resample rebuilt as rows (unequal raters per item, items with a single rating)."""
     rng = np.random.default_rng(8)
     rows = [(i, w, int(rng.integers(1, 6))) for i in range(40)
             for w in range(int(rng.integers(1, 6)))]
-    fast = krippendorff_alpha_interval(rows, level, n_resamples=150, seed=4)
-    slow = bootstrap_interval(rows, lambda t: krippendorff_alpha(t, level), n_resamples=150,
+    table = RatingTable.from_rows(rows)
+    patterns, pattern_of_item = _count_patterns(table)
+    kappas, alphas = _fleiss_of_weights(patterns), _alpha_of_weights(patterns, level)
+    draws = np.random.default_rng(4)
+    for _ in range(30):
+        # resample_items' draw, repeated to know which items it drew
+        state = draws.bit_generator.state
+        drawn = draws.integers(0, len(table.items), len(table.items))
+        draws.bit_generator.state = state
+        sample = resample_items(table, draws)
+        weights = np.bincount(pattern_of_item[drawn],
+                              minlength=len(patterns))[None, :].astype(float)
+        assert kappas(weights)[0] == pytest.approx(fleiss_kappa(sample).kappa, nan_ok=True)
+        assert alphas(weights)[0] == pytest.approx(krippendorff_alpha(sample, level),
+                                                   nan_ok=True)
+
+
+@pytest.mark.parametrize("level", ["nominal", "ordinal"])
+def test_fast_intervals_match_the_generic_resampling(level):
+    """The fast paths' resamples (a multinomial draw per count pattern) have the distribution
+    of ``resample_items``': the intervals agree up to the resamples' noise, and every draw
+    has as many items as the table."""
+    rng = np.random.default_rng(8)
+    rows = [(i, w, int(rng.integers(1, 6))) for i in range(40)
+            for w in range(int(rng.integers(1, 6)))]
+    fast = krippendorff_alpha_interval(rows, level, n_resamples=1000, seed=4)
+    slow = bootstrap_interval(rows, lambda t: krippendorff_alpha(t, level), n_resamples=1000,
                               seed=4)
-    assert (fast.low, fast.high) == pytest.approx((slow.low, slow.high))
-    fast = fleiss_kappa_interval(rows, n_resamples=150, seed=4)
-    slow = bootstrap_interval(rows, lambda t: fleiss_kappa(t).kappa, n_resamples=150, seed=4)
-    assert (fast.low, fast.high) == pytest.approx((slow.low, slow.high))
+    assert (fast.low, fast.high) == pytest.approx((slow.low, slow.high), abs=0.03)
+    fast = fleiss_kappa_interval(rows, n_resamples=1000, seed=4)
+    slow = bootstrap_interval(rows, lambda t: fleiss_kappa(t).kappa, n_resamples=1000, seed=4)
+    assert (fast.low, fast.high) == pytest.approx((slow.low, slow.high), abs=0.03)
+    patterns, pattern_of_item = _count_patterns(RatingTable.from_rows(rows))
+    weights = _draw_pattern_weights(np.random.default_rng(1), pattern_of_item, len(patterns),
+                                    2000)
+    assert (weights.sum(axis=1) == 40).all()
+    shares = np.bincount(pattern_of_item, minlength=len(patterns)) / 40
+    assert weights.mean(axis=0) / 40 == pytest.approx(shares, abs=0.01)
 
 
 @pytest.mark.parametrize("level", ["nominal", "ordinal"])

@@ -26,3 +26,7 @@ def test_median_by_worker_of_arrays_equals_the_rows_median():
     assert median_by_worker_arrays(np.array([2.0, 1, 1, 1]), np.array([9.0, 30, 10, 20])) == \
         {1: 20.0, 2: 9.0}
     assert median_by_worker_arrays(np.array([]), np.array([])) == {}
+    # fractional times (not sorted as one integer per row): the same medians
+    fractional = {worker: float(median([value + 0.25 for value in values]))
+                  for worker, values in per_worker.items()}
+    assert median_by_worker_arrays(workers.astype(np.float64), times + 0.25) == fractional

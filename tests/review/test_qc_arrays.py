@@ -222,3 +222,42 @@ def test_timing_arrays_carry_the_words_each_item_shows_and_qc_flags_under_the_fl
 
     claire, _ = claire_sample(slug="claire-floor")
     assert qc_selectors.item_read_words(project=claire) == {}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_answer_columns_read_alongside_equal_the_plain_read_and_run_on_their_own_connection():
+    """On PostgreSQL outside a transaction the QC run's answer columns are read by a thread
+    of their own while the statistics are computed (``answer_columns_reader``): the same
+    columns as the plain read, and a QC run gives the same report either way. Inside a
+    transaction (another connection would not see its writes) the read waits for the call."""
+    project, items = claire_sample()
+    for k, worker in enumerate(workers(3)):
+        for n, item in enumerate(items):
+            annotate(item, worker, rating=1 + (k + n) % 5, served_at=T0,
+                     submitted_at=T0 + timedelta(seconds=10 + n), duration_ms=3_000 + 10 * n)
+    threads = []
+    original = qc_selectors.threading.Thread
+
+    def counted_thread(*args, **kwargs):
+        threads.append(kwargs.get("name"))
+        return original(*args, **kwargs)
+
+    plain = qc_selectors.qc_answer_columns(project=project)
+    qc_selectors.threading.Thread = counted_thread
+    try:
+        alongside = qc_selectors.answer_columns_reader(project=project)()
+        report = project_qc_run(project=project, store_flags=False)
+    finally:
+        qc_selectors.threading.Thread = original
+    expected_threads = 2 if connection.vendor == "postgresql" else 0
+    assert len(threads) == expected_threads
+    for name in ("ids", "item_ids", "worker_ids", "duration_ms", "served_s", "submitted_s",
+                 "state", "review"):
+        assert np.array_equal(getattr(alongside, name), getattr(plain, name), equal_nan=True)
+    from django.db import transaction
+    with transaction.atomic():
+        reader = qc_selectors.answer_columns_reader(project=project)
+        assert len(threads) == expected_threads  # no thread inside a transaction
+        assert np.array_equal(reader().ids, plain.ids)
+    assert report["flags_raised"] == project_qc_run(project=project,
+                                                    store_flags=False)["flags_raised"]
