@@ -40,6 +40,7 @@ from ..selectors.counts import answer_counts
 from ..selectors.dashboard import dashboard_figures
 from . import qc_models
 from .splits import describe_cross_split_contexts, sluice_cross_split_contexts
+from .statistics import planner_statistics_refresh_grown
 
 WORKER = "worker"
 ANNOTATION = "annotation"
@@ -513,7 +514,12 @@ def project_qc_run(*, project: Project, store_flags: bool = True,
     report["flags_raised"] = dict(sorted(Counter(c.reason for c in candidates).items()))
     if store_flags:
         step("storing flags")
-        report["flags_stored"] = flags_store(project=project, candidates=candidates)
+        stored = report["flags_stored"] = flags_store(project=project, candidates=candidates)
+        # The review queue is planned from the flags table's statistics (planned for 1 row
+        # with 11,299 flags in it before, issue 21): refreshed once QC changed enough of it.
+        changed = stored["created"] + stored["removed_stale_open"]
+        transaction.on_commit(lambda: planner_statistics_refresh_grown(
+            written={Flag: changed}, of=[Flag]))
     report["flags_by_status"] = qc_selectors.flag_counts(project=project)
     # The dashboard's figures that read every answer (selectors.dashboard), after the flags
     # so its worker table counts the flags just stored.

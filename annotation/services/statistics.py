@@ -9,7 +9,8 @@ statistics"). So the app refreshes them where it knows the tables changed:
 * ``planner_statistics_refresh`` (unconditional) at the end of every import and after a split
   moved items;
 * ``planner_statistics_refresh_grown`` (only the tables that changed by ``UNPACK_ANALYZE_GROWTH``
-  of their size since their last analyze) after a collection stored answers, and periodically
+  of their size since their last analyze) after a collection stored answers, after QC stored
+  its flags (the flags table only: the review queue's plans read it), and periodically
   (celery beat, ``annotation.tasks.refresh_planner_statistics``), for the answers local
   annotators pour in.
 
@@ -108,9 +109,11 @@ def planner_statistics_refresh(*, of: Iterable[type[Model]] = HOT_MODELS) -> lis
 
 
 def tables_grown(*, fraction: float | None = None,
-                 written: Mapping[type[Model], int] | None = None) -> list[str]:
-    """The hot tables whose rows changed since their last analyze by at least ``fraction``
-    (default ``UNPACK_ANALYZE_GROWTH``) of the rows counted then, and by ``MIN_CHANGED_ROWS``.
+                 written: Mapping[type[Model], int] | None = None,
+                 of: Iterable[type[Model]] = HOT_MODELS) -> list[str]:
+    """The hot tables (those of ``of``) whose rows changed since their last analyze by at least
+    ``fraction`` (default ``UNPACK_ANALYZE_GROWTH``) of the rows counted then, and by
+    ``MIN_CHANGED_ROWS``.
 
     Changed rows are PostgreSQL's ``n_mod_since_analyze`` (inserts, updates and deletes of every
     session; a session reports its counts about once a second) plus ``written``: rows the
@@ -126,14 +129,14 @@ def tables_grown(*, fraction: float | None = None,
             "SELECT c.relname, GREATEST(c.reltuples, 0), COALESCE(s.n_mod_since_analyze, 0) "
             "FROM pg_class c LEFT JOIN pg_stat_user_tables s ON s.relid = c.oid "
             "WHERE c.oid IN (SELECT to_regclass(name) FROM unnest(%s::text[]) AS name)",
-            [_tables(HOT_MODELS)])
+            [_tables(of)])
         rows = cursor.fetchall()
     return [table for table, counted, changed in rows
             if changed + extra.get(table, 0) >= max(MIN_CHANGED_ROWS, fraction * counted)]
 
 
-def planner_statistics_refresh_grown(*, written: Mapping[type[Model], int] | None = None
-                                     ) -> list[str]:
+def planner_statistics_refresh_grown(*, written: Mapping[type[Model], int] | None = None,
+                                     of: Iterable[type[Model]] = HOT_MODELS) -> list[str]:
     """ANALYZE the hot tables that ``tables_grown`` names; returns the tables analyzed.
 
     Cheap when nothing grew (one read of PostgreSQL's table counters), so it runs periodically
@@ -141,4 +144,4 @@ def planner_statistics_refresh_grown(*, written: Mapping[type[Model], int] | Non
     """
     if connection.vendor != "postgresql":
         return []
-    return _analyze(tables_grown(written=written))
+    return _analyze(tables_grown(written=written, of=of))

@@ -140,3 +140,28 @@ def test_a_prepared_statement_is_planned_again_on_the_new_statistics():
         assert "Seq Scan" in plan()  # the old plan, on 50,000 rows now
         statistics.planner_statistics_refresh(of=[Worker])
         assert "Index Scan" in plan() and "Seq Scan" not in plan()
+
+
+@postgres_only
+@pytest.mark.django_db(transaction=True)
+def test_qc_refreshes_the_flags_statistics_once_it_stored_enough_flags(monkeypatch, settings):
+    from annotation.models import Flag
+    from annotation.services.qc import project_qc_run
+    from tests.factories import annotate, canard_sample, workers
+
+    settings.UNPACK_ANALYZE_GROWTH = 0.0
+    project, items = canard_sample()
+    annotate(items[1], workers(1)[0], text="When did they disband?")  # a pronoun left: a flag
+    statistics.planner_statistics_refresh()  # every table analyzed, the flags table empty
+    assert counted_rows(Flag) == 0
+    monkeypatch.setattr(statistics, "MIN_CHANGED_ROWS", 1000)  # too few flags for a refresh
+    project_qc_run(project=project)
+    flags = Flag.objects.count()
+    assert flags >= 1 and counted_rows(Flag) == 0
+    monkeypatch.setattr(statistics, "MIN_CHANGED_ROWS", 1)  # enough now
+    Flag.objects.all().delete()
+    report_counters()
+    statistics.planner_statistics_refresh()
+    assert counted_rows(Flag) == 0
+    project_qc_run(project=project)
+    assert counted_rows(Flag) == flags  # QC's own refresh analyzed the flags table
