@@ -35,29 +35,32 @@ CANONICAL_MEMO = 50_000
 
 
 #: Fetched batches a read-ahead thread may hold before the exporter takes them.
-READ_AHEAD_BATCHES = 2
+READ_AHEAD_BATCHES = 1
 
 
-def stream_rows(queryset: QuerySet, *, fetch_rows: int = FETCH_ROWS) -> Iterator[tuple]:
+def stream_rows(queryset: QuerySet, *, fetch_rows: int = FETCH_ROWS,
+                ahead: bool = True) -> Iterator[tuple]:
     """The rows of a ``values_list`` queryset as raw tuples, in its order.
 
     Values are the database driver's: JSON columns are text (decode or canonicalise them with
     :class:`CanonicalJson`), a datetime may come naive on SQLite (see :func:`aware`).
     """
     sql, params = queryset.query.get_compiler(queryset.db).as_sql()
-    for batch in stream_batches(queryset.db, sql, params, fetch_rows=fetch_rows):
+    for batch in stream_batches(queryset.db, sql, params, fetch_rows=fetch_rows, ahead=ahead):
         yield from batch
 
 
-def stream_batches(alias: str, sql: str, params, *,
-                   fetch_rows: int = FETCH_ROWS) -> Iterator[list[tuple]]:
+def stream_batches(alias: str, sql: str, params, *, fetch_rows: int = FETCH_ROWS,
+                   ahead: bool = True) -> Iterator[list[tuple]]:
     """The rows of one statement on database ``alias``, in lists of at most ``fetch_rows``,
-    through a server-side cursor on PostgreSQL (read ahead: :func:`read_ahead`)."""
+    through a server-side cursor on PostgreSQL, read ahead (:func:`read_ahead`) unless
+    ``ahead`` is false (a reader whose Python, not the database, takes the time: the batches
+    read ahead cost memory and gain nothing)."""
     connection = connections[alias]
     with connection.chunked_cursor() as cursor:
         cursor.execute(sql, params)
         fetch = lambda: cursor.fetchmany(fetch_rows)  # noqa: E731
-        if connection.vendor == "postgresql":
+        if ahead and connection.vendor == "postgresql":
             yield from read_ahead(fetch)
         else:
             while batch := fetch():
