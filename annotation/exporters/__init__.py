@@ -23,6 +23,11 @@ from .huggingface import HuggingFaceExporter
 from .sluice import SluiceExporter
 from .websplit import WebSplitExporter
 
+#: The download's deflate level: zlib's fastest. The zip holds the same files; at level 6 (the
+#: default) zipping the 589 MB JSONL of 1,000,000 answers took 3.6 s of CPU, at 1 1.9 s, for
+#: 41 MB instead of 34 MB.
+ZIP_LEVEL = 1
+
 EXPORTERS: dict[str, type[Exporter]] = {
     exporter.format_name: exporter
     for exporter in (DecontextExporter, ClaireExporter, CanardExporter, WebSplitExporter,
@@ -74,12 +79,12 @@ def export_zip(*, project: Project, format_name: str, work_dir: Path) -> tuple[P
     manifest = export_manifest(project=project, format_name=format_name, written=written,
                                out_dir=files_dir)
     archive = work_dir / "export.zip"
-    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as bundle:
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED, compresslevel=ZIP_LEVEL) as bundle:
         for file in written:
             bundle.write(file.path, arcname=str(Path(file.path).relative_to(files_dir)))
         bundle.writestr("MANIFEST.json", json.dumps(manifest, indent=2, sort_keys=True))
     return archive, manifest
 
 
-__all__ = ["EXPORTERS", "ExportError", "export_manifest", "export_project", "export_warnings",
-           "export_zip"]
+__all__ = ["EXPORTERS", "ZIP_LEVEL", "ExportError", "export_manifest", "export_project",
+           "export_warnings", "export_zip"]

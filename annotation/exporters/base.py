@@ -121,11 +121,13 @@ def write_atomically(path: Path, chunks: Iterator[str]) -> int:
         # mkstemp creates the file 0600; a dataset is for others to read (a scorer run by
         # another account, a colleague, a web server), as an ordinarily created file would be.
         os.fchmod(handle, EXPORT_FILE_MODE)
-        # newline="" so "\n" is written as is on every platform (the formats are byte-exact).
-        with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
+        # Bytes, so "\n" is written as is on every platform (the formats are byte-exact), each
+        # chunk encoded once (its length is the bytes written).
+        with os.fdopen(handle, "wb") as out:
             for chunk in chunks:
-                out.write(chunk)
-                size += len(chunk.encode("utf-8"))
+                data = chunk.encode("utf-8")
+                out.write(data)
+                size += len(data)
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)

@@ -25,6 +25,8 @@ import json
 from collections.abc import Iterator
 from itertools import groupby
 
+from django.db import connections
+
 from qc.aggregation import plausibility_label
 
 from ..models import Annotation
@@ -65,15 +67,43 @@ def filler_score(ratings: list[tuple[str, float, dict]]) -> tuple[str, float] | 
     imported = [row for row in ratings if row[0] == Annotation.Source.IMPORT]
     if imported:
         _, rating, payload = imported[0]
-        payload = payload or {}
-        released = payload.get("score_text", payload.get("score"))
-        if isinstance(released, str) and released.strip():
-            return released.strip(), float(released)
-        return format_number(rating), float(rating)
+        return released_score(rating, payload)
     if not ratings:
         return None
-    mean = sum(row[1] for row in ratings) / len(ratings)
+    return mean_score([row[1] for row in ratings])
+
+
+def released_score(rating: float, payload) -> tuple[str, float]:
+    """A released filler's score: the score's text kept by the importer, else its rating."""
+    payload = payload or {}
+    released = payload.get("score_text", payload.get("score"))
+    if isinstance(released, str) and released.strip():
+        return released.strip(), float(released)
+    return format_number(rating), float(rating)
+
+
+def mean_score(ratings: list[float]) -> tuple[str, float]:
+    """The crowd's score of a filler: the mean of its ratings, summed in answer order."""
+    mean = sum(ratings) / len(ratings)
     return format_number(mean), mean
+
+
+#: PostgreSQL: each rated filler of a split (``{fillers}``: ``claire_filler_rows``) with its
+#: ratings (``{ratings}``: ``claire_rating_rows`` and the answer id) gathered by the database,
+#: in answer order, and its first released rating and payload; in data-file order. One row per
+#: filler instead of one per rating: Python reads 200,000 rows, not 1,000,000.
+SCORES_SQL = """
+SELECT f.cloze__external_id, f.position, a.ratings::text, a.released_rating,
+       a.released_payload
+FROM ({fillers}) AS f
+JOIN (SELECT r.item_id, array_agg(r.rating ORDER BY r.id) AS ratings,
+             (array_agg(r.rating ORDER BY r.id) FILTER (WHERE r.source = %s))[1]
+                 AS released_rating,
+             (array_agg(r.payload::text ORDER BY r.id) FILTER (WHERE r.source = %s))[1]
+                 AS released_payload
+      FROM ({ratings}) AS r GROUP BY r.item_id) AS a ON a.item_id = f.items__id
+ORDER BY f.cloze_id, f.position
+"""
 
 
 class ClaireExporter(Exporter):
@@ -107,6 +137,9 @@ class ClaireExporter(Exporter):
         """``(filler id, score text, score)`` per rated filler, in data-file order."""
         fillers = qc_selectors.claire_filler_rows(project=self.project, split=split)
         ratings = qc_selectors.claire_rating_rows(project=self.project, split=split)
+        if connections[ratings.db].vendor == "postgresql":
+            yield from self.scores_postgresql(fillers, ratings)
+            return
         # Fillers come in data-file order (cloze, position), which need not follow item ids:
         # fetch the ratings of each chunk of fillers with one query rather than merging
         # two streams on an order they may not share.
@@ -124,6 +157,24 @@ class ClaireExporter(Exporter):
                 score = filler_score(by_item.get(row[10], []))
                 if score is not None:
                     yield f"{row[1]}_{row[8]}", score[0], score[1]
+
+    def scores_postgresql(self, fillers, ratings) -> Iterator[tuple[str, str, float]]:
+        """``scores`` from ``SCORES_SQL``: the same figures (``filler_score``'s rules: the
+        first released rating, else the mean of the ratings in answer order)."""
+        fillers_sql, fillers_params = fillers.query.get_compiler(fillers.db).as_sql()
+        with_ids = ratings.values_list("item_id", "id", "source", "rating", "payload")
+        ratings_sql, ratings_params = with_ids.query.get_compiler(with_ids.db).as_sql()
+        sql = SCORES_SQL.replace("{fillers}", fillers_sql).replace("{ratings}", ratings_sql)
+        released = Annotation.Source.IMPORT.value
+        params = (*fillers_params, released, released, *ratings_params)
+        for batch in export_selectors.stream_batches(ratings.db, sql, params):
+            for cloze_id, position, ratings_text, released_rating, payload in batch:
+                if released_rating is not None:  # a released row: the first one's score
+                    score = released_score(released_rating,
+                                           None if payload is None else json.loads(payload))
+                else:  # float8[]'s text: each value's shortest exact digits
+                    score = mean_score(list(map(float, ratings_text[1:-1].split(","))))
+                yield f"{cloze_id}_{position}", score[0], score[1]
 
     def value_lines(self, split: str, *, labels: bool) -> Iterator[str]:
         # The labels file is written first; once it is complete it leaves its split's scores

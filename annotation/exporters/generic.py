@@ -72,14 +72,18 @@ class FlagsByAnnotation:
 def _moment_sql(column: str) -> str:
     """``json_moment`` in SQL: ISO 8601 in UTC, microseconds only when not zero; ``null`` for
     a stored time Python cannot hold (its year in UTC before 1 or after 9999: the ORM reads
-    those as None, so the Python writer writes ``null`` too)."""
+    those as None, so the Python writer writes ``null`` too).
+
+    From ``to_json`` of the UTC time (``"YYYY-MM-DDTHH:MI:SS"``, its fraction without trailing
+    zeros), read once per row in ``LINE_SQL``'s lateral ``m``: the fraction padded back to six
+    digits. Three ``to_char`` calls per time cost PostgreSQL 2.2 µs a time, 4.5 s an export at
+    1,000,000 answers."""
     utc = f"(r.{column} AT TIME ZONE 'UTC')"
+    iso = f"m.{column}"
     return (f"CASE WHEN r.{column} IS NULL OR NOT {utc} BETWEEN "
             "timestamp '0001-01-01 00:00:00' AND timestamp '9999-12-31 23:59:59.999999' "
-            f"THEN 'null' ELSE '\"' || "
-            f"to_char({utc}, 'YYYY-MM-DD\"T\"HH24:MI:SS') || "
-            f"CASE WHEN to_char({utc}, 'US') = '000000' THEN '' ELSE to_char({utc}, '.US') END "
-            f"|| '+00:00\"' END")
+            f"THEN 'null' WHEN length({iso}) = 21 THEN left({iso}, 20) || '+00:00\"' "
+            f"ELSE rpad(left({iso}, -1), 27, '0') || '+00:00\"' END")
 
 
 def _string_sql(column: str) -> str:
@@ -111,6 +115,8 @@ SELECT r.id, r.worker_id, r.worker__provider, r.worker__external_id,
   ', "text": ' || {_string_sql("r.text")} || ', "warnings": {{"overridden": ',
   r.overridden_warnings, r.server_warnings, r.client_warnings
 FROM ({{rows}}) AS r
+CROSS JOIN LATERAL (SELECT to_json(r.started_at AT TIME ZONE 'UTC')::text AS started_at,
+                           to_json(r.submitted_at AT TIME ZONE 'UTC')::text AS submitted_at) AS m
 ORDER BY r.id
 """  # noqa: S608 — constant text around Django's own statement, its parameters bound
 
@@ -129,7 +135,8 @@ class GenericJsonlExporter(Exporter):
         return self.lines_python(rows)
 
     def lines_postgresql(self, rows) -> Iterator[str]:
-        """The lines from ``LINE_SQL`` (a server-side cursor, rows as tuples)."""
+        """The lines from ``LINE_SQL`` (a server-side cursor read ahead by a thread, rows as
+        tuples), a fetched batch's lines joined into one chunk."""
         anonymous = qc_selectors.AnonymousIds()
         worker_json: dict[int, str] = {}
         canonical = export_selectors.CanonicalJson()
@@ -138,25 +145,26 @@ class GenericJsonlExporter(Exporter):
         project_json = json_string(self.project.slug)
         task_json = json_string(self.project.kind)
         inner, params = rows.query.get_compiler(rows.db).as_sql()
-        with connections[rows.db].chunked_cursor() as cursor:
-            cursor.execute(LINE_SQL.replace("{rows}", inner), params)
-            while batch := cursor.fetchmany(export_selectors.FETCH_ROWS):
-                for (annotation_id, worker_pk, provider, worker_external_id, head,
-                     edit_operations, middle, payload, provenance, rating, review, text,
-                     overridden_warnings, server_warnings, client_warnings) in batch:
-                    worker = worker_json.get(worker_pk)
-                    if worker is None:
-                        worker = worker_json[worker_pk] = json_string(
-                            anonymous.get(worker_pk, provider, worker_external_id))
-                    self.count()
-                    yield (f'{head}{canonical(edit_operations)}, '
-                           f'"flags": {flags.json_for(annotation_id)}{middle}'
-                           f'{canonical(payload)}, "project": {project_json}, '
-                           f'"provenance": {canonical(provenance)}, '
-                           f'"rating": {json_number(rating)}{review}, "task": {task_json}'
-                           f'{text}{canonical(overridden_warnings)}, '
-                           f'"server": {canonical(server_warnings)}, '
-                           f'"shown": {canonical(client_warnings)}}}, "worker_id": {worker}}}\n')
+        for batch in export_selectors.stream_batches(
+                rows.db, LINE_SQL.replace("{rows}", inner), params):
+            lines = []
+            for (annotation_id, worker_pk, provider, worker_external_id, head,
+                 edit_operations, middle, payload, provenance, rating, review, text,
+                 overridden_warnings, server_warnings, client_warnings) in batch:
+                worker = worker_json.get(worker_pk)
+                if worker is None:
+                    worker = worker_json[worker_pk] = json_string(
+                        anonymous.get(worker_pk, provider, worker_external_id))
+                lines.append(f'{head}{canonical(edit_operations)}, '
+                             f'"flags": {flags.json_for(annotation_id)}{middle}'
+                             f'{canonical(payload)}, "project": {project_json}, '
+                             f'"provenance": {canonical(provenance)}, '
+                             f'"rating": {json_number(rating)}{review}, "task": {task_json}'
+                             f'{text}{canonical(overridden_warnings)}, '
+                             f'"server": {canonical(server_warnings)}, '
+                             f'"shown": {canonical(client_warnings)}}}, "worker_id": {worker}}}\n')
+            self.count(len(lines))
+            yield "".join(lines)
 
     def lines_python(self, rows) -> Iterator[str]:
         """The lines from the raw rows (SQLite: no ``to_json``; slower, the same bytes)."""

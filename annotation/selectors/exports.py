@@ -4,7 +4,9 @@
 ``selectors.qc``) without Django's per-value conversion: JSON columns arrive as their text
 (PostgreSQL's ``jsonb`` text, SQLite's stored text), so an exporter that only re-writes them
 never builds the Python objects, and PostgreSQL reads through a server-side cursor
-(``connection.chunked_cursor``), so memory stays flat in the number of rows.
+(``connection.chunked_cursor``), so memory stays flat in the number of rows. On PostgreSQL a
+thread fetches the next batch while the exporter writes the one before (``read_ahead``): the
+database's work and Python's run on two CPUs at once instead of taking turns.
 
 ``CanonicalJson`` turns such a text into the bytes ``json.dumps(…, sort_keys=True,
 ensure_ascii=False, separators=(", ", ": "))`` writes for the decoded value (the exports'
@@ -14,8 +16,11 @@ columns repeat (``[]``, ``{}``, ``{"rating": 4}``), so most rows cost a dictiona
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import Iterator
+import queue
+import threading
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 
 from django.db import connections
@@ -29,17 +34,76 @@ FETCH_ROWS = 5000
 CANONICAL_MEMO = 50_000
 
 
-def stream_rows(queryset: QuerySet, *, fetch_rows: int = FETCH_ROWS) -> Iterator[tuple]:
+#: Fetched batches a read-ahead thread may hold before the exporter takes them.
+READ_AHEAD_BATCHES = 1
+
+
+def stream_rows(queryset: QuerySet, *, fetch_rows: int = FETCH_ROWS,
+                ahead: bool = True) -> Iterator[tuple]:
     """The rows of a ``values_list`` queryset as raw tuples, in its order.
 
     Values are the database driver's: JSON columns are text (decode or canonicalise them with
     :class:`CanonicalJson`), a datetime may come naive on SQLite (see :func:`aware`).
     """
     sql, params = queryset.query.get_compiler(queryset.db).as_sql()
-    with connections[queryset.db].chunked_cursor() as cursor:
+    for batch in stream_batches(queryset.db, sql, params, fetch_rows=fetch_rows, ahead=ahead):
+        yield from batch
+
+
+def stream_batches(alias: str, sql: str, params, *, fetch_rows: int = FETCH_ROWS,
+                   ahead: bool = True) -> Iterator[list[tuple]]:
+    """The rows of one statement on database ``alias``, in lists of at most ``fetch_rows``,
+    through a server-side cursor on PostgreSQL, read ahead (:func:`read_ahead`) unless
+    ``ahead`` is false (a reader whose Python, not the database, takes the time: the batches
+    read ahead cost memory and gain nothing)."""
+    connection = connections[alias]
+    with connection.chunked_cursor() as cursor:
         cursor.execute(sql, params)
-        while rows := cursor.fetchmany(fetch_rows):
-            yield from rows
+        fetch = lambda: cursor.fetchmany(fetch_rows)  # noqa: E731
+        if ahead and connection.vendor == "postgresql":
+            yield from read_ahead(fetch)
+        else:
+            while batch := fetch():
+                yield batch
+
+
+def read_ahead(fetch: Callable[[], list], *, depth: int = READ_AHEAD_BATCHES
+               ) -> Iterator[list]:
+    """``fetch()``'s batches until an empty one, fetched by a thread up to ``depth`` batches
+    ahead of the caller. The driver lets go of the interpreter while it waits for the server,
+    so PostgreSQL makes the next batch while the caller's Python writes this one. The thread
+    alone uses the cursor until it ends; an error there is raised here; a caller that stops
+    early (an export refused halfway) waits for the thread's fetch in progress, then returns,
+    so the cursor can be closed."""
+    batches: queue.Queue = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+
+    def work() -> None:
+        try:
+            while not stop.is_set():
+                batch = fetch()
+                batches.put(batch)
+                if not batch:
+                    return
+        except BaseException as error:  # handed to the caller, raised there
+            batches.put(error)
+
+    thread = threading.Thread(target=work, name="export-read-ahead", daemon=True)
+    thread.start()
+    try:
+        while True:
+            batch = batches.get()
+            if isinstance(batch, BaseException):
+                raise batch
+            if not batch:
+                return
+            yield batch
+    finally:
+        stop.set()
+        while thread.is_alive():  # take what it may be blocked putting, until it ends
+            with contextlib.suppress(queue.Empty):
+                batches.get(timeout=0.05)
+        thread.join()
 
 
 def aware(moment: datetime | None) -> datetime | None:

@@ -288,7 +288,13 @@ def _check_export(project: Project | None, params: dict) -> dict:
 
 def _run_export(job: Job, progress: ProgressCallback) -> JobOutcome:
     """Write the export's files, then zip them (streamed from disk to disk) for download."""
-    from ..exporters import ExportError, export_manifest, export_project, export_warnings
+    from ..exporters import (
+        ZIP_LEVEL,
+        ExportError,
+        export_manifest,
+        export_project,
+        export_warnings,
+    )
 
     project, format_name = job.project, job.params["format"]
     folder = job_files_dir(job)
@@ -306,7 +312,8 @@ def _run_export(job: Job, progress: ProgressCallback) -> JobOutcome:
         # export_data prints as notes (exporters.export_manifest / export_warnings).
         manifest = export_manifest(project=project, format_name=format_name, written=written,
                                    out_dir=Path(work))
-        with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as bundle:
+        with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED,
+                             compresslevel=ZIP_LEVEL) as bundle:
             for file in written:
                 bundle.write(file.path, arcname=Path(file.path).relative_to(work))
             bundle.writestr("MANIFEST.json", json.dumps(manifest, indent=2, sort_keys=True))

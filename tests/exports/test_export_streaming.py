@@ -4,6 +4,7 @@ the ORM), for every kind of value a row can hold."""
 
 from __future__ import annotations
 
+import threading
 from datetime import UTC, datetime
 
 import pytest
@@ -70,7 +71,10 @@ def test_generic_jsonl_bytes_are_json_line_of_each_record(tmp_path):
                        overridden_warnings=[{"message": "é", "code": "c"}],
                        provenance={"line": 2, "file": "dev.json", "ids": {"b": 1, "a": 0}},
                        skipped=True)
-    annotate(items[2], first, text="rejected", review_status="rejected", rating=5.0)
+    annotate(items[2], first, text="rejected", review_status="rejected", rating=5.0,
+             # fractions with trailing zeros (PostgreSQL's to_json drops them; isoformat not)
+             started_at=datetime(999, 12, 31, 23, 59, 59, 37000, tzinfo=UTC),
+             submitted_at=datetime(2026, 1, 2, 3, 4, 9, 500000, tzinfo=UTC))
     gold = ItemFactory(project=project, external_id="gold-1", is_gold=True)
     annotate(gold, first, text="a gold answer is never exported")
     for annotation, reason, score, detail in (
@@ -119,3 +123,29 @@ def test_hf_answers_are_the_payload_as_json_dumps_writes_it(tmp_path):
         "payload", flat=True)
     assert [answer["answer"] for answer in row["annotations"]] == [
         json.dumps(payload, sort_keys=True, ensure_ascii=False) for payload in stored]
+
+
+def test_read_ahead_gives_every_batch_in_order_and_raises_the_threads_error():
+    batches = iter([[1, 2], [3], []])
+    assert list(export_selectors.read_ahead(lambda: next(batches))) == [[1, 2], [3]]
+
+    def broken():
+        raise RuntimeError("connection lost")
+
+    with pytest.raises(RuntimeError, match="connection lost"):
+        list(export_selectors.read_ahead(broken))
+
+
+def test_read_ahead_stopped_early_ends_its_thread():
+    fetched = []
+
+    def endless():
+        fetched.append(1)
+        return [len(fetched)]
+
+    reader = export_selectors.read_ahead(endless, depth=1)
+    assert next(reader) == [1]
+    reader.close()  # the caller stops (an export refused halfway)
+    assert len(fetched) <= 3  # the thread stopped instead of fetching on
+    assert not [thread for thread in threading.enumerate()
+                if thread.name == "export-read-ahead"]

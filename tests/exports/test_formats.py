@@ -52,6 +52,24 @@ def test_claire_thirds_print_like_the_release(tmp_path):
     assert (tmp_path / "dev_scores.tsv").read_text() == "7_1\t3.33333333333333\n"
 
 
+def test_claire_released_score_wins_over_the_crowd_and_means_keep_answer_order(tmp_path):
+    """The rules of ``filler_score`` whichever database gathers the ratings (PostgreSQL:
+    ``SCORES_SQL``): the first released row's score text, else its rating; else the mean."""
+    project, items = claire_sample()
+    crowd = workers(3)
+    released = workers(1)[0]
+    annotate(items[0], crowd[0], rating=1)
+    annotate(items[0], released, source="import", rating=4.2,
+             payload={"score_text": " 4.20 ", "rating": 4.2})
+    annotate(items[0], crowd[1], source="import", rating=2, payload={"score_text": "2"})
+    annotate(items[1], released, source="import", rating=3.5, payload={})
+    for worker, rating in zip(crowd, [1.1, 1.2, 1.7], strict=True):  # fractions, summed in order
+        annotate(items[2], worker, rating=rating)
+    export_project(project=project, format_name="claire", out_dir=tmp_path)
+    assert (tmp_path / "dev_scores.tsv").read_text() == (
+        "7_1\t4.20\n7_2\t3.5\n7_3\t1.33333333333333\n")
+
+
 def test_canard_history_and_cannotanswer(tmp_path):
     project, items = canard_sample()
     worker = workers(1)[0]
