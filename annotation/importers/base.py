@@ -315,6 +315,13 @@ class Stream:
         if external_id not in self.bundle.items:
             self.bundle.items[external_id] = record
 
+    def file_done(self, file: SourceFile, *, rows: int, split: str | None) -> None:
+        """Record what a file gave once it is read: its data rows and the split its
+        ImportRecord names (None: the format has none, as mturk-csv's results)."""
+        self.rows[file.name] = rows
+        if split is not None:
+            self.file_splits[file.name] = split
+
     def text(self, key: tuple[str, int], value: str | None) -> Any:
         """What ``turns`` keeps of a turn's question or answer: the text itself for the
         turns named by ``texts_of``, else its digest."""
