@@ -1,20 +1,18 @@
 """What every importer shares: the error type, file reading, and the parsed bundle.
 
-An importer is a pure parser: ``parse(files, *, split, kind) -> Bundle``. It reads the files,
-checks every row and returns plain records keyed by natural keys (external ids, turn orders,
-filler positions). It never touches the database; ``annotation.services.imports`` writes the
-bundle in one transaction. Parsing everything first means a bad row at the end of a file is
-reported before a single row is written.
+An importer is a pure parser: ``parse(stream, files, *, split, kind, quiet)`` reads the files,
+checks every row and hands out plain records keyed by natural keys (external ids, turn
+orders, filler positions) in bundles. It never touches the database;
+``annotation.services.imports`` writes the bundles in one transaction.
 
 Nothing is held whole: files are read as streams (CSV/TSV and JSONL line by line, the
 one-JSON-document formats — QuAC, CoQA, CANARD, Sluice JSON — record by record with ijson),
 and ``parse`` is a generator of small bundles (:class:`Stream` hands one out every
 ``size`` rows) that keeps across bundles only keys and digests for the checks that span
 records (an id twice, a turn whose question differs from an earlier record's). The service
-runs it twice: once to check every row (the bundles thrown away), then again inside the
-transaction to write each bundle as it comes (the files' bytes must hash to the checked ones).
-WebSplit offers ``plan(files, *, split, kind, quiet)`` instead: its item groups need the
-whole file's triple clusters before the first item is written.
+runs it once, inside the import's transaction, writing each bundle as it comes: a bad row
+anywhere raises, and the transaction keeps nothing (the files' bytes must hash to the
+checksums taken first).
 """
 
 from __future__ import annotations
@@ -79,8 +77,9 @@ class SourceFile:
     #: Told the bytes of this file read so far, every ``REPORT_EVERY_LINES`` lines (a job's
     #: or the command's progress; ``annotation.services.imports`` sets it).
     on_read: Callable[[int], None] | None = None
-    #: Set for the second (writing) reading: the bytes read must hash to ``sha256``, the
-    #: checked file's, else ImportInputError ("the file changed while it was being imported").
+    #: Set for the import's reading: the bytes read must hash to ``sha256`` (taken first, and
+    #: recorded on the file's ImportRecord), else ImportInputError ("the file changed while it
+    #: was being imported").
     verify: bool = False
 
     @property
@@ -182,7 +181,7 @@ class _HashingReader(io.RawIOBase):
 
 
 def changed_error(fmt: str, file: SourceFile) -> ImportInputError:
-    """The file's bytes at the writing reading are not the ones checked."""
+    """The file's bytes as the import read them are not the ones hashed when it began."""
     return ImportInputError(fmt, file.name, "the file changed while it was being imported; "
                                             "import it again")
 
@@ -259,6 +258,10 @@ class Bundle:
     # No later bundle of this import names this bundle's complex sentences or items again (the
     # importer refused an id twice), so the writer can forget their keys once it is written.
     names_once: bool = False
+    # Group keys that earlier bundles gave their items -> the key those items have now (a
+    # later row joined their group to another: WebSplit's triple clusters). The writer moves
+    # the items this import made.
+    regroup: dict[str, str] = field(default_factory=dict)
 
     def add_item(self, external_id: str, record: ItemRecord, fmt: str, where: Where) -> None:
         known = self.items.get(external_id)
@@ -314,6 +317,13 @@ class Stream:
             )
         if external_id not in self.bundle.items:
             self.bundle.items[external_id] = record
+
+    def file_done(self, file: SourceFile, *, rows: int, split: str | None) -> None:
+        """Record what a file gave once it is read: its data rows and the split its
+        ImportRecord names (None: the format has none, as mturk-csv's results)."""
+        self.rows[file.name] = rows
+        if split is not None:
+            self.file_splits[file.name] = split
 
     def text(self, key: tuple[str, int], value: str | None) -> Any:
         """What ``turns`` keeps of a turn's question or answer: the text itself for the

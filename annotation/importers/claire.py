@@ -132,14 +132,12 @@ def _parse_split(stream: Stream, roles: dict[str, SourceFile], split: str | None
                             FORMAT, where)
         if stream.full():
             yield stream.take()
-    stream.rows[data.name] = rows
-    stream.file_splits[data.name] = file_split
+    stream.file_done(data, rows=rows, split=file_split)
     scores = _check_scores(roles["scores"], filler_ids) if "scores" in roles else None
     labels = _check_labels(roles["labels"], filler_ids) if "labels" in roles else None
     for extra, values in (("scores", scores), ("labels", labels)):
         if values is not None:
-            stream.rows[roles[extra].name] = len(values)
-            stream.file_splits[roles[extra].name] = file_split
+            stream.file_done(roles[extra], rows=len(values), split=file_split)
     if scores is None and labels is None:
         return
     for external_id in filler_ids:

@@ -109,8 +109,7 @@ def parse(stream: Stream, files: list[SourceFile], *, split: str | None, kind: s
             _parse_example(stream, Where(file.name, line=number), record, file_split)
             if stream.full():
                 yield stream.take()
-        stream.rows[file.name] = rows
-        stream.file_splits[file.name] = file_split
+        stream.file_done(file, rows=rows, split=file_split)
     yield stream.take()
 
 

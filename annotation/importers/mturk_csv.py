@@ -164,7 +164,7 @@ def parse(stream: Stream, files: list[SourceFile], *, split: str | None, kind: s
                 where=where))
             if stream.full():
                 yield stream.take()
-        stream.rows[file.name] = rows
+        stream.file_done(file, rows=rows, split=None)
     yield stream.take()
 
 

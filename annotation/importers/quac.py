@@ -38,8 +38,7 @@ def parse(stream: Stream, files: list[SourceFile], *, split: str | None, kind: s
             turns += _parse_article(stream, file.name, index, entry, file_split)
             if stream.full():
                 yield stream.take()
-        stream.rows[file.name] = turns
-        stream.file_splits[file.name] = file_split
+        stream.file_done(file, rows=turns, split=file_split)
     yield stream.take()
 
 

@@ -136,8 +136,7 @@ def parse(stream: Stream, files: list[SourceFile], *, split: str | None, kind: s
             count += 1
             if stream.full():
                 yield stream.take()
-        stream.rows[file.name] = count
-        stream.file_splits[file.name] = file_split
+        stream.file_done(file, rows=count, split=file_split)
     yield stream.take()
 
 

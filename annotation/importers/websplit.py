@@ -14,23 +14,25 @@ simple sentences. Facts are deduplicated per project and linked to every sentenc
 expresses them. The item's group is its triple cluster within the file (sentences sharing a
 triple, transitively); the WebSplit split rule re-derives clusters from the Fact links across
 all imports. Each reference becomes an imported annotation by its own pseudonymous worker.
+
+The file is read once: each line is checked and handed out in bundles of ``Stream.size``
+lines, written as they come inside the import's transaction. An item's group is its cluster
+as far as the file has been read; a later line may join two clusters, so the last bundle
+carries ``Bundle.regroup``: the group keys given out that a later line merged into another
+cluster, and the key they became (the writer moves the items it made under them).
 """
 
 from __future__ import annotations
 
-import codecs
-import hashlib
-import json
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 from .base import (
     GOLD_FIELD,
     AnnotationRecord,
     Bundle,
-    ImportInputError,
     ItemRecord,
     SourceFile,
+    Stream,
     Where,
     fail,
     fit_key,
@@ -47,17 +49,19 @@ KIND = "split_rephrase"
 
 
 class _Clusters:
-    """Union-find over sentence ids joined by shared triples."""
+    """Union-find over sentence ids joined by shared triples; a cluster's root is its least
+    id (so the group key does not depend on the order the lines join in)."""
 
     def __init__(self) -> None:
         self.parent: dict[str, str] = {}
 
     def find(self, key: str) -> str:
+        parent = self.parent
         root = key
-        while self.parent.setdefault(root, root) != root:
-            root = self.parent[root]
-        while self.parent[key] != root:
-            self.parent[key], key = root, self.parent[key]
+        while (above := parent[root]) != root:
+            root = above
+        while (above := parent[key]) != root:
+            parent[key], key = root, above
         return root
 
     def join(self, first: str, second: str) -> None:
@@ -66,193 +70,128 @@ class _Clusters:
             self.parent[max(a, b)] = min(a, b)
 
 
-@dataclass
-class _Line:
-    """One line checked: the sentence, its facts and references, where it was read."""
-
-    sentence_id: str
-    raw_id: str | int
-    text: str
-    triples: list[tuple[str, str, str]]
-    references: list[list[str]]
-    where: Where
-    gold_answer: object
-    split: str = ""
+def group_key(root: str) -> str:
+    """The item group of the cluster whose root (least sentence id) is ``root``."""
+    return fit_key("facts:" + root)
 
 
-def _lines(files: list[SourceFile], split: str | None,
-           quiet: bool) -> Iterator[tuple[SourceFile, str, _Line]]:
-    """(file, its split, checked line) for every line of every file, read as a stream."""
+def parse(stream: Stream, files: list[SourceFile], *, split: str | None, kind: str,
+          quiet: bool) -> Iterator[Bundle]:
+    """Every line checked (ImportInputError naming file, line, field at the first bad one)
+    and handed out as complex sentences, their fact links, their items and their references
+    (annotations), ``stream.size`` lines a bundle. What stays across bundles is keys: each
+    sentence id's cluster (an id twice is refused), the first sentence of each fact, and the
+    cluster roots given out as group keys."""
+    clusters = _Clusters()
+    parent = clusters.parent
+    first_sentence_of_fact: dict[tuple[str, str, str], str] = {}
+    given: set[str] = set()  # roots given out as group keys
+
+    def take() -> Bundle:
+        bundle = stream.take()
+        bundle.names_once = True  # an id twice is refused: no later bundle names its rows
+        for sentence_id, record in bundle.items.items():
+            root = clusters.find(sentence_id)
+            given.add(root)
+            record.group_key = group_key(root)
+        return bundle
+
     for file in files:
         file_split = resolve_split(FORMAT, file, split, "train")
-        for number, record in progress(read_jsonl(FORMAT, file), total=None, desc=file.name,
+        name, rows = file.name, 0
+        for number, record in progress(read_jsonl(FORMAT, file), total=None, desc=name,
                                        quiet=quiet):
-            yield file, file_split, _checked(Where(file.name, line=number), record)
-
-
-class Plan:
-    """The staged (streamed) import of WebSplit files, for ``annotation.services.imports``:
-    ``scan()`` reads every line once and checks it, keeping only small keys — each sentence
-    id's triple cluster (its item's group), the ids seen (an id twice is refused), the facts
-    (deduplicated: WebSplit reuses a few thousand triples), the gold answers, rows and split
-    per file — then ``chunks(size)`` reads the files again and yields the records to write,
-    ``size`` lines at a time, as small :class:`Bundle` objects. Nothing of a line's text stays
-    in memory after its chunk is written, so memory does not grow with the file's text.
-    """
-
-    def __init__(self, files: list[SourceFile], *, split: str | None, quiet: bool):
-        self.files, self.split, self.quiet = files, split, quiet
-        self.clusters = _Clusters()
-        self.facts: dict[tuple[str, str, str], None] = {}
-        self.gold: dict[str, object] = {}
-        self.rows: dict[str, int] = {}
-        self.file_splits: dict[str, str] = {}
-
-    def scan(self) -> None:
-        """Check every line (ImportInputError naming file, line, field at the first bad one)
-        and keep the keys; nothing is written."""
-        first_sentence_of_fact: dict[tuple[str, str, str], str] = {}
-        parent = self.clusters.parent
-        for file in self.files:
-            self.rows[file.name] = 0
-        for file, file_split, line in _lines(self.files, self.split, self.quiet):
-            self.rows[file.name] += 1
-            self.file_splits[file.name] = file_split
-            sentence_id = line.sentence_id
+            sentence_id, text, triples, references, gold = _checked(name, number, record)
             if sentence_id in parent:
-                raise fail(FORMAT, line.where, f"id {sentence_id!r} appears twice")
+                raise fail(FORMAT, Where(name, line=number), f"id {sentence_id!r} appears twice")
             parent[sentence_id] = sentence_id
-            for triple in line.triples:
-                self.facts[triple] = None
+            bundle = stream.bundle
+            bundle.complex_sentences[sentence_id] = {"text": text}
+            links = bundle.complex_facts
+            for triple in triples:
+                links[(sentence_id, triple)] = None
                 other = first_sentence_of_fact.setdefault(triple, sentence_id)
                 if other is not sentence_id:
-                    self.clusters.join(sentence_id, other)
-            if line.gold_answer is not None:
-                self.gold[sentence_id] = line.gold_answer
-        for file in self.files:
-            self.file_splits.setdefault(file.name, resolve_split(FORMAT, file, self.split,
-                                                                 "train"))
-
-    def chunks(self, size: int) -> Iterator[Bundle]:
-        """The files read again, ``size`` lines at a time, as bundles of complex sentences,
-        their fact links, their items and their references (annotations)."""
-        bundle = Bundle(kind=KIND, names_once=True)  # scan() refused an id twice
-        count = 0
-        for line in self._lines_again():
-            sentence_id, file_split = line.sentence_id, line.split
-            bundle.complex_sentences[sentence_id] = {"text": line.text}
-            for fact in line.triples:
-                bundle.complex_facts[(sentence_id, fact)] = None
+                    clusters.join(sentence_id, other)
             bundle.items[sentence_id] = ItemRecord(
-                split=file_split, group_key=fit_key("facts:" + self.clusters.find(sentence_id)),
-                position=0, source=("complex", sentence_id),
-                gold_answer=line.gold_answer)
-            if line.references:
-                _references(bundle, line)
-            count += 1
-            if count == size:
-                yield bundle
-                bundle, count = Bundle(kind=KIND, names_once=True), 0
-        if count:
-            yield bundle
+                split=file_split, group_key="", position=0, source=("complex", sentence_id),
+                gold_answer=gold)
+            if references:
+                _references(bundle, Where(name, line=number), sentence_id, record["id"],
+                            references)
+            rows += 1
+            if len(bundle.complex_sentences) >= stream.size:
+                yield take()
+        stream.file_done(file, rows=rows, split=file_split)
+    last = take()
+    last.regroup = {group_key(root): group_key(clusters.find(root)) for root in given
+                    if parent[root] != root}
+    yield last
 
 
-    def _lines_again(self) -> Iterator[_Line]:
-        """The lines ``scan`` checked, read again without checking them again: the bytes
-        are hashed as they are read and must be the ones checked (the file's sha256),
-        else ImportInputError — the import's transaction then keeps nothing."""
-        for file in self.files:
-            file_split = self.file_splits[file.name]
-            digest = hashlib.sha256()
-            with file.path.open("rb") as handle:
-                try:
-                    for number, raw in enumerate(handle, start=1):
-                        digest.update(raw)
-                        if number == 1 and raw.startswith(codecs.BOM_UTF8):
-                            raw = raw[len(codecs.BOM_UTF8):]
-                        if raw.isspace() or not raw:
-                            continue
-                        record = json.loads(raw)
-                        triples = []
-                        for subject, prop, obj in record["triples"]:
-                            if (subject, prop, obj) not in triples:
-                                triples.append((subject, prop, obj))
-                        sentence_id = str(record["id"])
-                        yield _Line(sentence_id, record["id"], record["complex"], triples,
-                                    record.get("simple_references") or [],
-                                    Where(file.name, line=number), self.gold.get(sentence_id),
-                                    file_split)
-                except (ValueError, KeyError, TypeError):
-                    raise _changed(file) from None
-            if digest.hexdigest() != file.sha256:
-                raise _changed(file)
+_TRIPLE = 'field "triples" entry {index} must be [subject, property, object] as three ' \
+          "non-empty strings"
 
 
-def _changed(file: SourceFile) -> ImportInputError:
-    return ImportInputError(FORMAT, file.name, "the file changed while it was being "
-                                               "imported; import it again")
-
-
-def plan(files: list[SourceFile], *, split: str | None, kind: str, quiet: bool) -> Plan:
-    return Plan(files, split=split, quiet=quiet)
-
-
-def parse(files: list[SourceFile], *, split: str | None, kind: str, quiet: bool) -> Bundle:
-    """The whole files as one bundle (the same checks as :class:`Plan`, held in memory)."""
-    staged = Plan(files, split=split, quiet=quiet)
-    staged.scan()
-    bundle = Bundle(kind=KIND)
-    for chunk in staged.chunks(size=2**62):
-        bundle = chunk
-    bundle.facts = staged.facts
-    bundle.rows, bundle.file_splits = staged.rows, staged.file_splits
-    return bundle
-
-
-def _checked(where: Where, record: dict) -> _Line:
-    raw_id = get_field(FORMAT, where, record, "id", (str, int))
+def _checked(name: str, number: int, record: dict) -> tuple[
+        str, str, list[tuple[str, str, str]], list, object]:
+    """(sentence id, text, its distinct triples, references, gold answer) of a line, or
+    ImportInputError naming the file, line and field. The types JSON gives are tested
+    directly; ``get_field`` words a miss."""
+    raw_id = record.get("id")
+    if type(raw_id) is not str and type(raw_id) is not int:
+        raw_id = get_field(FORMAT, Where(name, line=number), record, "id", (str, int))
     sentence_id = str(raw_id)
     if not sentence_id.strip():
-        raise fail(FORMAT, where, 'field "id" is empty')
+        raise fail(FORMAT, Where(name, line=number), 'field "id" is empty')
     if len(sentence_id) > 200:
-        raise fail(FORMAT, where, 'field "id" is longer than 200 characters')
-    text = get_field(FORMAT, where, record, "complex", str)
+        raise fail(FORMAT, Where(name, line=number), 'field "id" is longer than 200 characters')
+    text = record.get("complex")
+    if type(text) is not str:
+        text = get_field(FORMAT, Where(name, line=number), record, "complex", str)
     if not text.strip():
-        raise fail(FORMAT, where, 'field "complex" is empty')
-    triples_raw = get_field(FORMAT, where, record, "triples", list)
+        raise fail(FORMAT, Where(name, line=number), 'field "complex" is empty')
+    triples_raw = record.get("triples")
+    if type(triples_raw) is not list:
+        triples_raw = get_field(FORMAT, Where(name, line=number), record, "triples", list)
     if not triples_raw:
-        raise fail(FORMAT, where, 'field "triples" is empty')
+        raise fail(FORMAT, Where(name, line=number), 'field "triples" is empty')
     triples: list[tuple[str, str, str]] = []
     for index, triple in enumerate(triples_raw):
         if (type(triple) is not list or len(triple) != 3
                 or not (type(triple[0]) is type(triple[1]) is type(triple[2]) is str)
                 or not (triple[0].strip() and triple[1].strip() and triple[2].strip())):
-            raise fail(FORMAT, where, f'field "triples" entry {index} must be [subject, '
-                                      "property, object] as three non-empty strings")
+            raise fail(FORMAT, Where(name, line=number), _TRIPLE.format(index=index))
         if len(triple[1]) > 200:
-            raise fail(FORMAT, where, f'field "triples" entry {index}: property is longer '
-                                      "than 200 characters")
+            raise fail(FORMAT, Where(name, line=number), f'field "triples" entry {index}: '
+                                                         "property is longer than 200 characters")
         fact = (triple[0], triple[1], triple[2])
         if fact not in triples:
             triples.append(fact)
-    references = get_field(FORMAT, where, record, "simple_references", list, required=False,
-                           default=[])
+    references = record.get("simple_references")
+    if references is not None:
+        if type(references) is not list:
+            references = get_field(FORMAT, Where(name, line=number), record,
+                                   "simple_references", list)
+        for index, reference in enumerate(references):
+            if (not isinstance(reference, list) or len(reference) < 2
+                    or not all(isinstance(s, str) and s.strip() for s in reference)):
+                raise fail(FORMAT, Where(name, line=number),
+                           f'field "simple_references" entry {index} must be a list of at '
+                           "least two non-empty sentences")
+    gold = record.get(GOLD_FIELD)
+    if gold is not None:
+        gold = gold_answer_in(FORMAT, Where(name, line=number), KIND, gold)
+    return sentence_id, text, triples, references, gold
+
+
+def _references(bundle: Bundle, where: Where, sentence_id: str, raw_id: str | int,
+                references: list[list[str]]) -> None:
     for index, reference in enumerate(references):
-        if (not isinstance(reference, list) or len(reference) < 2
-                or not all(isinstance(s, str) and s.strip() for s in reference)):
-            raise fail(FORMAT, where, f'field "simple_references" entry {index} must be a '
-                                      "list of at least two non-empty sentences")
-    gold_answer = gold_answer_in(FORMAT, where, KIND, record.get(GOLD_FIELD))
-    return _Line(sentence_id, raw_id, text, triples, references, where, gold_answer)
-
-
-def _references(bundle: Bundle, line: _Line) -> None:
-    for index, reference in enumerate(line.references):
         bundle.annotations.append(AnnotationRecord(
-            worker=("import", stable_id(line.sentence_id, str(index), prefix="websplit-")),
-            item_key=line.sentence_id, source="import",
+            worker=("import", stable_id(sentence_id, str(index), prefix="websplit-")),
+            item_key=sentence_id, source="import",
             fields={"payload": {"simple_sentences": reference}, "text": " ".join(reference),
-                    "provenance": {**line.where.provenance(), "id": line.raw_id,
-                                   "reference": index}},
-            where=line.where,
+                    "provenance": {**where.provenance(), "id": raw_id, "reference": index}},
+            where=where,
         ))

@@ -1,11 +1,11 @@
-"""Import source files into a project: check everything first (a reading that keeps only
-keys), then read the files again and write them in one transaction with bulk inserts,
-``STAGED_CHUNK`` rows at a time (:class:`_ChunkWriter`): memory does not grow with the files'
-text, only with their keys.
+"""Import source files into a project: read them once, inside one transaction, each row
+checked as it is parsed and the rows written with bulk inserts ``STAGED_CHUNK`` rows at a
+time (:class:`_ChunkWriter`): memory does not grow with the files' text, only with their keys.
 
 Contract of :func:`import_files`:
-- all-or-nothing: any bad input raises :class:`ImportInputError` before or during the
-  transaction and leaves the database exactly as it was (the project is not created either);
+- all-or-nothing: any bad input raises :class:`ImportInputError` (naming the file, line and
+  field) and leaves the database exactly as it was — the rows written before the bad one are
+  rolled back with the transaction (the project is not created either);
 - idempotent: a file whose sha256 is already recorded for the project and format is not
   imported again, and every row is matched on its natural key (external ids, turn order,
   filler position, triple, worker + item), so overlapping files never duplicate anything;
@@ -32,7 +32,7 @@ from django.db.transaction import TransactionManagementError
 from django.utils import timezone
 
 from ..importers import FORMATS
-from ..importers.base import Bundle, ImportInputError, SourceFile, streamed
+from ..importers.base import Bundle, ImportInputError, SourceFile, changed_error, streamed
 from ..models import (
     Annotation,
     ClozeFiller,
@@ -100,8 +100,8 @@ def import_files(*, fmt: str, paths: Sequence[str | Path], project_slug: str,
     the transaction rolled back — the console's preview (nothing is kept, the project is not
     created either); the result also says the items per split before and added.
 
-    ``progress``: told the bytes read of all the files while they are parsed ("reading
-    NAME"), then the writing steps done out of the steps ("writing MODEL").
+    ``progress``: told the bytes read of all the files while they are parsed and written
+    ("importing NAME"), then "written" once every file is.
 
     ``licence``, ``attribution`` (None: left as they are): the source data's, stored on the
     project in the import's transaction (the Hugging Face export's dataset card shows them).
@@ -113,8 +113,6 @@ def import_files(*, fmt: str, paths: Sequence[str | Path], project_slug: str,
     if not paths:
         raise ImportInputError(fmt, "-", "no file given")
     files = [SourceFile.read(fmt, path) for path in paths]
-    if progress is not None:
-        _report_reading(files, progress)
     project = Project.objects.filter(slug=project_slug).first()
     kind = importer.KIND
     if kind is None:
@@ -132,21 +130,6 @@ def import_files(*, fmt: str, paths: Sequence[str | Path], project_slug: str,
         ).values_list("sha256", flat=True))
     if all(file.sha256 in done for file in files):
         return ImportResult(project=project, files_skipped=[file.name for file in files])
-    if hasattr(importer, "plan"):
-        # WebSplit: every line checked first keeping only keys (its item groups are the
-        # whole file's triple clusters), then written STAGED_CHUNK lines at a time.
-        staged = importer.plan(files, split=split, kind=kind, quiet=quiet)
-        staged.scan()
-        rows, file_splits = staged.rows, staged.file_splits
-    else:
-        # Every row checked first, the bundles thrown away as they come (a bad row anywhere
-        # stops the import before it writes); the writing reading comes again below.
-        checked, bundles = streamed(importer, files, split=split, kind=kind, quiet=quiet,
-                                    size=STAGED_CHUNK)
-        for _ in bundles:
-            pass
-        rows, file_splits = checked.rows, checked.file_splits
-        del checked, bundles  # its keys: the writing reading gathers them again
     with transaction.atomic():
         try:
             project, created = project_get_or_create(slug=project_slug, kind=kind, name=name)
@@ -169,26 +152,24 @@ def import_files(*, fmt: str, paths: Sequence[str | Path], project_slug: str,
             result.existing_items_per_split = _items_per_split(project)
         writer = _ChunkWriter(project, fmt, result,
                               file_label=", ".join(file.name for file in files))
-        total = sum(rows.values())
-        if hasattr(importer, "plan"):
-            for file in files:
-                file.on_read = None  # the second reading is the writing's progress
-            _report(progress, 0, total, "writing rows")
-            written = 0
-            for chunk in staged.chunks(STAGED_CHUNK):
-                writer.write(chunk)
-                written += len(chunk.complex_sentences)
-                _report(progress, written, total, "writing rows")
-        else:
-            for file in files:
-                file.verify = True  # the bytes written must be the bytes checked
-            if progress is not None:
-                _report_reading(files, progress, verb="writing")
-            _, bundles = streamed(importer, files, split=split, kind=kind, quiet=True,
-                                  size=STAGED_CHUNK)
+        for file in files:
+            file.verify = True  # the bytes imported must be the bytes hashed
+        if progress is not None:
+            _report_reading(files, progress)
+        # One reading: each bundle is checked as it is parsed and written as it comes; a bad
+        # row anywhere raises, and the transaction keeps nothing.
+        parsed, bundles = streamed(importer, files, split=split, kind=kind, quiet=quiet,
+                                   size=STAGED_CHUNK)
+        try:
             for chunk in bundles:
                 writer.write(chunk)
-            total = sum(file.size for file in files)  # this reading counts bytes
+        except ImportInputError:
+            changed = _changed_file(fmt, files)
+            if changed is not None:  # a file changed since it was hashed: that is the news
+                raise changed from None
+            raise
+        rows, file_splits = parsed.rows, parsed.file_splits
+        total = sum(file.size for file in files)
         _report(progress, total, total, "written")
         new_files = [file for file in files if file.sha256 not in done]
         ImportRecord.objects.bulk_create([
@@ -217,22 +198,29 @@ def import_files(*, fmt: str, paths: Sequence[str | Path], project_slug: str,
     return result
 
 
+def _changed_file(fmt: str, files: list[SourceFile]) -> ImportInputError | None:
+    """The error for the first of ``files`` whose bytes no longer hash to the checksum taken
+    when the import began (read again: only on an error path), or None."""
+    for file in files:
+        if SourceFile.read(fmt, file.path).sha256 != file.sha256:
+            return changed_error(fmt, file)
+    return None
+
+
 def _report(progress: ImportProgress | None, done: int, total: int, message: str) -> None:
     if progress is not None:
         progress(done, total, message)
 
 
-def _report_reading(files: list[SourceFile], progress: ImportProgress, *,
-                    verb: str = "reading") -> None:
+def _report_reading(files: list[SourceFile], progress: ImportProgress) -> None:
     """Have every file tell ``progress`` the bytes read of all the files so far (importers
-    may read them in any order: CLAIRE reads a split's data file before its labels);
-    ``verb``: "reading" (the checking reading) or "writing" (the writing one)."""
+    may read them in any order: CLAIRE reads a split's data file before its labels)."""
     total = sum(file.size for file in files)
     read: dict[int, int] = {}
     for index, file in enumerate(files):
         def on_read(position: int, *, index: int = index, file: SourceFile = file) -> None:
             read[index] = min(position, file.size)
-            progress(sum(read.values()), total, f"{verb} {file.name}")
+            progress(sum(read.values()), total, f"importing {file.name}")
 
         file.on_read = on_read
 
@@ -271,7 +259,11 @@ class _RowInserter:
             convert = self._converter(f)
             self.defaults.append(convert(default) if default is not None and convert else default)
             self.converters.append(convert)
-        self.pairs = list(zip(self.columns, self.defaults, self.converters, strict=True))
+        # The columns whose given values are converted (JSON, datetimes): their index, name and
+        # converter; the others go as they are.
+        self.converted = [(index, column, convert) for index, (column, convert)
+                          in enumerate(zip(self.columns, self.converters, strict=True))
+                          if convert is not None]
         self.ignore_conflicts = ignore_conflicts
         # Table and column names come from the model's own metadata, quoted; values are bound.
         names = ", ".join(connection.ops.quote_name(f.column) for f in self.fields)
@@ -290,17 +282,15 @@ class _RowInserter:
             return connection.ops.adapt_datetimefield_value
         return None
 
-    def _values(self, row: dict) -> tuple:
-        values = []
-        for column, default, convert in self.pairs:
-            value = row.get(column, _MISSING)
-            if value is _MISSING:
-                values.append(default)
-            elif value is None or convert is None:
-                values.append(value)
-            else:
-                values.append(convert(value))
-        return tuple(values)
+    def _values(self, row: dict) -> list:
+        """The row's values in column order: a missing key takes its column's default (already
+        converted), a given value not None goes through its column's converter."""
+        values = list(map(row.get, self.columns, self.defaults))
+        for index, column, convert in self.converted:
+            value = values[index]
+            if value is not None and column in row:
+                values[index] = convert(value)
+        return values
 
     def insert(self, rows: Iterable[dict]) -> int:
         """Insert ``rows`` (a generator is best: they are consumed as they are written, so
@@ -323,9 +313,6 @@ class _RowInserter:
                     cursor.executemany(self.insert_sql, batch)
                     count += len(batch)
         return count
-
-
-_MISSING = object()
 
 
 #: The row trigger of migration 0023 counting a project's items on SQLite (one upsert of
@@ -379,7 +366,7 @@ class _ChunkWriter:
         self.file_label = file_label
         self._ids: dict[type, dict] = {}
         self._marks: dict[type, int] = {}
-        self._first_turn = None  # the last turn id before this import (its reveals count)
+        self._before: dict[type, int] = {}  # per model the last id before this import
         self._workers: dict[tuple[str, str], int] = {}
         self._sluice_groups: dict[str, list[int]] | None = None
 
@@ -405,6 +392,8 @@ class _ChunkWriter:
         if b.names_once:
             self._forget(ComplexSentence, b.complex_sentences)
             self._forget(Item, b.items)
+        if b.regroup:
+            self._regroup(b.regroup)
 
     def _forget(self, model, keys: Iterable) -> None:
         """Drop keys no later bundle names (``Bundle.names_once``): what the writer keeps
@@ -414,6 +403,18 @@ class _ChunkWriter:
         if known is not None:
             for key in keys:
                 known.pop(key, None)
+
+    def _regroup(self, moved: dict[str, str]) -> None:
+        """The items this import made under a group key of ``moved`` get the key it maps to
+        (``Bundle.regroup``): one statement, run once per key."""
+        if Item not in self._before:
+            return
+        table = connection.ops.quote_name(Item._meta.db_table)
+        with connection.cursor() as cursor:
+            cursor.executemany(
+                f"UPDATE {table} SET group_key = %s WHERE project_id = %s"  # noqa: S608
+                " AND group_key = %s AND id > %s",
+                [(new, self.project.pk, old, self._before[Item]) for old, new in moved.items()])
 
     def _source_id(self, kind: str, key) -> int:
         """The id of an item's source (``ItemRecord.source``), written by this bundle or an
@@ -444,6 +445,7 @@ class _ChunkWriter:
         last id before anything is inserted)."""
         if model not in self._ids:
             self._marks[model] = model.objects.aggregate(last=Max("id"))["last"] or 0
+            self._before[model] = self._marks[model]
             self._ids[model] = dict(read(model.objects.all()))
         return self._ids[model]
 
@@ -495,8 +497,6 @@ class _ChunkWriter:
                                                             "answer"))
 
         known = self._known(DialogueTurn, read)
-        if self._first_turn is None:
-            self._first_turn = self._marks[DialogueTurn]
         new, revealed = [], []
         for (dialogue, order), fields in b.turns.items():
             found = known.get((dialogues[dialogue], order))
@@ -509,7 +509,7 @@ class _ChunkWriter:
                 known[(dialogues[dialogue], order)] = (found[0], True)
         if revealed:
             DialogueTurn.objects.bulk_update(revealed, ["answer"], batch_size=BATCH_SIZE)
-            before = sum(1 for turn in revealed if turn.pk <= self._first_turn)
+            before = sum(1 for turn in revealed if turn.pk <= self._before[DialogueTurn])
             if before:  # the turns this import made are not "revealed" ones
                 name = "DialogueTurn answers revealed"
                 self.result.created[name] = self.result.created.get(name, 0) + before

@@ -1,8 +1,8 @@
-"""The staged import (WebSplit: ``Plan``): every line is checked first keeping only keys,
-then the lines are written a chunk at a time inside the one transaction. The chunks are
-really written one after the other, a failure in a later chunk leaves nothing, a bad last
-line names file, line and field with nothing written, clusters (item groups) span chunks,
-and the outcome is the one the whole-file bundle gives."""
+"""The WebSplit import: the file is read once, each line checked as it is parsed and the lines
+written a chunk at a time inside the one transaction. The chunks are really written one after
+the other, a failure in a later chunk leaves nothing, a bad last line names file, line and
+field with nothing written, clusters (item groups) span chunks — a later line that joins
+clusters moves the items written before —, and the outcome is the one a single chunk gives."""
 
 from __future__ import annotations
 
@@ -11,8 +11,7 @@ import json
 import pytest
 from django.db import connection
 
-from annotation.importers import websplit
-from annotation.importers.base import ImportInputError, SourceFile
+from annotation.importers.base import ImportInputError
 from annotation.models import Annotation, ComplexSentence, Fact, Item, Project, ProjectCount
 from annotation.services import imports
 from annotation.services.imports import import_files
@@ -76,7 +75,7 @@ def test_a_failure_in_a_later_chunk_leaves_nothing(tmp_path, monkeypatch):
     assert len(calls) == 3 and row_counts() == before
 
 
-def test_a_bad_last_line_is_named_before_anything_is_written(tmp_path, monkeypatch):
+def test_a_bad_last_line_is_named_and_nothing_is_written(tmp_path, monkeypatch):
     monkeypatch.setattr(imports, "STAGED_CHUNK", 4)
     before = row_counts()
     path = write(tmp_path / "ws_train.jsonl", 10, bad_last=True)
@@ -98,38 +97,76 @@ def test_an_id_twice_in_different_chunks_is_refused(tmp_path, monkeypatch):
     assert not ComplexSentence.objects.exists()
 
 
-def test_chunks_give_what_the_whole_bundle_gives(tmp_path, monkeypatch):
+def project_rows(slug: str) -> tuple[dict, set]:
+    """A project's items' groups by external id, and its facts."""
+    return (dict(Item.objects.filter(project__slug=slug).values_list("external_id",
+                                                                      "group_key")),
+            set(Fact.objects.filter(project__slug=slug).values_list("subject", "property",
+                                                                    "object")))
+
+
+def test_chunks_give_what_one_chunk_gives(tmp_path, monkeypatch):
     path = write(tmp_path / "ws_train.jsonl", 13)
-    bundle = websplit.parse([SourceFile.read("websplit", path)], split=None,
-                            kind="split_rephrase", quiet=True)
+    monkeypatch.setattr(imports, "STAGED_CHUNK", 10**6)
+    import_files(fmt="websplit", paths=[path], project_slug="whole")
     monkeypatch.setattr(imports, "STAGED_CHUNK", 4)
     import_files(fmt="websplit", paths=[path], project_slug="staged")
-    assert dict(Item.objects.values_list("external_id", "group_key")) == {
-        key: record.group_key for key, record in bundle.items.items()}
-    assert set(Fact.objects.values_list("subject", "property", "object")) == set(bundle.facts)
-    assert Annotation.objects.count() == len(bundle.annotations) == 13
+    assert project_rows("staged") == project_rows("whole")
+    assert len(project_rows("staged")[1]) == 5 + 13
+    assert Annotation.objects.filter(project__slug="staged").count() == 13
     # A second import of an overlapping file adds only what is new, across chunks.
     more = write(tmp_path / "more_train.jsonl", 17)
     again = import_files(fmt="websplit", paths=[more], project_slug="staged")
     assert again.created == {"ComplexSentence": 4, "ComplexSentence.facts": 8, "Fact": 4,
                              "Item": 4, "Worker": 4, "Annotation": 4}
-    assert ComplexSentence.facts.through.objects.count() == 2 * 17
+    assert ComplexSentence.facts.through.objects.filter(
+        complexsentence__project__slug="staged").count() == 2 * 17
+
+
+def line(sentence_id: str, *things: str) -> str:
+    return json.dumps({"id": sentence_id, "complex": f"Sentence {sentence_id}.",
+                       "triples": [[thing, "type", "Example"] for thing in things]}) + "\n"
+
+
+def test_a_later_line_that_joins_groups_moves_the_items_written_before(tmp_path, monkeypatch):
+    """The file is read once: items are written under their cluster so far, and a later line
+    that joins two clusters (in a later chunk) moves the items of both to the joined
+    cluster's key — the items this import made, not those there before under that key."""
+    monkeypatch.setattr(imports, "STAGED_CHUNK", 2)
+    earlier = tmp_path / "earlier_train.jsonl"
+    earlier.write_text(line("b1", "X"))
+    import_files(fmt="websplit", paths=[earlier], project_slug="joined")
+    path = tmp_path / "ws_train.jsonl"
+    path.write_text(line("b1", "X") + line("c2", "Y") + line("g1", "X") + line("d1", "Z")
+                    + line("e1", "W") + line("a0", "X", "Y") + line("f1", "Z"))
+    import_files(fmt="websplit", paths=[path], project_slug="joined")
+    groups = project_rows("joined")[0]
+    # Chunk 1 wrote c2 under facts:c2, chunk 2 g1 under facts:b1; a0 (chunk 3) joined both
+    # clusters. b1 was there before: it keeps its group, as an item already there does.
+    assert groups == {"b1": "facts:b1", "c2": "facts:a0", "g1": "facts:a0", "a0": "facts:a0",
+                      "d1": "facts:d1", "f1": "facts:d1", "e1": "facts:e1"}
+    monkeypatch.setattr(imports, "STAGED_CHUNK", 10**6)
+    import_files(fmt="websplit", paths=[earlier], project_slug="whole")
+    import_files(fmt="websplit", paths=[path], project_slug="whole")
+    assert project_rows("whole")[0] == groups
 
 
 @pytest.mark.parametrize("change", ["same length", "broken"])
-def test_a_file_changed_between_check_and_write_leaves_nothing(tmp_path, monkeypatch, change):
+def test_a_file_changed_while_it_is_imported_leaves_nothing(tmp_path, monkeypatch, change):
+    """Its checksum is taken first (the ImportRecord keeps it); the one reading must hash to
+    it, and a bad row of a changed file is reported as the change."""
     monkeypatch.setattr(imports, "STAGED_CHUNK", 4)
     path = write(tmp_path / "ws_train.jsonl", 10)
-    scan = websplit.Plan.scan
+    writer = imports._ChunkWriter.__init__
     before = row_counts()
 
-    def scan_then_change(self):
-        scan(self)
+    def change_then_write(self, *args, **kwargs):  # the writer is made after the hashing
         text = path.read_text()
         path.write_text(text.replace("Sentence 9.", "Sentence X.") if change == "same length"
                         else text.replace('"triples"', '"tripels"'))
+        writer(self, *args, **kwargs)
 
-    monkeypatch.setattr(websplit.Plan, "scan", scan_then_change)
+    monkeypatch.setattr(imports._ChunkWriter, "__init__", change_then_write)
     with pytest.raises(ImportInputError, match=r"ws_train\.jsonl: the file changed while"):
         import_files(fmt="websplit", paths=[path], project_slug="staged")
     assert row_counts() == before
@@ -169,15 +206,13 @@ def test_the_item_counts_stay_true_around_a_bulk_import(tmp_path, monkeypatch):
             assert cursor.fetchone()[0] == 1
 
 
-def test_progress_tells_the_bytes_checked_then_the_rows_written(tmp_path, monkeypatch):
+def test_progress_tells_the_bytes_imported_then_written(tmp_path, monkeypatch):
     monkeypatch.setattr(imports, "STAGED_CHUNK", 4)
     path = write(tmp_path / "ws_train.jsonl", 10)
     reports: list[tuple[int, int | None, str]] = []
     import_files(fmt="websplit", paths=[path], project_slug="staged",
                  progress=lambda done, total, message: reports.append((done, total, message)))
-    reading = [report for report in reports if report[2] == "reading ws_train.jsonl"]
-    writing = [report for report in reports if report[2] in ("writing rows", "written")]
-    assert reading[-1] == (path.stat().st_size, path.stat().st_size, "reading ws_train.jsonl")
-    assert reports.index(reading[-1]) < reports.index(writing[0])  # checked, then written
-    assert writing == [(0, 10, "writing rows"), (4, 10, "writing rows"), (8, 10, "writing rows"),
-                       (10, 10, "writing rows"), (10, 10, "written")]
+    size = path.stat().st_size
+    assert reports[-2:] == [(size, size, "importing ws_train.jsonl"), (size, size, "written")]
+    assert {message for _, _, message in reports} == {"importing ws_train.jsonl", "written"}
+

@@ -10,6 +10,7 @@ import csv
 import gc
 import json
 import tracemalloc
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
@@ -44,6 +45,16 @@ Written = tuple[list[Path], str]
 
 def rows_for(per_row: int, total: int) -> int:
     return total // per_row + 1
+
+
+def write_data_document(path: Path, records: Iterable[dict], *, head: str = "") -> None:
+    """A QuAC/CoQA-layout document, ``{head"data": [...]}``, one record a line, written as
+    the records come (never the whole document in memory)."""
+    with path.open("w") as out:
+        out.write("{" + head + '"data": [\n')
+        for index, record in enumerate(records):
+            out.write(("," if index else "") + json.dumps(record) + "\n")
+        out.write("]}\n")
 
 
 def write_decontext(folder: Path, *, bad_last: bool = False, total: int = FILE_BYTES) -> Written:
@@ -109,17 +120,16 @@ def write_canard(folder: Path, *, bad_last: bool = False, total: int = FILE_BYTE
 def write_quac(folder: Path, *, bad_last: bool = False, total: int = FILE_BYTES) -> Written:
     path = folder / "big_dev.json"
     n = rows_for(22000, total)
-    with path.open("w") as out:
-        out.write('{"data": [\n')
-        for i in range(n):
-            qas = [{"question": f"What about {i} {q}?", "id": f"q{i}_{q}",
-                    "orig_answer": {"text": text(i * 10 + q, 4000)}} for q in range(5)]
-            if bad_last and i == n - 1:
-                del qas[-1]["question"]
-            article = {"title": f"T{i}", "section_title": "S", "background": text(i, 2000),
-                       "paragraphs": [{"id": f"C_{i}_0", "qas": qas}]}
-            out.write(("," if i else "") + json.dumps(article) + "\n")
-        out.write("]}\n")
+
+    def article(i: int) -> dict:
+        qas = [{"question": f"What about {i} {q}?", "id": f"q{i}_{q}",
+                "orig_answer": {"text": text(i * 10 + q, 4000)}} for q in range(5)]
+        if bad_last and i == n - 1:
+            del qas[-1]["question"]
+        return {"title": f"T{i}", "section_title": "S", "background": text(i, 2000),
+                "paragraphs": [{"id": f"C_{i}_0", "qas": qas}]}
+
+    write_data_document(path, map(article, range(n)))
     return [path], (f"quac big_dev.json record data[{n - 1}].paragraphs[0].qas[4]: field "
                     '"question" is missing')
 
@@ -127,16 +137,15 @@ def write_quac(folder: Path, *, bad_last: bool = False, total: int = FILE_BYTES)
 def write_coqa(folder: Path, *, bad_last: bool = False, total: int = FILE_BYTES) -> Written:
     path = folder / "big_train.json"
     n = rows_for(20000, total)
-    with path.open("w") as out:
-        out.write('{"version": "1.0", "data": [\n')
-        for i in range(n):
-            questions = [{"input_text": f"Q{t} of {i}?", "turn_id": t} for t in range(1, 4)]
-            answers = [{"input_text": text(i * 10 + t, 300), "turn_id": t}
-                       for t in range(1, 4 if not (bad_last and i == n - 1) else 3)]
-            story = {"id": f"s{i}", "source": "wikipedia", "story": text(i, 19000),
-                     "questions": questions, "answers": answers}
-            out.write(("," if i else "") + json.dumps(story) + "\n")
-        out.write("]}\n")
+
+    def story(i: int) -> dict:
+        questions = [{"input_text": f"Q{t} of {i}?", "turn_id": t} for t in range(1, 4)]
+        answers = [{"input_text": text(i * 10 + t, 300), "turn_id": t}
+                   for t in range(1, 4 if not (bad_last and i == n - 1) else 3)]
+        return {"id": f"s{i}", "source": "wikipedia", "story": text(i, 19000),
+                "questions": questions, "answers": answers}
+
+    write_data_document(path, map(story, range(n)), head='"version": "1.0", ')
     return [path], (f"coqa big_train.json record data[{n - 1}]: questions and answers differ "
                     "in turn_id [3]")
 
