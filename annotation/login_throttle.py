@@ -52,7 +52,11 @@ def _address(request) -> str:
 
 
 def _address_key(request) -> str:
-    return f"login-failures:addr:{_address(request)}"
+    return _address_key_of(_address(request))
+
+
+def _address_key_of(address: str) -> str:
+    return f"login-failures:addr:{address}"
 
 
 def _name_digest(username: str) -> str:
@@ -99,23 +103,28 @@ def forget_remembered_locks() -> None:
 
 def address_allowed(request) -> bool:
     """False while the client's address is locked out (whatever the username)."""
-    address = _address(request)
+    return not address_locked(_address(request))
+
+
+def address_locked(address: str) -> bool:
+    """True while ``address`` is locked out (whatever the username). Also asked by the gunicorn
+    worker (``annotation/gunicorn_worker.py``) before it hands a login request to Django."""
     remember = bool(settings.UNPACK_CACHE_URL)
     if remember:
         until = _locked_until.get(address)
         if until is not None:
             if time.monotonic() < until:
-                return False
+                return True
             _locked_until.pop(address, None)
-    count = cache.get(_address_key(request))
+    count = cache.get(_address_key_of(address))
     if count is None or count < settings.UNPACK_LOGIN_FAILURE_LIMIT:
-        return True
+        return False
     if remember:
         if len(_locked_until) >= REMEMBER_LOCKS_MAX:
             _locked_until.clear()
         _locked_until[address] = time.monotonic() + min(
             REMEMBER_LOCK_SECONDS, settings.UNPACK_LOGIN_LOCKOUT_SECONDS)
-    return False
+    return True
 
 
 def attempt_allowed(request, username: str) -> bool:

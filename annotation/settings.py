@@ -180,6 +180,12 @@ AUTHENTICATION_BACKENDS = ["annotation.auth.WorkerLoadingModelBackend"]
 # passwords (annotation/login_throttle.py).
 UNPACK_LOGIN_FAILURE_LIMIT = int(os.environ.get("UNPACK_LOGIN_FAILURE_LIMIT", "10"))
 UNPACK_LOGIN_LOCKOUT_SECONDS = int(os.environ.get("UNPACK_LOGIN_LOCKOUT_SECONDS", "900"))
+# Under gunicorn.conf.py's worker, a login request from a locked address is answered (the 429)
+# this many seconds late, its connection held on the worker's poller, not in a thread: a
+# guessing script that waits for each answer then sends about one request a second per
+# connection instead of hundreds (annotation/gunicorn_worker.py). 0: answered at once.
+UNPACK_LOGIN_LOCKED_HOLD_SECONDS = max(0.0, float(
+    os.environ.get("UNPACK_LOGIN_LOCKED_HOLD_SECONDS", "1")))
 # Failures for one username from every address that lock it for browsers that never logged in
 # as it (a browser that did keeps logging in: annotation/login_throttle.py).
 UNPACK_LOGIN_USERNAME_FAILURE_LIMIT = int(

@@ -175,3 +175,77 @@ def test_an_unread_body_does_not_cut_the_answer_short(serve):
         length = int(next(line.split(b":")[1] for line in head.split(b"\r\n")
                           if line.lower().startswith(b"content-length:")))
         assert len(page) == length
+
+
+def wrong_password(port: int) -> bytes:
+    """One wrong password for "nobody" through the login form (its CSRF cookie first)."""
+    _, page = raw_request(port, b"GET /accounts/login/ HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                                b"Connection: close\r\n\r\n")
+    token = page.split(b"csrftoken=", 1)[1].split(b";", 1)[0].decode()
+    body = f"csrfmiddlewaretoken={token}&username=nobody&password=wrong".encode()
+    _, answer = raw_request(port, (
+        "POST /accounts/login/ HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+        f"Cookie: csrftoken={token}\r\nReferer: http://127.0.0.1:{port}/accounts/login/\r\n"
+        "Content-Type: application/x-www-form-urlencoded\r\n"
+        f"Content-Length: {len(body)}\r\n\r\n").encode() + body)
+    return answer
+
+
+def test_a_locked_address_waits_for_its_answer_without_holding_a_thread(serve, tmp_path):
+    """A locked address's login requests are answered (429) only after
+    UNPACK_LOGIN_LOCKED_HOLD_SECONDS, so a guessing script that waits for each answer sends
+    about one a second per connection; meanwhile the process's two threads serve others."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], cwd=REPO, check=True,
+                   env=environment(UNPACK_SQLITE_PATH=str(tmp_path / "db.sqlite3")))
+    port = serve(WEB_CONCURRENCY="1", UNPACK_LOGIN_FAILURE_LIMIT="1",
+                 UNPACK_LOGIN_LOCKED_HOLD_SECONDS="1.5")
+    assert wrong_password(port).startswith(b"HTTP/1.1 200 ")  # the address is now locked
+
+    def locked_guess(_) -> tuple[float, bytes]:
+        started = time.monotonic()
+        guesser, answer = raw_request(port, b"POST /accounts/login/ HTTP/1.1\r\n"
+                                            b"Host: 127.0.0.1\r\nConnection: close\r\n"
+                                            b"Content-Length: 3\r\n\r\nabc")
+        guesser.close()
+        return time.monotonic() - started, answer
+
+    with ThreadPoolExecutor(6) as guessers:  # more guesses at once than the process has threads
+        guesses = guessers.map(locked_guess, range(6))
+        time.sleep(0.3)
+        started = time.monotonic()
+        other, answer = raw_request(port, b"GET /no-such-page/ HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                                          b"Connection: close\r\n\r\n")
+        other.close()
+        assert answer.startswith(b"HTTP/1.1 404 ") and time.monotonic() - started < 1.0
+        guesses = list(guesses)
+    for waited, answer in guesses:
+        assert answer.startswith(b"HTTP/1.1 429 ") and b"Retry-After: 900" in answer
+        assert 1.4 < waited < 10
+
+
+def test_at_most_hold_max_requests_wait_per_process():
+    """Past HOLD_MAX held requests, the next is answered at once: a client opening many
+    connections cannot keep the process's connection slots with held requests."""
+    from concurrent.futures import Future
+    from types import SimpleNamespace
+
+    from annotation import gunicorn_worker
+
+    worker = gunicorn_worker.ThreadWorker.__new__(gunicorn_worker.ThreadWorker)
+    worker.held, worker.alive = __import__("collections").deque(), True
+    answered_now = []
+    worker.tpool = SimpleNamespace(submit=lambda function, conn, req: (
+        answered_now.append(conn), Future())[1])
+    for index in range(gunicorn_worker.HOLD_MAX + 3):
+        done = Future()
+        done.set_result(gunicorn_worker._Held(f"request {index}"))
+        worker.finish_request(f"connection {index}", done)
+    assert len(worker.held) == gunicorn_worker.HOLD_MAX
+    assert answered_now == [f"connection {gunicorn_worker.HOLD_MAX + extra}" for extra in range(3)]
+    # Their time up, the held ones go to the threads (to Django, which answers the 429).
+    for _, held in worker.held:
+        held.due = 0.0
+    worker._release_held()
+    assert not worker.held and len(answered_now) == gunicorn_worker.HOLD_MAX + 3
