@@ -38,7 +38,7 @@ CANONICAL_MEMO = 50_000
 READ_AHEAD_BATCHES = 1
 
 
-def stream_rows(queryset: QuerySet, *, fetch_rows: int = FETCH_ROWS,
+def stream_rows(queryset: QuerySet, *, fetch_rows: int | None = None,
                 ahead: bool = True) -> Iterator[tuple]:
     """The rows of a ``values_list`` queryset as raw tuples, in its order.
 
@@ -50,13 +50,15 @@ def stream_rows(queryset: QuerySet, *, fetch_rows: int = FETCH_ROWS,
         yield from batch
 
 
-def stream_batches(alias: str, sql: str, params, *, fetch_rows: int = FETCH_ROWS,
+def stream_batches(alias: str, sql: str, params, *, fetch_rows: int | None = None,
                    ahead: bool = True) -> Iterator[list[tuple]]:
-    """The rows of one statement on database ``alias``, in lists of at most ``fetch_rows``,
+    """The rows of one statement on database ``alias``, in lists of at most ``fetch_rows``
+    (default ``FETCH_ROWS``, read when called),
     through a server-side cursor on PostgreSQL, read ahead (:func:`read_ahead`) unless
     ``ahead`` is false (a reader whose Python, not the database, takes the time: the batches
     read ahead cost memory and gain nothing)."""
     connection = connections[alias]
+    fetch_rows = fetch_rows or FETCH_ROWS
     with connection.chunked_cursor() as cursor:
         cursor.execute(sql, params)
         fetch = lambda: cursor.fetchmany(fetch_rows)  # noqa: E731

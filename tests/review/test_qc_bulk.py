@@ -13,6 +13,7 @@ from django.test.utils import CaptureQueriesContext
 
 from annotation.exporters import export_project
 from annotation.models import Annotation, ClozeFiller, ClozeItem, Flag, Item, Worker
+from annotation.selectors import exports as export_selectors
 from annotation.selectors import qc as qc_selectors
 from annotation.services.qc import project_qc_run
 from tests.factories import ProjectFactory, annotate, claire_sample, workers
@@ -99,7 +100,11 @@ def export_peak(project, tmp_path, name) -> int:
         tracemalloc.stop()
 
 
-def test_the_generic_export_streams_its_memory_flat(tmp_path):
+def test_the_generic_export_streams_its_memory_flat(tmp_path, monkeypatch):
+    # Batches of 500 rows: both sizes span several of them, and of the read-ahead's window (the
+    # batch written, the one fetched ahead and the one being fetched on PostgreSQL), so the
+    # difference measures what grows with the rows, not the window (5,000 rows a batch).
+    monkeypatch.setattr(export_selectors, "FETCH_ROWS", 500)
     small = bulk_plausibility(500, 2, warned=False, slug="small")  # 1,000 answers
     large = bulk_plausibility(4_000, 2, warned=False, slug="large")  # 8,000 answers
     export_peak(small, tmp_path, "warm")  # imports, caches
