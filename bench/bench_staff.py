@@ -54,6 +54,18 @@ def setup_django() -> None:
     django.setup()
 
 
+def wait_until_serving(http, base: str) -> None:
+    """Wait (up to a minute) until the server at ``base`` answers its login page."""
+    import requests
+
+    for _ in range(300):
+        try:
+            http.get(f"{base}/accounts/login/", timeout=30)
+            return
+        except requests.RequestException:
+            time.sleep(0.2)
+
+
 def manage(*args: str, env: dict | None = None) -> tuple[float, float, str]:
     """Run ``manage.py`` → (wall seconds, peak RSS MB, stdout tail)."""
     started = time.monotonic()
@@ -194,12 +206,7 @@ class Served:
         import requests
 
         self.http = requests.Session()
-        for _ in range(300):
-            try:
-                self.http.get(f"{self.base}/accounts/login/", timeout=30)
-                break
-            except requests.RequestException:
-                time.sleep(0.2)
+        wait_until_serving(self.http, self.base)
         page = self.http.get(f"{self.base}/accounts/login/")
         assert page.ok, page.status_code
         self.http.post(f"{self.base}/accounts/login/", data={

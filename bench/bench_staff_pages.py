@@ -325,6 +325,7 @@ class Http:
         import subprocess
 
         import requests
+        from bench_staff import wait_until_serving  # the same wait as bench_staff's server
         from django.conf import settings
         from django.test import Client
 
@@ -338,12 +339,7 @@ class Http:
         self.http = requests.Session()
         self.http.cookies.set(settings.SESSION_COOKIE_NAME,
                               client.cookies[settings.SESSION_COOKIE_NAME].value)
-        for _ in range(300):
-            try:
-                self.http.get(f"{self.base}/accounts/login/", timeout=30)
-                break
-            except requests.RequestException:
-                time.sleep(0.2)
+        wait_until_serving(self.http, self.base)
 
     def get(self, url: str):
         response = self.http.get(self.base + url, allow_redirects=False)
