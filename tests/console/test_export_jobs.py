@@ -104,3 +104,13 @@ def test_the_page_reads_a_bounded_number_of_rows(staff_client):
     with CaptureQueriesContext(connection) as many:
         staff_client.get(url)
     assert len(many.captured_queries) == len(few.captured_queries)
+
+
+def test_the_exports_last_progress_line_counts_its_files_and_records(tmp_path):
+    from annotation.exporters import export_project
+
+    project = rated_project()
+    heard = []
+    export_project(project=project, format_name="jsonl", out_dir=tmp_path,
+                   progress=lambda done, total, message: heard.append((done, total, message)))
+    assert heard[-1] == (1, 1, "1 file, 10 records")
